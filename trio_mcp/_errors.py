@@ -1,0 +1,139 @@
+"""The exception hierarchy.
+
+Every error that ``trio_mcp`` raises on purpose is a subclass of `MCPError`.
+This module imports no Trio: the pure protocol core raises these types too.
+`RequestTimeout`, which must also be a `trio.TooSlowError`, lives with the
+Trio edge and is re-exported beside these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "MCPError",
+    "MessageTooLarge",
+    "ProtocolError",
+    "RpcError",
+    "ServerGone",
+    "SpawnFailed",
+    "TransportClosed",
+]
+
+
+class MCPError(Exception):
+    """Base class of every error ``trio_mcp`` raises on purpose.
+
+    Catch this to handle every failure of the library at once. Errors that are
+    not subclasses of it are bugs (please report them) or come from your own
+    callbacks.
+    """
+
+
+class SpawnFailed(MCPError):
+    """The server command could not be started.
+
+    Raised when the ``async with`` of `open_stdio_transport` is entered: the
+    executable does not exist or is not executable, the working directory is
+    missing, or the command, an argument, or an environment key or value
+    contains a NUL byte (refused before any system call). A transport whose
+    spawn failed raises the same error again from every later call.
+
+    Attributes:
+        command: The command that was asked for, as given.
+    """
+
+    def __init__(self, message: str = "cannot start the server", *, command: str = "") -> None:
+        super().__init__(message)
+        self.command = command
+
+
+class ServerGone(MCPError):
+    """The server process died, or broke its end of the pipe.
+
+    Every request outstanding at that moment fails with this error at once,
+    and so does every later request, without writing anything.
+
+    Attributes:
+        exit_code: The process's exit status when it exited on its own, else
+            `None`.
+        signal: The number of the signal that ended it, else `None`.
+        stderr_tail: The last lines the server wrote to stderr (a bounded
+            tail, at most a few KiB), often the best clue to why it died.
+    """
+
+    def __init__(
+        self,
+        message: str = "the server is gone",
+        *,
+        exit_code: int | None = None,
+        signal: int | None = None,
+        stderr_tail: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.signal = signal
+        self.stderr_tail = stderr_tail
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if self.stderr_tail:
+            tail = self.stderr_tail.rstrip("\n")
+            lines = tail.splitlines()[-5:]
+            text += "\nlast stderr lines:\n  " + "\n  ".join(lines)
+        return text
+
+
+class TransportClosed(MCPError):
+    """The transport was closed by its owner.
+
+    Raised for every request that was in flight when `aclose()
+    <StdioTransport.aclose>` ran, and for everything attempted afterwards.
+    """
+
+
+class RpcError(MCPError):
+    """The server answered a request with a JSON-RPC error.
+
+    The connection is fine: only this request failed.
+
+    Attributes:
+        code: The JSON-RPC error code (for example ``-32601``, method not
+            found, or ``-32602``, invalid params).
+        message: The server's short description of the error.
+        data: The error's optional ``data`` member, as decoded JSON, or
+            `None`.
+    """
+
+    def __init__(self, code: int = -32603, message: str = "", data: Any = None) -> None:
+        super().__init__(f"server error {code}: {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class ProtocolError(MCPError):
+    """The server's answer to a request broke the JSON-RPC protocol.
+
+    For example a response with both ``result`` and ``error``, a ``result``
+    that is not an object, or an error whose ``code`` is not an integer. Only
+    the request it answered fails; the connection keeps working.
+    """
+
+
+class MessageTooLarge(ProtocolError):
+    """The server's answer was longer than ``max_message_bytes``.
+
+    The line was discarded as it streamed in (it was never held whole in
+    memory). Raised for the request whose id could be recovered from the
+    line; the connection keeps working.
+
+    Attributes:
+        size: The length of the discarded line, in bytes.
+        limit: The ``max_message_bytes`` in force.
+    """
+
+    def __init__(self, message: str = "message too large", *, size: int = 0, limit: int = 0) -> None:
+        super().__init__(message)
+        self.size = size
+        self.limit = limit

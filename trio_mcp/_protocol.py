@@ -1,0 +1,529 @@
+"""JSON-RPC over lines, without I/O: encoding, decoding, correlation, routing.
+
+`Connection` is the sans-io heart of the transport, in the manner of h11's
+``Connection``. It allocates request ids, keeps the table of requests in
+flight, turns each line the server wrote into a list of *events*, and decides
+which callback each notification belongs to. It never blocks, never reads a
+clock, and never raises on anything the server sends: whatever bytes come in,
+`Connection.receive_line` returns events (`Diagnostic` among them for lines it
+had to drop).
+
+Notification routing (the first rule that applies wins):
+
+1. ``params.progressToken`` equal to the ``params._meta.progressToken`` of a
+   request in flight: that request.
+2. ``params._meta["io.modelcontextprotocol/subscriptionId"]``, or the
+   ``params.requestId`` of a ``notifications/cancelled``, naming a request in
+   flight: that request.
+3. Exactly one request in flight: that request.
+4. Otherwise the connection-wide sink.
+
+A rule applies only when the request it picks asked for notifications. A
+notification that *names* a request (rules 1 and 2) that is no longer in
+flight goes to the sink, never to another request by rule 3.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from typing import Any, Final, TypeAlias
+
+import attrs
+import orjson
+
+from ._errors import MCPError, MessageTooLarge, ProtocolError, RpcError
+from ._framing import Oversized
+
+__all__ = [
+    "Answered",
+    "Connection",
+    "Diagnostic",
+    "Event",
+    "Failed",
+    "Note",
+    "Send",
+    "ServerRequest",
+    "ServerRequestCancelled",
+    "encode",
+]
+
+JSON: TypeAlias = Any
+RequestId: TypeAlias = int | str
+
+SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+CANCELLED: Final = "notifications/cancelled"
+
+#: How many abandoned request ids are remembered, to recognise late answers.
+RETIRED_MEMORY: Final = 4096
+
+#: JSON-RPC error codes the transport itself uses.
+METHOD_NOT_FOUND: Final = -32601
+INTERNAL_ERROR: Final = -32603
+
+
+# --------------------------------------------------------------------- events
+
+
+@attrs.frozen
+class Answered:
+    """The request ``request_id`` got a result (a JSON object)."""
+
+    request_id: int
+    result: dict[str, JSON]
+
+
+@attrs.frozen
+class Failed:
+    """The request ``request_id`` failed: an error answer or a broken one."""
+
+    request_id: int
+    error: MCPError
+
+
+@attrs.frozen
+class Note:
+    """A notification, and the request in flight whose callback takes it.
+
+    ``target`` is `None` when the notification goes to the connection sink.
+    """
+
+    message: dict[str, JSON]
+    target: int | None
+
+
+@attrs.frozen
+class ServerRequest:
+    """The server asked us something (legacy eras); answer with `Connection.respond`."""
+
+    request_id: RequestId
+    method: str
+    params: JSON
+
+
+@attrs.frozen
+class ServerRequestCancelled:
+    """The server withdrew its request ``request_id``: stop work, send no answer."""
+
+    request_id: RequestId
+
+
+@attrs.frozen
+class Send:
+    """Bytes the connection wants written (an automatic answer, such as to ``ping``)."""
+
+    data: bytes
+
+
+@attrs.frozen
+class Diagnostic:
+    """Something the connection dropped or worked around, for the transport's log."""
+
+    text: str
+
+
+Event: TypeAlias = Answered | Failed | Note | ServerRequest | ServerRequestCancelled | Send | Diagnostic
+
+
+# ------------------------------------------------------------------ encoding
+
+
+def encode(message: dict[str, JSON]) -> bytes:
+    """Serialise one message as a compact JSON line ending in LF.
+
+    Raises:
+        TypeError: ``message`` holds something JSON cannot express (a set, an
+            object, a non-string key, an integer beyond 64 bits, ...).
+    """
+    try:
+        return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError as exc:
+        raise TypeError(f"cannot encode as JSON: {exc}") from None
+
+
+def _snippet(data: bytes, limit: int = 120) -> str:
+    text = repr(data[:limit])
+    return text + ("..." if len(data) > limit else "")
+
+
+def _valid_id(value: object) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
+
+
+def _key(value: RequestId) -> tuple[bool, RequestId]:
+    # 1 and "1" are different ids; the tuple keeps them apart in a dict.
+    return (isinstance(value, str), value)
+
+
+# Recovering the id of an oversized response from its head or tail.
+_ID_VALUE = rb'(-?\d+|"(?:[^"\\]|\\.){0,200}")'
+_HEAD_ID = re.compile(rb'^\s*\{(?:[^{}\[\]]*?,)?\s*"id"\s*:\s*' + _ID_VALUE)
+_TAIL_ID = re.compile(rb'[,{]\s*"id"\s*:\s*' + _ID_VALUE + rb"\s*\}\s*$")
+
+
+def _recover_id(record: Oversized) -> RequestId | None:
+    """Find the top-level ``id`` of a discarded line, if it is near either end.
+
+    Only an ``id`` member before any nested object or array in the head, or the
+    very last member of the top-level object in the tail, is trusted: a nested
+    ``"id"`` inside the result must never be mistaken for the response's id.
+    """
+    head = record.head
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    match = _HEAD_ID.match(head) or _TAIL_ID.search(record.tail.rstrip(b"\r"))
+    if match is None:
+        return None
+    try:
+        value = orjson.loads(match.group(1))
+    except orjson.JSONDecodeError:
+        return None
+    return value if _valid_id(value) else None
+
+
+# --------------------------------------------------------------- connection
+
+
+@attrs.define(eq=False)
+class _Pending:
+    method: str
+    token: tuple[bool, RequestId] | None
+    wants_notes: bool
+
+
+class Connection:
+    """The client side of one JSON-RPC connection, as a pure state machine.
+
+    The caller writes the bytes the methods return and feeds every line the
+    server writes to `receive_line`.
+    """
+
+    def __init__(self) -> None:
+        self._next_id = 1
+        self._pending: dict[int, _Pending] = {}
+        self._tokens: dict[tuple[bool, RequestId], int] = {}
+        self._retired: OrderedDict[int, str] = OrderedDict()
+        self._server_requests: dict[tuple[bool, RequestId], RequestId] = {}
+        self.has_sink = False
+        """Whether the owner has a connection-wide notification sink."""
+        self._warned_version = False
+
+    # ----------------------------------------------------------- outgoing
+
+    @property
+    def in_flight(self) -> int:
+        """How many of our requests await an answer."""
+        return len(self._pending)
+
+    def is_pending(self, request_id: int) -> bool:
+        """Whether ``request_id`` still awaits an answer."""
+        return request_id in self._pending
+
+    def start_request(
+        self, method: str, params: dict[str, JSON] | None, *, wants_notes: bool = False
+    ) -> tuple[int, bytes]:
+        """Allocate an id for a request and return it with the line to write.
+
+        Args:
+            method: The JSON-RPC method name.
+            params: The params object, or `None` to send none.
+            wants_notes: Whether notifications routed to this request are
+                wanted (its owner has a callback for them).
+
+        Raises:
+            TypeError: ``method`` is not a string, ``params`` is not a dict,
+                or ``params`` cannot be encoded as JSON.
+        """
+        if not isinstance(method, str):
+            raise TypeError(f"method must be a str, not {type(method).__name__}")
+        request_id = self._next_id
+        message: dict[str, JSON] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        token: tuple[bool, RequestId] | None = None
+        if params is not None:
+            if not isinstance(params, dict):
+                raise TypeError(f"params must be a dict, not {type(params).__name__}")
+            message["params"] = params
+            meta = params.get("_meta")
+            if isinstance(meta, dict):
+                raw = meta.get("progressToken")
+                if _valid_id(raw):
+                    token = _key(raw)
+                    if token in self._tokens:
+                        raise ValueError(f"progress token {raw!r} is already used by a request in flight")
+        data = encode(message)
+        self._next_id = request_id + 1
+        self._pending[request_id] = _Pending(method, token, wants_notes)
+        if token is not None:
+            self._tokens[token] = request_id
+        return request_id, data
+
+    def abandon(self, request_id: int, reason: str | None = None) -> bytes | None:
+        """Stop tracking a request we no longer wait for.
+
+        A late answer for it is then dropped with a diagnostic. Returns the
+        ``notifications/cancelled`` line to send, or `None` when the request
+        was not in flight (already answered or abandoned).
+        """
+        pending = self._forget(request_id)
+        if pending is None:
+            return None
+        self._retired[request_id] = pending.method
+        while len(self._retired) > RETIRED_MEMORY:
+            self._retired.popitem(last=False)
+        params: dict[str, JSON] = {"requestId": request_id}
+        if reason:
+            params["reason"] = reason
+        return encode({"jsonrpc": "2.0", "method": CANCELLED, "params": params})
+
+    def fail_all(self) -> list[int]:
+        """Forget every request in flight and return their ids (the connection is gone)."""
+        ids = list(self._pending)
+        self._pending.clear()
+        self._tokens.clear()
+        self._server_requests.clear()
+        return ids
+
+    def notification(self, method: str, params: dict[str, JSON] | None = None) -> bytes:
+        """Return the line for a notification from us to the server."""
+        if not isinstance(method, str):
+            raise TypeError(f"method must be a str, not {type(method).__name__}")
+        message: dict[str, JSON] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            if not isinstance(params, dict):
+                raise TypeError(f"params must be a dict, not {type(params).__name__}")
+            message["params"] = params
+        return encode(message)
+
+    def respond(self, request_id: RequestId, result: dict[str, JSON]) -> bytes | None:
+        """Return the answer to a server request, or `None` if it was withdrawn."""
+        if self._server_requests.pop(_key(request_id), None) is None:
+            return None
+        try:
+            return encode({"jsonrpc": "2.0", "id": request_id, "result": result})
+        except TypeError as exc:
+            return self._error_line(request_id, INTERNAL_ERROR, f"unencodable result: {exc}", None)
+
+    def respond_error(
+        self, request_id: RequestId, code: int, message: str, data: JSON = None
+    ) -> bytes | None:
+        """Return an error answer to a server request, or `None` if it was withdrawn."""
+        if self._server_requests.pop(_key(request_id), None) is None:
+            return None
+        return self._error_line(request_id, code, message, data)
+
+    def _error_line(self, request_id: RequestId, code: int, message: str, data: JSON) -> bytes:
+        error: dict[str, JSON] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        try:
+            return encode({"jsonrpc": "2.0", "id": request_id, "error": error})
+        except TypeError:
+            del error["data"]
+            return encode({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    # ----------------------------------------------------------- incoming
+
+    def receive_line(self, line: bytes | Oversized) -> list[Event]:
+        """Decode one line from the server and return what it means.
+
+        Never raises: a line that is not JSON-RPC becomes a `Diagnostic`.
+        ``line`` should already be cleaned (`clean_line`) and non-empty.
+        """
+        if isinstance(line, Oversized):
+            return self._receive_oversized(line)
+        try:
+            decoded = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            what = "invalid UTF-8" if "utf-8" in str(exc).lower() else "not JSON"
+            if line.startswith(b"Content-Length:"):
+                what += " (Content-Length framing? MCP stdio is one JSON message per line)"
+            return [Diagnostic(f"dropped a stdout line that is {what}: {_snippet(line)}")]
+        events: list[Event] = []
+        if isinstance(decoded, list):
+            if not decoded:
+                return [Diagnostic("dropped an empty JSON-RPC batch")]
+            for item in decoded:
+                self._receive_message(item, line, events)
+        else:
+            self._receive_message(decoded, line, events)
+        return events
+
+    def _receive_oversized(self, record: Oversized) -> list[Event]:
+        events: list[Event] = []
+        request_id = _recover_id(record)
+        where = ""
+        if request_id is not None:
+            local = self._match(request_id, events)
+            if local is not None:
+                self._forget(local)
+                events.append(
+                    Failed(
+                        local,
+                        MessageTooLarge(
+                            f"the answer to request {local} was {record.size} bytes, "
+                            f"over the limit of {record.limit} bytes (max_message_bytes); "
+                            "it was discarded",
+                            size=record.size,
+                            limit=record.limit,
+                        ),
+                    )
+                )
+                where = f" (answer to request {local}, which fails)"
+        events.append(
+            Diagnostic(f"discarded a stdout line of {record.size} bytes, over the size limit{where}: {_snippet(record.head, 80)}")
+        )
+        return events
+
+    def _receive_message(self, msg: object, line: bytes, events: list[Event]) -> None:
+        if not isinstance(msg, dict):
+            events.append(Diagnostic(f"dropped a stdout line that is JSON but not a JSON-RPC message: {_snippet(line)}"))
+            return
+        if msg.get("jsonrpc") != "2.0" and not self._warned_version:
+            self._warned_version = True
+            events.append(Diagnostic(f"server sends 'jsonrpc': {msg.get('jsonrpc')!r}, not '2.0'; accepted"))
+        method = msg.get("method")
+        if method is not None:
+            if not isinstance(method, str):
+                events.append(Diagnostic(f"dropped a message whose method is not a string: {_snippet(line)}"))
+                return
+            params = msg.get("params")
+            if "id" in msg:
+                self._receive_server_request(msg["id"], method, params, line, events)
+            elif params is None or isinstance(params, dict):
+                self._receive_notification(msg, method, params, events)
+            else:
+                events.append(Diagnostic(f"dropped a notification whose params are not an object: {_snippet(line)}"))
+            return
+        if "result" in msg or "error" in msg or "id" in msg:
+            self._receive_response(msg, line, events)
+            return
+        events.append(Diagnostic(f"dropped a stdout line that is JSON but not a JSON-RPC message: {_snippet(line)}"))
+
+    def _receive_server_request(
+        self, raw_id: object, method: str, params: object, line: bytes, events: list[Event]
+    ) -> None:
+        if not _valid_id(raw_id):
+            events.append(Diagnostic(f"dropped a server request with an invalid id: {_snippet(line)}"))
+            return
+        assert isinstance(raw_id, int | str)
+        if method == "ping":
+            events.append(Send(encode({"jsonrpc": "2.0", "id": raw_id, "result": {}})))
+            return
+        if params is not None and not isinstance(params, dict | list):
+            events.append(
+                Send(self._error_line(raw_id, -32602, "params must be an object or an array", None))
+            )
+            events.append(Diagnostic(f"refused server request {method!r}: params are not an object"))
+            return
+        self._server_requests[_key(raw_id)] = raw_id
+        events.append(ServerRequest(raw_id, method, params))
+
+    def _receive_notification(
+        self, msg: dict[str, JSON], method: str, params: dict[str, JSON] | None, events: list[Event]
+    ) -> None:
+        if method == CANCELLED and params is not None:
+            named = params.get("requestId")
+            if _valid_id(named) and self._server_requests.pop(_key(named), None) is not None:
+                events.append(ServerRequestCancelled(named))
+                events.append(Note(msg, None))
+                return
+        events.append(Note(msg, self._route(method, params, events)))
+
+    def _route(self, method: str, params: dict[str, JSON] | None, events: list[Event]) -> int | None:
+        named = False
+        if params is not None:
+            token = params.get("progressToken")
+            if _valid_id(token):
+                named = True
+                found = self._tokens.get(_key(token))
+                if found is not None:
+                    return found if self._pending[found].wants_notes else None
+            meta = params.get("_meta")
+            candidates: list[object] = []
+            if isinstance(meta, dict) and SUBSCRIPTION_ID in meta:
+                candidates.append(meta[SUBSCRIPTION_ID])
+            if method == CANCELLED:
+                candidates.append(params.get("requestId"))
+            for raw in candidates:
+                if not _valid_id(raw):
+                    continue
+                named = True
+                assert isinstance(raw, int | str)
+                local = self._match(raw, events, quiet=True)
+                if local is not None:
+                    return local if self._pending[local].wants_notes else None
+        if not named and len(self._pending) == 1:
+            (only, pending), = self._pending.items()
+            return only if pending.wants_notes else None
+        return None
+
+    def _receive_response(self, msg: dict[str, JSON], line: bytes, events: list[Event]) -> None:
+        raw_id = msg.get("id")
+        has_result = "result" in msg
+        has_error = "error" in msg
+        if raw_id is None:
+            error = msg.get("error")
+            text = ""
+            if isinstance(error, dict):
+                text = f" {error.get('code')!r}: {error.get('message')!r}"
+            events.append(Diagnostic(f"dropped an error response without an id (the server could not read a message?){text}"))
+            return
+        if not _valid_id(raw_id):
+            events.append(Diagnostic(f"dropped a response with an invalid id: {_snippet(line)}"))
+            return
+        assert isinstance(raw_id, int | str)
+        local = self._match(raw_id, events)
+        if local is None:
+            return
+        self._forget(local)
+        if has_result and has_error:
+            events.append(Failed(local, ProtocolError(f"the answer to request {local} has both 'result' and 'error'")))
+        elif has_result:
+            result = msg["result"]
+            if isinstance(result, dict):
+                events.append(Answered(local, result))
+            else:
+                events.append(
+                    Failed(local, ProtocolError(f"the result for request {local} is a {type(result).__name__}, not an object"))
+                )
+        elif has_error:
+            events.append(Failed(local, _rpc_error(local, msg["error"])))
+        else:
+            events.append(Failed(local, ProtocolError(f"the answer to request {local} has neither 'result' nor 'error'")))
+
+    def _match(self, raw_id: RequestId, events: list[Event], *, quiet: bool = False) -> int | None:
+        """Map an id the server sent to one of our requests in flight."""
+        if isinstance(raw_id, int):
+            if raw_id in self._pending:
+                return raw_id
+        elif raw_id.isascii() and raw_id.isdigit() and len(raw_id) < 20:
+            local = int(raw_id)
+            if local in self._pending and raw_id == str(local):
+                if not quiet:
+                    events.append(Diagnostic(f"server answered request {local} with the id as a string {raw_id!r}; accepted"))
+                return local
+        if quiet:
+            return None
+        if isinstance(raw_id, int) and raw_id in self._retired:
+            events.append(Diagnostic(f"dropped a late answer to abandoned request {raw_id} ({self._retired[raw_id]})"))
+        else:
+            events.append(Diagnostic(f"dropped a response for unknown request id {raw_id!r}"))
+        return None
+
+    def _forget(self, request_id: int) -> _Pending | None:
+        pending = self._pending.pop(request_id, None)
+        if pending is not None and pending.token is not None:
+            self._tokens.pop(pending.token, None)
+        return pending
+
+
+def _rpc_error(local: int, error: object) -> MCPError:
+    if not isinstance(error, dict):
+        return ProtocolError(f"the error for request {local} is a {type(error).__name__}, not an object")
+    code = error.get("code")
+    message = error.get("message")
+    if not isinstance(code, int) or isinstance(code, bool):
+        return ProtocolError(f"the error for request {local} has a non-integer code {code!r}: {message!r}")
+    if not isinstance(message, str):
+        return ProtocolError(f"the error for request {local} (code {code}) has no message")
+    return RpcError(code, message, error.get("data"))
