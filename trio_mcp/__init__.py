@@ -1,18 +1,22 @@
 """trio_mcp: a Trio-native client for the Model Context Protocol over stdio."""
 
-from ._errors import MCPError as MCPError
-from ._errors import MessageTooLarge as MessageTooLarge
-from ._errors import ProtocolError as ProtocolError
-from ._errors import RpcError as RpcError
-from ._errors import ServerGone as ServerGone
-from ._errors import SpawnFailed as SpawnFailed
-from ._errors import TransportClosed as TransportClosed
-from ._transport import NotificationStream as NotificationStream
-from ._transport import RequestTimeout as RequestTimeout
-from ._transport import StdioTransport as StdioTransport
-from ._transport import TransportStatistics as TransportStatistics
-from ._transport import TrioMCPInternalError as TrioMCPInternalError
-from ._transport import open_stdio_transport as open_stdio_transport
+from ._errors import (
+    MCPError as MCPError,
+    MessageTooLarge as MessageTooLarge,
+    ProtocolError as ProtocolError,
+    RpcError as RpcError,
+    ServerGone as ServerGone,
+    SpawnFailed as SpawnFailed,
+    TransportClosed as TransportClosed,
+)
+from ._transport import (
+    NotificationStream as NotificationStream,
+    RequestTimeout as RequestTimeout,
+    StdioTransport as StdioTransport,
+    TransportStatistics as TransportStatistics,
+    TrioMCPInternalError as TrioMCPInternalError,
+    open_stdio_transport as open_stdio_transport,
+)
 from ._version import __version__ as __version__
 
 __all__ = [

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, TypeGuard
 
 import attrs
 import orjson
@@ -146,7 +146,7 @@ def _snippet(data: bytes, limit: int = 120) -> str:
     return text + ("..." if len(data) > limit else "")
 
 
-def _valid_id(value: object) -> bool:
+def _valid_id(value: object) -> TypeGuard[int | str]:
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
@@ -370,13 +370,17 @@ class Connection:
                 )
                 where = f" (answer to request {local}, which fails)"
         events.append(
-            Diagnostic(f"discarded a stdout line of {record.size} bytes, over the size limit{where}: {_snippet(record.head, 80)}")
+            Diagnostic(
+                f"discarded a stdout line of {record.size} bytes, over the size limit{where}: {_snippet(record.head, 80)}"
+            )
         )
         return events
 
     def _receive_message(self, msg: object, line: bytes, events: list[Event]) -> None:
         if not isinstance(msg, dict):
-            events.append(Diagnostic(f"dropped a stdout line that is JSON but not a JSON-RPC message: {_snippet(line)}"))
+            events.append(
+                Diagnostic(f"dropped a stdout line that is JSON but not a JSON-RPC message: {_snippet(line)}")
+            )
             return
         if msg.get("jsonrpc") != "2.0" and not self._warned_version:
             self._warned_version = True
@@ -392,12 +396,16 @@ class Connection:
             elif params is None or isinstance(params, dict):
                 self._receive_notification(msg, method, params, events)
             else:
-                events.append(Diagnostic(f"dropped a notification whose params are not an object: {_snippet(line)}"))
+                events.append(
+                    Diagnostic(f"dropped a notification whose params are not an object: {_snippet(line)}")
+                )
             return
         if "result" in msg or "error" in msg or "id" in msg:
             self._receive_response(msg, line, events)
             return
-        events.append(Diagnostic(f"dropped a stdout line that is JSON but not a JSON-RPC message: {_snippet(line)}"))
+        events.append(
+            Diagnostic(f"dropped a stdout line that is JSON but not a JSON-RPC message: {_snippet(line)}")
+        )
 
     def _receive_server_request(
         self, raw_id: object, method: str, params: object, line: bytes, events: list[Event]
@@ -453,7 +461,7 @@ class Connection:
                 if local is not None:
                     return local if self._pending[local].wants_notes else None
         if not named and len(self._pending) == 1:
-            (only, pending), = self._pending.items()
+            ((only, pending),) = self._pending.items()
             return only if pending.wants_notes else None
         return None
 
@@ -466,7 +474,11 @@ class Connection:
             text = ""
             if isinstance(error, dict):
                 text = f" {error.get('code')!r}: {error.get('message')!r}"
-            events.append(Diagnostic(f"dropped an error response without an id (the server could not read a message?){text}"))
+            events.append(
+                Diagnostic(
+                    f"dropped an error response without an id (the server could not read a message?){text}"
+                )
+            )
             return
         if not _valid_id(raw_id):
             events.append(Diagnostic(f"dropped a response with an invalid id: {_snippet(line)}"))
@@ -477,19 +489,30 @@ class Connection:
             return
         self._forget(local)
         if has_result and has_error:
-            events.append(Failed(local, ProtocolError(f"the answer to request {local} has both 'result' and 'error'")))
+            events.append(
+                Failed(local, ProtocolError(f"the answer to request {local} has both 'result' and 'error'"))
+            )
         elif has_result:
             result = msg["result"]
             if isinstance(result, dict):
                 events.append(Answered(local, result))
             else:
                 events.append(
-                    Failed(local, ProtocolError(f"the result for request {local} is a {type(result).__name__}, not an object"))
+                    Failed(
+                        local,
+                        ProtocolError(
+                            f"the result for request {local} is a {type(result).__name__}, not an object"
+                        ),
+                    )
                 )
         elif has_error:
             events.append(Failed(local, _rpc_error(local, msg["error"])))
         else:
-            events.append(Failed(local, ProtocolError(f"the answer to request {local} has neither 'result' nor 'error'")))
+            events.append(
+                Failed(
+                    local, ProtocolError(f"the answer to request {local} has neither 'result' nor 'error'")
+                )
+            )
 
     def _match(self, raw_id: RequestId, events: list[Event], *, quiet: bool = False) -> int | None:
         """Map an id the server sent to one of our requests in flight."""
@@ -500,12 +523,18 @@ class Connection:
             local = int(raw_id)
             if local in self._pending and raw_id == str(local):
                 if not quiet:
-                    events.append(Diagnostic(f"server answered request {local} with the id as a string {raw_id!r}; accepted"))
+                    events.append(
+                        Diagnostic(
+                            f"server answered request {local} with the id as a string {raw_id!r}; accepted"
+                        )
+                    )
                 return local
         if quiet:
             return None
         if isinstance(raw_id, int) and raw_id in self._retired:
-            events.append(Diagnostic(f"dropped a late answer to abandoned request {raw_id} ({self._retired[raw_id]})"))
+            events.append(
+                Diagnostic(f"dropped a late answer to abandoned request {raw_id} ({self._retired[raw_id]})")
+            )
         else:
             events.append(Diagnostic(f"dropped a response for unknown request id {raw_id!r}"))
         return None

@@ -35,8 +35,7 @@ import subprocess
 import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from types import TracebackType
-from typing import Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Self, TypeAlias
 
 import attrs
 import trio
@@ -54,7 +53,6 @@ from ._protocol import (
     Note,
     Send,
     ServerRequest,
-    ServerRequestCancelled,
 )
 
 __all__ = [
@@ -72,6 +70,9 @@ NotificationCallback: TypeAlias = Callable[[dict[str, JSON]], "Awaitable[None] |
 """A notification callback: called with the whole message; may be sync or async."""
 RequestHandler: TypeAlias = Callable[[str, JSON], Awaitable[dict[str, JSON]]]
 """An async handler for server-initiated requests: ``(method, params) -> result``."""
+
+if TYPE_CHECKING:
+    from types import TracebackType
 
 _logger = logging.getLogger("trio_mcp.transport")
 _server_logger = logging.getLogger("trio_mcp.server")
@@ -230,7 +231,7 @@ class NotificationStream:
             self._error = error
         self._send.close()
 
-    def __aiter__(self) -> NotificationStream:
+    def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> dict[str, JSON]:
@@ -246,7 +247,7 @@ class NotificationStream:
         self._send.close()
         await self._receive.aclose()
 
-    async def __aenter__(self) -> NotificationStream:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
@@ -365,7 +366,7 @@ class StdioTransport:
 
     # ------------------------------------------------------------ lifecycle
 
-    async def __aenter__(self) -> StdioTransport:
+    async def __aenter__(self) -> Self:
         if self._started:
             raise RuntimeError("a StdioTransport can only be entered once")
         self._started = True
@@ -408,17 +409,23 @@ class StdioTransport:
 
     async def _spawn(self) -> trio.Process:
         command = self.command
-        argv = [command, *self.args]
-        for item in argv:
+        argv: list[str] = [command, *self.args]
+        checked: list[object] = list(argv)
+        for item in checked:
             if not isinstance(item, str):
                 raise TypeError(f"command and args must be strings, got {item!r}")
             if "\0" in item:
-                raise SpawnFailed(f"cannot start {command!r}: an argument contains a NUL byte", command=command)
-        for key, value in self._env.items():
+                raise SpawnFailed(
+                    f"cannot start {command!r}: an argument contains a NUL byte", command=command
+                )
+        env_items: list[tuple[object, object]] = list(self._env.items())
+        for key, value in env_items:
             if not isinstance(key, str) or not isinstance(value, str):
                 raise TypeError(f"env keys and values must be strings, got {key!r}: {value!r}")
             if "\0" in key or "\0" in value:
-                raise SpawnFailed(f"cannot start {command!r}: env {key!r} contains a NUL byte", command=command)
+                raise SpawnFailed(
+                    f"cannot start {command!r}: env {key!r} contains a NUL byte", command=command
+                )
             if not key or "=" in key:
                 raise SpawnFailed(f"cannot start {command!r}: invalid env name {key!r}", command=command)
         if self._cwd is not None and "\0" in self._cwd:
@@ -512,7 +519,9 @@ class StdioTransport:
         if self._signal_group(signal_module.SIGTERM):
             with trio.move_on_after(TERM_GRACE):
                 await proc.wait()
-                while self._group_alive():
+                # Group members are not our children: no event tells us they
+                # are gone, so poll.
+                while self._group_alive():  # noqa: ASYNC110
                     await trio.sleep(0.02)
             self._signal_group(signal_module.SIGKILL)
         if proc.returncode is None:
@@ -727,7 +736,8 @@ class StdioTransport:
 
     async def _write_queued(self) -> None:
         proc = self._proc
-        assert proc is not None and proc.stdin is not None
+        assert proc is not None
+        assert proc.stdin is not None
         stdin = proc.stdin
         queue = self._queue
 
@@ -763,7 +773,8 @@ class StdioTransport:
 
     async def _read_stdout(self) -> None:
         proc = self._proc
-        assert proc is not None and proc.stdout is not None
+        assert proc is not None
+        assert proc.stdout is not None
         stdout = proc.stdout
         framer = LineFramer(self.max_message_bytes)
         handle = self._handle_line
@@ -772,6 +783,8 @@ class StdioTransport:
                 data = await stdout.receive_some(_READ_SIZE)
                 if not data:
                     break
+                if not isinstance(data, bytes):  # pragma: no cover - pipes give bytes
+                    data = bytes(data)
                 for line in framer.feed(data):
                     handle(line)
             for line in framer.eof():
@@ -821,7 +834,9 @@ class StdioTransport:
             if not stream._publish(note):
                 self._notes_dropped += 1
                 if stream.dropped in (1, 10, 100, 1000) or stream.dropped % 10000 == 0:
-                    self._log(f"a notifications() subscriber is full; {stream.dropped} notifications dropped so far")
+                    self._log(
+                        f"a notifications() subscriber is full; {stream.dropped} notifications dropped so far"
+                    )
         target = event.target
         box = self._calls.get(target) if target is not None else self._sink
         if box is None and target is not None:
@@ -835,12 +850,13 @@ class StdioTransport:
 
     async def _read_stderr(self) -> None:
         proc = self._proc
-        assert proc is not None and proc.stderr is not None
+        assert proc is not None
+        assert proc.stderr is not None
         stderr = proc.stderr
         pending = b""
         try:
             while True:
-                data = await stderr.receive_some(65536)
+                data = bytes(await stderr.receive_some(65536))
                 if not data:
                     break
                 data = pending + data if pending else data
@@ -954,7 +970,8 @@ class StdioTransport:
 
     async def _run_sink(self) -> None:
         box = self._sink
-        assert box is not None and box.callback is not None
+        assert box is not None
+        assert box.callback is not None
         while True:
             while box.notes:
                 note = box.notes.popleft()
@@ -974,10 +991,14 @@ class StdioTransport:
         if handler is None or len(self._server_tasks) >= MAX_SERVER_REQUESTS or self._nursery is None:
             if handler is None:
                 why = "no handler for server requests"
-                line = self._conn.respond_error(event.request_id, METHOD_NOT_FOUND, f"Method not found: {event.method}")
+                line = self._conn.respond_error(
+                    event.request_id, METHOD_NOT_FOUND, f"Method not found: {event.method}"
+                )
             else:
                 why = "too many server requests at once"
-                line = self._conn.respond_error(event.request_id, INTERNAL_ERROR, "client busy: too many requests")
+                line = self._conn.respond_error(
+                    event.request_id, INTERNAL_ERROR, "client busy: too many requests"
+                )
             self._log(f"refused server request {event.method!r} (id {event.request_id!r}): {why}")
             if line is not None:
                 self._write(line, None)
@@ -986,11 +1007,13 @@ class StdioTransport:
         self._server_tasks[_key(event.request_id)] = scope
         self._nursery.start_soon(self._serve_request, handler, event, scope, name=f"trio_mcp:{event.method}")
 
-    async def _serve_request(self, handler: RequestHandler, event: ServerRequest, scope: trio.CancelScope) -> None:
+    async def _serve_request(
+        self, handler: RequestHandler, event: ServerRequest, scope: trio.CancelScope
+    ) -> None:
         line: bytes | None = None
         with scope:
             try:
-                result = await handler(event.method, event.params)
+                result: object = await handler(event.method, event.params)
             except RpcError as exc:
                 line = self._conn.respond_error(event.request_id, exc.code, exc.message, exc.data)
             except Exception as exc:
@@ -1000,8 +1023,12 @@ class StdioTransport:
                 if isinstance(result, dict):
                     line = self._conn.respond(event.request_id, result)
                 else:
-                    self._log(f"the handler for {event.method!r} returned {type(result).__name__}, not a dict")
-                    line = self._conn.respond_error(event.request_id, INTERNAL_ERROR, "client error: bad result")
+                    self._log(
+                        f"the handler for {event.method!r} returned {type(result).__name__}, not a dict"
+                    )
+                    line = self._conn.respond_error(
+                        event.request_id, INTERNAL_ERROR, "client error: bad result"
+                    )
         self._server_tasks.pop(_key(event.request_id), None)
         # A withdrawn request (or a dead connection) gets no answer: the core
         # has forgotten it, so ``line`` is None or the scope was cancelled.
