@@ -30,6 +30,7 @@ import inspect
 import logging
 import math
 import os
+import select
 import signal as signal_module
 import subprocess
 import weakref
@@ -80,6 +81,8 @@ _server_logger = logging.getLogger("trio_mcp.server")
 #: After the process exits (or stdout ends), how long to wait for the rest of
 #: its output before failing the requests in flight.
 EXIT_DRAIN: Final = 0.5
+#: The longest that unread output of a dead server delays `ServerGone`.
+EXIT_DRAIN_MAX: Final = 5.0
 #: How long the process group gets between SIGTERM and SIGKILL.
 TERM_GRACE: Final = 1.0
 #: How long to wait for the kernel to reap the process after SIGKILL.
@@ -329,13 +332,13 @@ class StdioTransport:
         self._conn = Connection()
         self._calls: dict[int, _Mailbox] = {}
         self._sink: _Mailbox | None = None
+        self._nursery: trio.Nursery | None = None
         if on_notification is not None:
             self._install_sink(on_notification)
         self._streams: weakref.WeakSet[NotificationStream] = weakref.WeakSet()
 
         self._proc: trio.Process | None = None
         self._nursery_manager: Any = None
-        self._nursery: trio.Nursery | None = None
         self._scopes: list[trio.CancelScope] = []
         self._failure: MCPError | None = None
         self._started = False
@@ -911,11 +914,20 @@ class StdioTransport:
         proc = self._proc
         assert proc is not None
         # Give the pipes a moment: the answers and stderr lines written just
-        # before the exit are worth having.
-        with trio.move_on_after(EXIT_DRAIN):
-            await self._exited.wait()
-            await self._stdout_eof.wait()
-            await self._stderr_eof.wait()
+        # before the exit are worth having. A grandchild may hold the pipes
+        # open forever, so the wait is bounded; but as long as stdout still
+        # has unread bytes (a busy machine, a big last answer) it is
+        # extended, up to a hard limit.
+        deadline = trio.current_time() + EXIT_DRAIN_MAX
+        while True:
+            with trio.move_on_after(EXIT_DRAIN):
+                await self._exited.wait()
+                await self._stdout_eof.wait()
+                await self._stderr_eof.wait()
+            if self._stdout_eof.is_set() and self._stderr_eof.is_set():
+                break
+            if trio.current_time() >= deadline or not self._stdout_has_data():
+                break
         if self._closing:
             return
         code = proc.returncode
@@ -942,6 +954,16 @@ class StdioTransport:
         if code is None:
             with trio.CancelScope(shield=True):
                 await self._terminate()
+
+    def _stdout_has_data(self) -> bool:
+        proc = self._proc
+        assert proc is not None
+        assert proc.stdout is not None
+        if self._stdout_eof.is_set():
+            return False
+        poller = select.poll()
+        poller.register(proc.stdout.fileno(), select.POLLIN)  # type: ignore[attr-defined]
+        return bool(poller.poll(0))
 
     def _fail(self, error: MCPError, *, quiet_streams: bool = False) -> None:
         """Fail everything in flight and everything after with ``error``."""
