@@ -26,6 +26,7 @@ __all__ = ["KEEP", "LineFramer", "Oversized", "clean_line"]
 KEEP = 4096
 
 _BOM = b"\xef\xbb\xbf"
+_SPACE = (b" ", b"\t", b"\r")
 
 
 @attrs.frozen
@@ -63,16 +64,17 @@ class LineFramer:
         self._size = 0
         # Set while discarding an oversized line: its head and current tail.
         self._head: bytes | None = None
-        self._tail = b""
+        self._tail = bytearray()
 
     @property
     def buffered(self) -> int:
         """How many bytes of an unfinished line are held.
 
-        Never more than ``max(max_line, 2 * KEEP)``.
+        Never more than ``max(max_line, 3 * KEEP)``.
         """
-        head = len(self._head) if self._head is not None else 0
-        return sum(len(p) for p in self._parts) + head + len(self._tail)
+        if self._head is None:
+            return self._size
+        return len(self._head) + len(self._tail)
 
     @property
     def max_line(self) -> int:
@@ -110,7 +112,7 @@ class LineFramer:
             return
         self._size += n
         if self._head is not None:
-            self._extend_tail(data[max(start, stop - KEEP) : stop])
+            self._keep(data, start, stop)
             return
         if self._size <= self._max_line:
             self._parts.append(data[start:stop] if (start or stop != len(data)) else data)
@@ -118,23 +120,32 @@ class LineFramer:
         # The line just outgrew the limit: keep a head and a tail, drop the rest.
         held = b"".join(self._parts)
         self._parts.clear()
-        first = held + data[start : min(stop, start + KEEP)]
-        self._head = first[:KEEP]
-        self._tail = b""
-        self._extend_tail(held[-KEEP:])
-        self._extend_tail(data[max(start, stop - KEEP) : stop])
+        self._head = b""
+        self._tail = bytearray()
+        self._keep(held, 0, len(held))
+        self._keep(data, start, stop)
 
-    def _extend_tail(self, piece: bytes) -> None:
-        tail = self._tail + piece
-        self._tail = tail[-KEEP:] if len(tail) > KEEP else tail
+    def _keep(self, data: bytes, start: int, stop: int) -> None:
+        """Add ``data[start:stop]`` of an oversized line to its head and tail."""
+        head = self._head
+        assert head is not None
+        if len(head) < KEEP:
+            self._head = head + data[start : min(stop, start + KEEP - len(head))]
+        tail = self._tail
+        tail += data[max(start, stop - KEEP) : stop]
+        if len(tail) > 2 * KEEP:
+            # Trimmed only now and then, so that tiny chunks stay cheap.
+            del tail[:-KEEP]
 
     def _take(self) -> bytes | Oversized:
         size = self._size
         self._size = 0
         if self._head is not None:
-            record = Oversized(size=size, head=self._head, tail=self._tail, limit=self._max_line)
+            record = Oversized(
+                size=size, head=self._head, tail=bytes(self._tail[-KEEP:]), limit=self._max_line
+            )
             self._head = None
-            self._tail = b""
+            self._tail = bytearray()
             return record
         parts = self._parts
         if not parts:
@@ -151,10 +162,8 @@ def clean_line(line: bytes) -> bytes:
     A BOM is stripped from every line, not only the first: servers that
     re-open stdout (or wrap it in a new text writer) emit one per write.
     """
-    if line.startswith(_BOM):
-        line = line[3:]
-    if line[-1:] in (b"\r", b" ", b"\t"):
-        line = line.rstrip(b" \t\r")
-    if line[:1] in (b" ", b"\t", b"\r"):
-        line = line.lstrip(b" \t\r")
+    if line[-1:] in _SPACE or line[:1] in _SPACE:
+        line = line.strip(b" \t\r")
+    while line.startswith(_BOM):
+        line = line[3:].lstrip(b" \t\r")
     return line

@@ -156,8 +156,12 @@ def _key(value: RequestId) -> tuple[bool, RequestId]:
 
 
 # Recovering the id of an oversized response from its head or tail.
-_ID_VALUE = rb'(-?\d+|"(?:[^"\\]|\\.){0,200}")'
+_ID_VALUE = rb'(-?\d+(?=\s*[,}])|"(?:[^"\\]|\\.){0,200}")'
 _HEAD_ID = re.compile(rb'^\s*\{(?:[^{}\[\]]*?,)?\s*"id"\s*:\s*' + _ID_VALUE)
+# Only a response (a "result" or "error" member, no "method") may fail one of
+# our requests: a server request has ids of its own numbering.
+_RESPONSE_HEAD = re.compile(rb'^\s*\{(?:[^{}\[\]]*?,)?\s*"(?:result|error)"\s*:')
+_METHOD_MEMBER = re.compile(rb'[{,]\s*"method"\s*:')
 _TAIL_ID = re.compile(rb'[,{]\s*"id"\s*:\s*' + _ID_VALUE + rb"\s*\}\s*$")
 
 
@@ -171,6 +175,9 @@ def _recover_id(record: Oversized) -> RequestId | None:
     head = record.head
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
+    shape = _RESPONSE_HEAD.match(head)
+    if shape is None or _METHOD_MEMBER.search(shape.group()):
+        return None
     match = _HEAD_ID.match(head) or _TAIL_ID.search(record.tail.rstrip(b"\r"))
     if match is None:
         return None
