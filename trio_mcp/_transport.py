@@ -125,7 +125,7 @@ class TransportStatistics:
     pid: int | None
     """The server's process id, or `None` before it started."""
     returncode: int | None
-    """The server's exit status once it has been reaped (negative: a signal)."""
+    """The server's exit status once it has been reaped; minus the signal number if a signal ended it."""
     requests_in_flight: int
     """Requests sent and not yet answered."""
     requests_sent: int
@@ -135,7 +135,7 @@ class TransportStatistics:
     notifications_dropped: int
     """Notifications not delivered to a full subscriber or callback backlog."""
     lines_dropped: int
-    """Diagnostics: stdout lines or messages that were dropped or worked around."""
+    """How many stdout lines or messages were dropped or worked around (each reported through ``on_log``)."""
     stderr_lines: int
     """Lines the server wrote to stderr."""
     server_requests: int
@@ -1150,7 +1150,7 @@ def open_stdio_transport(
             `trio.move_on_after` around the call.
         max_message_bytes: The longest line accepted from the server; longer
             ones are discarded while they stream in.
-        notification_buffer: The default buffer of each `notifications`
+        notification_buffer: The default buffer of each `StdioTransport.notifications`
             subscriber.
         stderr_tail_bytes: How much of the end of stderr `ServerGone` carries.
 
