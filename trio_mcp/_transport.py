@@ -302,8 +302,8 @@ class StdioTransport:
     ) -> None:
         if isinstance(args, str | bytes):
             raise TypeError("args must be a sequence of strings, not a single string")
-        if kill_grace < 0 or math.isnan(kill_grace):
-            raise ValueError("kill_grace must be >= 0")
+        if not 0 <= kill_grace < math.inf:
+            raise ValueError("kill_grace must be a finite number of seconds >= 0")
         if request_timeout is not None and (request_timeout <= 0 or math.isnan(request_timeout)):
             raise ValueError("request_timeout must be > 0 or None")
         if max_message_bytes < 1:
@@ -407,7 +407,12 @@ class StdioTransport:
                 # the user unwrapped.
                 await manager.__aexit__(None, None, None)
             except BaseExceptionGroup as group:
-                raise _unexpected(group) from group
+                failure = _unexpected(group)
+                if failure is not None:
+                    raise failure from group
+                if exc is None:
+                    # Only a cancellation of the caller's: let it through.
+                    raise _first_cancelled(group) from None
         return False
 
     async def _spawn(self) -> trio.Process:
@@ -461,7 +466,10 @@ class StdioTransport:
         return f"cannot start {command!r}: {exc.strerror or exc}"
 
     def _spawn_task(self, fn: Callable[[], Awaitable[None]]) -> None:
-        scope = trio.CancelScope()
+        # Shielded: the caller's cancel scopes surround our nursery, but the
+        # background tasks must live until aclose() ends them, so that code
+        # the caller shields keeps a working connection.
+        scope = trio.CancelScope(shield=True)
         self._scopes.append(scope)
 
         async def run() -> None:
@@ -1025,7 +1033,7 @@ class StdioTransport:
             if line is not None:
                 self._write(line, None)
             return
-        scope = trio.CancelScope()
+        scope = trio.CancelScope(shield=True)  # ended by the server, _fail or aclose
         self._server_tasks[_key(event.request_id)] = scope
         self._nursery.start_soon(self._serve_request, handler, event, scope, name=f"trio_mcp:{event.method}")
 
@@ -1074,8 +1082,19 @@ class TrioMCPInternalError(Exception):
     """A bug in trio_mcp: please report it, with the traceback."""
 
 
-def _unexpected(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """Turn a group from our own nursery into one exception for the caller."""
+def _first_cancelled(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first `trio.Cancelled` of a group made only of cancellations."""
+    leaf: BaseException = group
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    return leaf
+
+
+def _unexpected(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """Turn a group from our own nursery into one exception for the caller.
+
+    Returns `None` when the group holds nothing but cancellations.
+    """
     leaves: list[BaseException] = []
 
     def walk(exc: BaseException) -> None:
@@ -1086,6 +1105,8 @@ def _unexpected(group: BaseExceptionGroup[BaseException]) -> BaseException:
             leaves.append(exc)
 
     walk(group)
+    if not leaves:
+        return None
     for leaf in leaves:
         if isinstance(leaf, KeyboardInterrupt | SystemExit):
             return leaf
