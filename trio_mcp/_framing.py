@@ -90,13 +90,18 @@ class LineFramer:
         out: list[bytes | Oversized] = []
         start = 0
         end = len(data)
+        max_line = self._max_line
         while start < end:
             nl = data.find(b"\n", start)
             if nl < 0:
                 self._hold(data, start, end)
                 break
-            self._hold(data, start, nl)
-            out.append(self._take())
+            if self._size == 0 and nl - start <= max_line:
+                # A whole line inside this chunk, nothing held: no bookkeeping.
+                out.append(data[start:nl])
+            else:
+                self._hold(data, start, nl)
+                out.append(self._take())
             start = nl + 1
         return out
 

@@ -345,6 +345,24 @@ class Connection:
             if line.startswith(b"Content-Length:"):
                 what += " (Content-Length framing? MCP stdio is one JSON message per line)"
             return [Diagnostic(f"dropped a stdout line that is {what}: {_snippet(line)}")]
+        if type(decoded) is dict:
+            # The common case first: a plain result for a request in flight.
+            # Anything else takes the general path below, which treats this
+            # case identically (only slower).
+            request_id = decoded.get("id")
+            result = decoded.get("result")
+            if (
+                type(request_id) is int
+                and type(result) is dict
+                and "error" not in decoded
+                and "method" not in decoded
+                and decoded.get("jsonrpc") == "2.0"
+            ):
+                pending = self._pending.pop(request_id, None)
+                if pending is not None:
+                    if pending.token is not None:
+                        self._tokens.pop(pending.token, None)
+                    return [Answered(request_id, result)]
         events: list[Event] = []
         if isinstance(decoded, list):
             if not decoded:

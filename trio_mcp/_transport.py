@@ -145,16 +145,34 @@ class TransportStatistics:
 class _Mailbox:
     """Where the reader leaves work for one parked task (a request or the sink)."""
 
-    __slots__ = ("callback", "done", "dropped", "error", "notes", "result", "task")
+    __slots__ = (
+        "callback",
+        "deadline",
+        "done",
+        "dropped",
+        "error",
+        "notes",
+        "result",
+        "scope",
+        "task",
+        "timed_out",
+    )
 
-    def __init__(self, callback: NotificationCallback | None) -> None:
+    def __init__(self, callback: NotificationCallback | None, deadline: float = math.inf) -> None:
         self.callback = callback
-        self.notes: deque[dict[str, JSON]] = deque()
+        # Created on the first notification: most requests never get one.
+        self.notes: deque[dict[str, JSON]] | None = None
         self.result: dict[str, JSON] | None = None
         self.error: BaseException | None = None
         self.done = False
+        self.timed_out = False
         self.dropped = 0
         self.task: trio.lowlevel.Task | None = None
+        # When the request times out (trio.current_time() clock).
+        self.deadline = deadline
+        # Set while the owner runs a notification callback, so that a
+        # timeout can interrupt it.
+        self.scope: trio.CancelScope | None = None
 
     def wake(self) -> None:
         task = self.task
@@ -163,10 +181,13 @@ class _Mailbox:
             trio.lowlevel.reschedule(task)
 
     def put(self, note: dict[str, JSON]) -> bool:
-        if len(self.notes) >= CALLBACK_BACKLOG:
+        notes = self.notes
+        if notes is None:
+            notes = self.notes = deque()
+        elif len(notes) >= CALLBACK_BACKLOG:
             self.dropped += 1
             return False
-        self.notes.append(note)
+        notes.append(note)
         self.wake()
         return True
 
@@ -350,6 +371,11 @@ class StdioTransport:
         self._stdout_eof = trio.Event()
         self._stderr_eof = trio.Event()
 
+        self._timer_task: trio.lowlevel.Task | None = None
+        self._timer_wake_at = math.inf
+        self._last_deadline = -math.inf
+        self._deadlines_ordered = True
+
         self._fd = -1
         self._queue: deque[tuple[int | None, bytes]] = deque()
         self._writing = False
@@ -388,6 +414,7 @@ class StdioTransport:
         self._spawn_task(self._read_stderr)
         self._spawn_task(self._watch_process)
         self._spawn_task(self._write_queued)
+        self._spawn_task(self._expire_requests)
         if self._sink is not None:
             self._spawn_task(self._run_sink)
         return self
@@ -606,21 +633,26 @@ class StdioTransport:
         if on_notification is not None and self._sink is None:
             self._install_sink(on_notification)
         request_id, data = self._conn.start_request(method, params, wants_notes=on_notification is not None)
-        box = _Mailbox(on_notification)
+        # No cancel scope per request: one watcher task keeps every deadline
+        # (see _expire_requests).
+        timeout = self.request_timeout
+        deadline = math.inf if timeout is None else trio.current_time() + timeout
+        if deadline < self._last_deadline:
+            self._deadlines_ordered = False  # request_timeout was lowered
+        else:
+            self._last_deadline = deadline
+        if deadline < self._timer_wake_at:
+            self._wake_timer()
+        box = _Mailbox(on_notification, deadline)
         self._calls[request_id] = box
         self._requests_sent += 1
         self._write(data, request_id)
-        timeout = self.request_timeout
         try:
-            if timeout is None:
-                await self._wait(box)
-            else:
-                with trio.move_on_after(timeout):
-                    await self._wait(box)
+            await self._wait(box)
         except BaseException:
             self._abandon(request_id, "cancelled by the client")
             raise
-        if not box.done:
+        if box.timed_out:
             self._abandon(request_id, "timed out")
             raise RequestTimeout(
                 f"request {request_id} ({method}) got no answer within {timeout} s{self._timeout_hint()}",
@@ -633,16 +665,71 @@ class StdioTransport:
         return box.result
 
     async def _wait(self, box: _Mailbox) -> None:
-        notes = box.notes
         while True:
+            if box.timed_out:
+                return
+            notes = box.notes
             if notes:
                 note = notes.popleft()
                 assert box.callback is not None
-                await _call(box.callback, note)
+                with trio.CancelScope() as box.scope:
+                    await _call(box.callback, note)
+                box.scope = None
                 continue
             if box.done:
                 return
             await box.park()
+
+    def _wake_timer(self) -> None:
+        task = self._timer_task
+        if task is not None:
+            self._timer_task = None
+            trio.lowlevel.reschedule(task)
+
+    async def _expire_requests(self) -> None:
+        """Time requests out: one task and one cancel scope for all of them.
+
+        A request is inserted in ``_calls`` (a dict keeps insertion order) as
+        it starts, with the same ``request_timeout`` as the one before, and
+        the clock only goes forward: the deadlines in ``_calls`` never
+        decrease, and only the front needs looking at. (Should
+        ``request_timeout`` be lowered at run time, ``_deadlines_ordered``
+        says so and the whole table is scanned until it empties.)
+
+        The watcher sleeps until the earliest pending deadline; a new request
+        wakes it only when its deadline is earlier than that, which in
+        practice means when the watcher was idle: once per ``request_timeout``
+        at most under steady traffic, however many requests go by.
+        """
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            self._timer_task = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        while True:
+            now = trio.current_time()
+            wake_at = math.inf
+            ordered = self._deadlines_ordered
+            for box in self._calls.values():
+                if box.done:
+                    continue
+                if box.deadline > now:
+                    wake_at = min(wake_at, box.deadline)
+                    if ordered:
+                        break
+                    continue
+                box.timed_out = True
+                box.finish(None, None)
+                if box.scope is not None:
+                    box.scope.cancel()
+            if not self._calls:
+                self._deadlines_ordered = True
+                self._last_deadline = -math.inf
+            self._timer_wake_at = wake_at
+            self._timer_task = trio.lowlevel.current_task()
+            with trio.move_on_at(wake_at):
+                await trio.lowlevel.wait_task_rescheduled(abort)
+            self._timer_task = None
 
     def _timeout_hint(self) -> str:
         if self._lines_dropped:
@@ -724,7 +811,10 @@ class StdioTransport:
     def _write(self, data: bytes, owner: int | None) -> None:
         if self._write_broken:
             return
-        if self._queue or self._writing:
+        if self._queue or self._writing or len(self._calls) > 1:
+            # Other requests are in flight, or lines are queued: leave the
+            # line to the writer task, which joins whatever is queued during
+            # this scheduler pass into one write.
             self._queue.append((owner, data))
             self._wake_writer()
             return
@@ -749,7 +839,7 @@ class StdioTransport:
         proc = self._proc
         assert proc is not None
         assert proc.stdin is not None
-        stdin = proc.stdin
+        fd = self._fd
         queue = self._queue
 
         def abort(_: object) -> trio.lowlevel.Abort:
@@ -760,11 +850,19 @@ class StdioTransport:
             while not queue:
                 self._writer_task = trio.lowlevel.current_task()
                 await trio.lowlevel.wait_task_rescheduled(abort)
-            batch = b"".join(data for _, data in queue)
+            batch = queue[0][1] if len(queue) == 1 else b"".join([data for _, data in queue])
             queue.clear()
             self._writing = True
             try:
-                await stdin.send_all(batch)
+                # Write at once, without waiting: the stream's send_all would
+                # first yield for a whole scheduler pass. Wait only when the
+                # pipe is full.
+                view = memoryview(batch)
+                while view:
+                    try:
+                        view = view[os.write(fd, view) :]
+                    except BlockingIOError:
+                        await trio.lowlevel.wait_writable(fd)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
                 self._broken_pipe(exc)
                 return
