@@ -312,6 +312,55 @@ async def test_request_timeout_none_disables_the_budget():
             await assert_abandoned_and_alive(wire, "hang")
 
 
+async def test_many_unanswered_requests_all_time_out():
+    """RequestTimeout: every one of many concurrent unanswered requests times out, and the next works."""
+    failures: list[BaseException] = []
+
+    async def ask(wire) -> None:
+        try:
+            await wire.request("hang")
+        except RequestTimeout as exc:
+            failures.append(exc)
+
+    with trio.fail_after(GUARD):
+        async with life_server(request_timeout=0.5) as wire:
+            async with trio.open_nursery() as nursery:
+                for _ in range(200):
+                    nursery.start_soon(ask, wire)
+            assert len(failures) == 200
+            assert wire.statistics().requests_in_flight == 0
+            assert await wire.request("echo") == {"method": "echo", "params": {}}
+
+
+async def test_lowered_request_timeout_applies_to_later_requests():
+    """RequestTimeout: lowering request_timeout while a long-budget request waits still times the new one out."""
+    with trio.fail_after(GUARD):
+        async with life_server(request_timeout=60) as wire, trio.open_nursery() as nursery:
+            nursery.start_soon(wire.request, "hang")
+            await trio.testing.wait_all_tasks_blocked()
+            wire.request_timeout = 0.3
+            with pytest.raises(RequestTimeout):
+                await wire.request("hang")
+            assert wire.statistics().requests_in_flight == 1
+            nursery.cancel_scope.cancel()
+
+
+async def test_request_timeout_interrupts_a_slow_notification_callback():
+    """RequestTimeout: the budget also bounds the request's own on_notification callback."""
+    entered = trio.Event()
+
+    async def stuck(note) -> None:
+        entered.set()
+        await trio.sleep_forever()
+
+    with trio.fail_after(GUARD):
+        async with life_server(request_timeout=0.5) as wire:
+            with pytest.raises(RequestTimeout):
+                await wire.request("notify_then_hang", on_notification=stuck)
+            assert entered.is_set()
+            assert await wire.request("echo") == {"method": "echo", "params": {}}
+
+
 # ------------------------------------------------- the caller's own scopes
 
 

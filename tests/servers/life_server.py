@@ -7,6 +7,7 @@ it does with a request depends on the request's method:
 * ``seen``: answers ``{"lines": [...]}``, every message read so far (this one
   included), so a test can check what reached the server.
 * ``hang``: never answers.
+* ``notify_then_hang``: sends one ``notifications/message`` and never answers.
 * ``late``: answers after ``params["delay"]`` seconds, from a thread, while
   the server goes on reading.
 * ``exit``: writes ``params["stderr_bytes"]`` bytes of numbered lines and then
@@ -156,6 +157,10 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         elif method == "close_stdout":
             close_stdout()
+        elif method == "notify_then_hang":
+            send(
+                {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": 1}}
+            )
         elif method == "spawn":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"pid": spawn(params)}})
         # "hang", and anything else: no answer.
