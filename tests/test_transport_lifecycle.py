@@ -743,3 +743,17 @@ def test_boundary_values_are_accepted():
     wire = life_server(kill_grace=0, request_timeout=None)
     assert wire.kill_grace == 0
     assert wire.request_timeout is None
+
+
+async def test_request_timeout_names_what_was_dropped():
+    """RequestTimeout: a server answering with the wrong id times out, and the error says what was dropped."""
+    wrong_id = (
+        "import sys, json\n"
+        "for line in sys.stdin:\n"
+        "    print(json.dumps({'jsonrpc': '2.0', 'id': 0, 'result': {}}), flush=True)\n"
+    )
+    with trio.fail_after(GUARD):
+        async with open_stdio_transport(sys.executable, ["-c", wrong_id], request_timeout=0.5) as wire:
+            with pytest.raises(RequestTimeout) as info:
+                await wire.request("tools/list")
+    assert "unknown request id 0" in str(info.value)

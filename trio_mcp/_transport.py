@@ -390,6 +390,7 @@ class StdioTransport:
         self._notes_received = 0
         self._notes_dropped = 0
         self._lines_dropped = 0
+        self._last_dropped = ""
         self._stderr_lines = 0
         self._server_requests = 0
 
@@ -732,8 +733,13 @@ class StdioTransport:
             self._timer_task = None
 
     def _timeout_hint(self) -> str:
+        # A server that answers with the wrong ids, or garbles its answers,
+        # looks like one that never answers: say what was dropped.
         if self._lines_dropped:
-            return f" ({self._lines_dropped} stdout lines or responses were dropped so far; see on_log)"
+            return (
+                f" ({self._lines_dropped} stdout lines or responses were dropped so far;"
+                f" the last: {self._last_dropped})"
+            )
         return ""
 
     def _abandon(self, request_id: int, reason: str) -> None:
@@ -926,6 +932,7 @@ class StdioTransport:
                 box.finish(None, event.error)
         elif isinstance(event, Diagnostic):
             self._lines_dropped += 1
+            self._last_dropped = event.text
             self._log(event.text)
         elif isinstance(event, Send):
             self._write(event.data, None)
