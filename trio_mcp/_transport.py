@@ -649,7 +649,11 @@ class StdioTransport:
         self._requests_sent += 1
         self._write(data, request_id)
         try:
-            await self._wait(box)
+            if on_notification is None:
+                while not box.done:
+                    await box.park()
+            else:
+                await self._wait(box)
         except BaseException:
             self._abandon(request_id, "cancelled by the client")
             raise
@@ -912,7 +916,7 @@ class StdioTransport:
             self._begin_gone()
 
     def _handle_line(self, line: bytes | Oversized) -> None:
-        if isinstance(line, bytes):
+        if isinstance(line, bytes) and not (line[:1] == b"{" and line[-1:] == b"}"):
             line = clean_line(line)
             if not line:
                 return
