@@ -11,11 +11,13 @@ wakes tasks:
   reader fills it and wakes the task. The caller's task also runs the
   request's ``on_notification`` callback, so a slow callback delays only its
   own request, never the reader and never anybody else's answer.
-* Writes are never done under a lock. A caller writes its line with one
-  non-blocking ``write(2)`` when nothing is queued ahead of it; whatever the
-  pipe does not take goes to the writer task's queue. A server that stops
-  reading stdin therefore blocks only the writer task, which ``aclose`` can
-  always cancel.
+* Writes are never done under a lock. A lone request writes its line with
+  one non-blocking ``write(2)``; while other requests are in flight, lines go
+  to the writer task's queue, which joins them into one write. Whatever the
+  pipe does not take waits in the queue. A server that stops reading stdin
+  therefore blocks only the writer task, which ``aclose`` can always cancel.
+* One watcher task keeps every request's deadline (no cancel scope per
+  request).
 * Death is watched on the process itself (``waitid``/pidfd), not only through
   stdout EOF, so a server whose grandchild keeps stdout open is still seen to
   die.
