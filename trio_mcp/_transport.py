@@ -582,7 +582,9 @@ class StdioTransport:
         return True
 
     def _group_alive(self) -> bool:
-        return self._signal_group(0)
+        proc = self._proc
+        assert proc is not None
+        return self._signal_group(0) and _group_has_live_member(proc.pid)
 
     # ------------------------------------------------------------ requests
 
@@ -1183,6 +1185,31 @@ class StdioTransport:
             self._on_log(message)
         except Exception:
             _logger.exception("on_log raised")
+
+
+def _group_has_live_member(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is still running (zombies aside).
+
+    ``kill(-pgid, 0)`` also succeeds for exited children that their new
+    parent has not reaped yet; where ``/proc`` exists, look past those.
+    """
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        # After the command: state, parent pid, process group.
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
 
 
 def _key(value: int | str) -> tuple[bool, int | str]:
