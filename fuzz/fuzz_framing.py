@@ -14,11 +14,7 @@ Run it from the repository root::
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
+from _harness import run
 
 #: The properties fuzzed, from tests/test_framing.py.
 TARGETS = (
@@ -28,40 +24,5 @@ TARGETS = (
 )
 
 
-def main() -> None:
-    try:
-        import atheris
-    except ImportError:
-        sys.exit(
-            "fuzz_framing.py needs atheris, a coverage-guided fuzzer: `pip install atheris`.\n"
-            "Without it, run the same properties longer with Hypothesis alone:\n"
-            "    HYPOTHESIS_PROFILE=fuzz pytest -m property"
-        )
-    from hypothesis import settings
-
-    # The fuzzer, not a per-example clock, decides what is too slow.
-    settings.register_profile("atheris", deadline=None)
-    settings.load_profile("atheris")
-    sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-    with atheris.instrument_imports(include=["trio_mcp"]):
-        import test_framing
-
-    chosen = os.environ.get("FUZZ_TARGET")
-    names = (chosen,) if chosen else TARGETS
-    unknown = [name for name in names if name not in TARGETS]
-    if unknown:
-        sys.exit(f"unknown FUZZ_TARGET {unknown[0]!r}; choose one of: {', '.join(TARGETS)}")
-    targets = [getattr(test_framing, name).hypothesis.fuzz_one_input for name in names]
-
-    def fuzz_one(data: bytes) -> None:
-        # The first byte picks the property; the rest drives Hypothesis.
-        if not data:
-            return
-        targets[data[0] % len(targets)](data[1:])
-
-    atheris.Setup(sys.argv, fuzz_one)
-    atheris.Fuzz()
-
-
 if __name__ == "__main__":
-    main()
+    run("fuzz_framing.py", "test_framing", TARGETS)
