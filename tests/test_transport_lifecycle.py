@@ -757,3 +757,18 @@ async def test_request_timeout_names_what_was_dropped():
             with pytest.raises(RequestTimeout) as info:
                 await wire.request("tools/list")
     assert "unknown request id 0" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        ("--stdio", None),  # one string, not a list of them
+        (["--port", 8080], None),
+        ([], {"PORT": 8080}),
+        ([], {1: "x"}),
+    ],
+)
+def test_arguments_of_the_wrong_type_are_rejected_at_construction(args, env):
+    """Construction: args and env hold strings only; a caller's mistake is a TypeError, before any spawn."""
+    with pytest.raises(TypeError):
+        open_stdio_transport(sys.executable, args, env=env)

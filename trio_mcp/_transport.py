@@ -335,6 +335,12 @@ class StdioTransport:
             raise ValueError("notification_buffer must be >= 0")
         self.command = os.fspath(command)
         """The server command, as given."""
+        given: list[object] = [self.command, *args]
+        if env is not None:
+            given += [item for pair in env.items() for item in pair]
+        for item in given:
+            if not isinstance(item, str):
+                raise TypeError(f"the command, args and env must be strings, not {item!r}")
         self.args = tuple(args)
         """The server's arguments, as given."""
         self._env = dict(env) if env is not None else {}
@@ -448,18 +454,12 @@ class StdioTransport:
     async def _spawn(self) -> trio.Process:
         command = self.command
         argv: list[str] = [command, *self.args]
-        checked: list[object] = list(argv)
-        for item in checked:
-            if not isinstance(item, str):
-                raise TypeError(f"command and args must be strings, got {item!r}")
+        for item in argv:
             if "\0" in item:
                 raise SpawnFailed(
                     f"cannot start {command!r}: an argument contains a NUL byte", command=command
                 )
-        env_items: list[tuple[object, object]] = list(self._env.items())
-        for key, value in env_items:
-            if not isinstance(key, str) or not isinstance(value, str):
-                raise TypeError(f"env keys and values must be strings, got {key!r}: {value!r}")
+        for key, value in self._env.items():
             if "\0" in key or "\0" in value:
                 raise SpawnFailed(
                     f"cannot start {command!r}: env {key!r} contains a NUL byte", command=command
