@@ -144,7 +144,31 @@ class TransportStatistics:
     """Requests the server sent us (legacy eras)."""
 
 
-class _Mailbox:
+class _Parking:
+    """One task's place to sleep until another task wakes it (cheaper than an Event)."""
+
+    __slots__ = ("task",)
+
+    def __init__(self) -> None:
+        self.task: trio.lowlevel.Task | None = None
+
+    def wake(self) -> None:
+        task = self.task
+        if task is not None:
+            self.task = None
+            trio.lowlevel.reschedule(task)
+
+    async def park(self) -> None:
+        self.task = trio.lowlevel.current_task()
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            self.task = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
+
+
+class _Mailbox(_Parking):
     """Where the reader leaves work for one parked task (a request or the sink)."""
 
     __slots__ = (
@@ -156,11 +180,11 @@ class _Mailbox:
         "notes",
         "result",
         "scope",
-        "task",
         "timed_out",
     )
 
     def __init__(self, callback: NotificationCallback | None, deadline: float = math.inf) -> None:
+        self.task = None
         self.callback = callback
         # Created on the first notification: most requests never get one.
         self.notes: deque[dict[str, JSON]] | None = None
@@ -169,18 +193,11 @@ class _Mailbox:
         self.done = False
         self.timed_out = False
         self.dropped = 0
-        self.task: trio.lowlevel.Task | None = None
         # When the request times out (trio.current_time() clock).
         self.deadline = deadline
         # Set while the owner runs a notification callback, so that a
         # timeout can interrupt it.
         self.scope: trio.CancelScope | None = None
-
-    def wake(self) -> None:
-        task = self.task
-        if task is not None:
-            self.task = None
-            trio.lowlevel.reschedule(task)
 
     def put(self, note: dict[str, JSON]) -> bool:
         notes = self.notes
@@ -199,15 +216,6 @@ class _Mailbox:
             self.result = result
             self.error = error
             self.wake()
-
-    async def park(self) -> None:
-        self.task = trio.lowlevel.current_task()
-
-        def abort(_: object) -> trio.lowlevel.Abort:
-            self.task = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        await trio.lowlevel.wait_task_rescheduled(abort)
 
 
 async def _call(callback: NotificationCallback, note: dict[str, JSON]) -> None:
@@ -379,7 +387,7 @@ class StdioTransport:
         self._stdout_eof = trio.Event()
         self._stderr_eof = trio.Event()
 
-        self._timer_task: trio.lowlevel.Task | None = None
+        self._timer = _Parking()
         self._timer_wake_at = math.inf
         self._last_deadline = -math.inf
         self._deadlines_ordered = True
@@ -387,7 +395,7 @@ class StdioTransport:
         self._fd = -1
         self._queue: deque[tuple[int | None, bytes]] = deque()
         self._writing = False
-        self._writer_task: trio.lowlevel.Task | None = None
+        self._writer = _Parking()
         self._write_broken = False
 
         self._stderr_tail: deque[str] = deque()
@@ -647,7 +655,7 @@ class StdioTransport:
         else:
             self._last_deadline = deadline
         if deadline < self._timer_wake_at:
-            self._wake_timer()
+            self._timer.wake()
         box = _Mailbox(on_notification, deadline)
         self._calls[request_id] = box
         self._requests_sent += 1
@@ -689,12 +697,6 @@ class StdioTransport:
                 return
             await box.park()
 
-    def _wake_timer(self) -> None:
-        task = self._timer_task
-        if task is not None:
-            self._timer_task = None
-            trio.lowlevel.reschedule(task)
-
     async def _expire_requests(self) -> None:
         """Time requests out: one task and one cancel scope for all of them.
 
@@ -710,11 +712,6 @@ class StdioTransport:
         practice means when the watcher was idle: once per ``request_timeout``
         at most under steady traffic, however many requests go by.
         """
-
-        def abort(_: object) -> trio.lowlevel.Abort:
-            self._timer_task = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
         while True:
             now = trio.current_time()
             wake_at = math.inf
@@ -735,10 +732,8 @@ class StdioTransport:
                 self._deadlines_ordered = True
                 self._last_deadline = -math.inf
             self._timer_wake_at = wake_at
-            self._timer_task = trio.lowlevel.current_task()
             with trio.move_on_at(wake_at):
-                await trio.lowlevel.wait_task_rescheduled(abort)
-            self._timer_task = None
+                await self._timer.park()
 
     def _timeout_hint(self) -> str:
         # A server that answers with the wrong ids, or garbles its answers,
@@ -830,7 +825,7 @@ class StdioTransport:
             # line to the writer task, which joins whatever is queued during
             # this scheduler pass into one write.
             self._queue.append((owner, data))
-            self._wake_writer()
+            self._writer.wake()
             return
         try:
             written = os.write(self._fd, data)
@@ -841,13 +836,7 @@ class StdioTransport:
             return
         if written < len(data):
             self._queue.append((None, data[written:]))
-            self._wake_writer()
-
-    def _wake_writer(self) -> None:
-        task = self._writer_task
-        if task is not None:
-            self._writer_task = None
-            trio.lowlevel.reschedule(task)
+            self._writer.wake()
 
     async def _write_queued(self) -> None:
         proc = self._proc
@@ -855,15 +844,9 @@ class StdioTransport:
         assert proc.stdin is not None
         fd = self._fd
         queue = self._queue
-
-        def abort(_: object) -> trio.lowlevel.Abort:
-            self._writer_task = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
         while True:
             while not queue:
-                self._writer_task = trio.lowlevel.current_task()
-                await trio.lowlevel.wait_task_rescheduled(abort)
+                await self._writer.park()
             batch = queue[0][1] if len(queue) == 1 else b"".join([data for _, data in queue])
             queue.clear()
             self._writing = True
