@@ -357,12 +357,9 @@ class Connection:
                 and "error" not in decoded
                 and "method" not in decoded
                 and decoded.get("jsonrpc") == "2.0"
+                and self._forget(request_id) is not None
             ):
-                pending = self._pending.pop(request_id, None)
-                if pending is not None:
-                    if pending.token is not None:
-                        self._tokens.pop(pending.token, None)
-                    return [Answered(request_id, result)]
+                return [Answered(request_id, result)]
         events: list[Event] = []
         if isinstance(decoded, list):
             if not decoded:

@@ -56,6 +56,7 @@ from ._protocol import (
     Note,
     Send,
     ServerRequest,
+    _key,
 )
 
 __all__ = [
@@ -839,9 +840,6 @@ class StdioTransport:
             self._writer.wake()
 
     async def _write_queued(self) -> None:
-        proc = self._proc
-        assert proc is not None
-        assert proc.stdin is not None
         fd = self._fd
         queue = self._queue
         while True:
@@ -1193,10 +1191,6 @@ def _group_has_live_member(pgid: int) -> bool:
         if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
             return True
     return False
-
-
-def _key(value: int | str) -> tuple[bool, int | str]:
-    return (isinstance(value, str), value)
 
 
 class TrioMCPInternalError(Exception):
