@@ -11,13 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "InputRequestFailed",
     "MCPError",
     "MessageTooLarge",
+    "NotSupported",
     "ProtocolError",
     "RpcError",
     "ServerGone",
     "SpawnFailed",
     "TransportClosed",
+    "VersionMismatch",
 ]
 
 
@@ -137,3 +140,71 @@ class MessageTooLarge(ProtocolError):
         super().__init__(message)
         self.size = size
         self.limit = limit
+
+
+class VersionMismatch(MCPError):
+    """The server and the client share no protocol version.
+
+    Raised when the client connects: the server answered ``initialize`` with
+    a revision the client does not speak, listed only unknown versions, or
+    (with ``protocol`` pinned to one era) turned out to speak only the other
+    era. The server has been disconnected.
+
+    Attributes:
+        offered: The versions the client offered, newest first.
+        answered: The versions the server named, as it sent them (possibly
+            empty when it only refused).
+    """
+
+    def __init__(
+        self,
+        message: str = "no common protocol version",
+        *,
+        offered: tuple[str, ...] = (),
+        answered: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.offered = offered
+        self.answered = answered
+
+
+class NotSupported(MCPError):
+    """The negotiated protocol era has no such method.
+
+    For example `Client.ping` against a 2026-07-28 server (the modern era
+    dropped ``ping``), or `Client.listen` against an initialize-era server.
+    Nothing was sent; the connection is fine.
+
+    Attributes:
+        method: The JSON-RPC method that was asked for.
+        era: ``"modern"`` or ``"legacy"``: the negotiated era.
+    """
+
+    def __init__(self, message: str = "not supported", *, method: str = "", era: str = "") -> None:
+        super().__init__(message)
+        self.method = method
+        self.era = era
+
+
+class InputRequestFailed(MCPError):
+    """The server asked for input the client could not give.
+
+    In the 2026-07-28 era, a tool call, prompt or resource read answered
+    with ``input_required`` is retried after the hooks (``on_elicitation``,
+    ``on_sampling``, ``on_roots``) answer every input request. This error
+    ends such an operation when an input request has no hook, names an
+    unknown method, asks for something not declared, when a hook raises
+    (the hook's exception is the ``__cause__``), or when the server keeps
+    asking past ``max_rounds``. Nothing is left pending on the server: in
+    this era it keeps no state between rounds.
+
+    Attributes:
+        method: The input request's method (for example
+            ``"elicitation/create"``), or ``""`` when the rounds ran out.
+        key: The server's key for the input request, or ``""``.
+    """
+
+    def __init__(self, message: str = "input request failed", *, method: str = "", key: str = "") -> None:
+        super().__init__(message)
+        self.method = method
+        self.key = key

@@ -301,6 +301,10 @@ class Connection:
             message["params"] = params
         return encode(message)
 
+    def forget_server_request(self, request_id: RequestId) -> None:
+        """Drop a server request that will get no answer."""
+        self._server_requests.pop(_key(request_id), None)
+
     def respond(self, request_id: RequestId, result: dict[str, JSON]) -> bytes | None:
         """Return the answer to a server request, or `None` if it was withdrawn."""
         if self._server_requests.pop(_key(request_id), None) is None:

@@ -28,6 +28,7 @@ wakes tasks:
 from __future__ import annotations
 
 import copy
+import enum
 import inspect
 import logging
 import math
@@ -72,7 +73,17 @@ __all__ = [
 JSON: TypeAlias = Any
 NotificationCallback: TypeAlias = Callable[[dict[str, JSON]], "Awaitable[None] | None"]
 """A notification callback: called with the whole message; may be sync or async."""
-RequestHandler: TypeAlias = Callable[[str, JSON], Awaitable[dict[str, JSON]]]
+
+
+class _Default(enum.Enum):
+    """The type of `DEFAULT`: "use the transport's setting"."""
+
+    DEFAULT = "DEFAULT"
+
+
+DEFAULT: Final = _Default.DEFAULT
+
+RequestHandler: TypeAlias = Callable[[str, JSON], "Awaitable[dict[str, JSON] | None]"]
 """An async handler for server-initiated requests: ``(method, params) -> result``."""
 
 if TYPE_CHECKING:
@@ -609,6 +620,8 @@ class StdioTransport:
         params: dict[str, JSON] | None = None,
         *,
         on_notification: NotificationCallback | None = None,
+        timeout: float | _Default | None = DEFAULT,  # noqa: ASYNC109 - a per-request budget that ends in RequestTimeout and a cancel
+        cancel_on_abandon: bool = True,
     ) -> dict[str, JSON]:
         """Send a request and wait for its result.
 
@@ -623,6 +636,11 @@ class StdioTransport:
                 also becomes its connection-wide sink, unless the transport
                 was opened with ``on_notification``. An exception it raises
                 abandons the request and propagates.
+            timeout: The budget of this request in seconds, or `None` for
+                none; defaults to the transport's ``request_timeout``.
+            cancel_on_abandon: Whether abandoning the request (timeout or
+                cancellation) sends ``notifications/cancelled``. MCP forbids
+                cancelling ``initialize``; pass `False` for it.
 
         Returns:
             The ``result`` object of the response.
@@ -649,7 +667,10 @@ class StdioTransport:
         request_id, data = self._conn.start_request(method, params, wants_notes=on_notification is not None)
         # No cancel scope per request: one watcher task keeps every deadline
         # (see _expire_requests).
-        timeout = self.request_timeout
+        if isinstance(timeout, _Default):
+            timeout = self.request_timeout
+        elif timeout is not None and (timeout <= 0 or math.isnan(timeout)):
+            raise ValueError("timeout must be > 0 or None")
         deadline = math.inf if timeout is None else trio.current_time() + timeout
         if deadline < self._last_deadline:
             self._deadlines_ordered = False  # request_timeout was lowered
@@ -668,10 +689,10 @@ class StdioTransport:
             else:
                 await self._wait(box)
         except BaseException:
-            self._abandon(request_id, "cancelled by the client")
+            self._abandon(request_id, "cancelled by the client", cancel_on_abandon)
             raise
         if box.timed_out:
-            self._abandon(request_id, "timed out")
+            self._abandon(request_id, "timed out", cancel_on_abandon)
             raise RequestTimeout(
                 f"request {request_id} ({method}) got no answer within {timeout} s{self._timeout_hint()}",
                 method=method,
@@ -746,9 +767,9 @@ class StdioTransport:
             )
         return ""
 
-    def _abandon(self, request_id: int, reason: str) -> None:
+    def _abandon(self, request_id: int, reason: str, tell_server: bool = True) -> None:
         self._calls.pop(request_id, None)
-        if self._write_broken:
+        if self._write_broken or not tell_server:
             self._conn.abandon(request_id)
             return
         for index, (owner, _) in enumerate(self._queue):
@@ -1086,6 +1107,26 @@ class StdioTransport:
 
     # ---------------------------------------------------------------- sink
 
+    def _attach(self, on_request: RequestHandler, on_notification: NotificationCallback) -> None:
+        """Hand server requests and unclaimed notifications to a client layer.
+
+        Server requests go to ``on_request`` from now on. ``on_notification``
+        sees every notification the sink gets, before a sink the transport
+        was opened with.
+        """
+        self._on_request = on_request
+        if self._sink is None:
+            self._install_sink(on_notification)
+            return
+        previous = self._sink.callback
+        assert previous is not None
+
+        async def both(note: dict[str, JSON]) -> None:
+            await _call(on_notification, note)
+            await _call(previous, note)
+
+        self._sink.callback = both
+
     def _install_sink(self, callback: NotificationCallback) -> None:
         self._sink = _Mailbox(callback)
         self._conn.has_sink = True
@@ -1146,6 +1187,10 @@ class StdioTransport:
             else:
                 if isinstance(result, dict):
                     line = self._conn.respond(event.request_id, result)
+                elif result is None:
+                    # The handler chose not to answer (a server request in an
+                    # era where servers send none is ignored, not answered).
+                    self._conn.forget_server_request(event.request_id)
                 else:
                     self._log(
                         f"the handler for {event.method!r} returned {type(result).__name__}, not a dict"
@@ -1277,8 +1322,9 @@ def open_stdio_transport(
             or async.
         on_request: ``async (method, params) -> result`` answering requests
             the server sends (legacy eras: sampling, elicitation, roots).
-            Raise `RpcError` to answer with an error. Without it such requests
-            are answered with ``-32601``. ``ping`` is always answered.
+            Raise `RpcError` to answer with an error; return `None` to send
+            no answer at all. Without it such requests are answered with
+            ``-32601``. ``ping`` is always answered.
         kill_grace: Seconds the server gets to exit after its stdin is closed,
             before its process group is terminated.
         request_timeout: Every request's budget in seconds; `None` for none.
