@@ -16,7 +16,6 @@ negotiation can be tested (and fuzzed) without a process or a clock:
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import attrs
@@ -296,6 +295,14 @@ def input_problem(method: object, params: object, hooks: Hooks, version: str) ->
         return f"the server asked for {method!r}, which is not an input request this client knows"
     if not getattr(hooks, method.split("/")[0]):
         return f"the server asked for {method} but the client has no {INPUT_HOOKS[method]} hook"
+    if method == "elicitation/create" and version < "2025-06-18":
+        return f"the server asked for elicitation, which protocol version {version} does not have"
+    if (
+        method == "sampling/createMessage"
+        and isinstance(params, dict)
+        and (params.get("tools") is not None or params.get("toolChoice") is not None)
+    ):
+        return "the server asked for sampling with tools, which the client did not declare (sampling.tools)"
     if method == "elicitation/create" and isinstance(params, dict):
         mode = params.get("mode", "form")
         if mode not in ("form", "url") or (mode == "url" and version < "2025-11-25"):
@@ -310,9 +317,9 @@ def clamp_ttl(value: object) -> int:
     """``ttlMs`` as milliseconds >= 0: missing, negative or non-numbers are 0."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
-    if math.isnan(value) or value <= 0:
+    if value != value or value <= 0:  # NaN, or nothing to keep
         return 0
-    if math.isinf(value):
+    if value > 2**62:  # infinity included
         return 2**62
     return int(value)
 
@@ -346,7 +353,7 @@ class TtlCache:
         if ttl_ms <= 0:
             self._entries.pop((method, key), None)
             return
-        if len(self._entries) >= self._max:
+        if (method, key) not in self._entries and len(self._entries) >= self._max:
             for stale in [k for k, (until, _) in self._entries.items() if until <= now]:
                 del self._entries[stale]
             if len(self._entries) >= self._max:
