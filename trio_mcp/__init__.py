@@ -2,6 +2,7 @@
 
 from ._client import (
     Client as Client,
+    Pages as Pages,
     Subscription as Subscription,
     open_client as open_client,
     open_stdio_client as open_stdio_client,
@@ -112,6 +113,7 @@ __all__ = [
     "ModelPreferences",
     "NotSupported",
     "NotificationStream",
+    "Pages",
     "Prompt",
     "PromptArgument",
     "PromptMessage",

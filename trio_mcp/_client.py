@@ -16,7 +16,7 @@ import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Self, TypeAlias, TypeVar, overload
 
 import trio
 
@@ -87,7 +87,7 @@ if TYPE_CHECKING:
 
     from ._transport import NotificationCallback
 
-__all__ = ["Client", "Subscription", "open_client", "open_stdio_client"]
+__all__ = ["Client", "Pages", "Subscription", "open_client", "open_stdio_client"]
 
 JSON: TypeAlias = Any
 T = TypeVar("T")
@@ -179,6 +179,68 @@ class Subscription:
             raise StopAsyncIteration from None
 
 
+class Pages(Generic[T]):
+    """An async iterator over every item of a paginated list.
+
+    Returned by `Client.iter_tools` and its siblings. It fetches a page when
+    the previous one is used up, following ``nextCursor`` until the server
+    sends none. Breaking out of the loop early is fine: nothing is left open.
+
+    Raises:
+        ProtocolError: The server sent the same cursor twice (a pagination
+            loop), or more than 10,000 pages.
+    """
+
+    def __init__(self, client: Client, method: str, attribute: str) -> None:
+        self._client = client
+        self._method = method
+        self._attribute = attribute
+        self._items: list[T] = []
+        self._index = 0
+        self._cursor: str | None = None
+        self._seen: set[str] = set()
+        self._pages = 0
+        self._done = False
+        self._error: ProtocolError | None = None
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def aclose(self) -> None:
+        """Stop early (optional: nothing is held open between pages)."""
+        await trio.lowlevel.checkpoint()
+        self._done = True
+        self._items = []
+
+    async def __anext__(self) -> T:
+        while self._index >= len(self._items):
+            if self._done:
+                if self._error is not None:
+                    raise self._error
+                raise StopAsyncIteration
+            if self._pages >= MAX_PAGES:
+                raise ProtocolError(f"{self._method}: more than {MAX_PAGES} pages")
+            page = await self._client._page(self._method, self._cursor, {})
+            self._pages += 1
+            self._items = getattr(page, self._attribute)
+            self._index = 0
+            cursor = page.next_cursor
+            if cursor is None:
+                self._done = True
+            elif cursor in self._seen:
+                # This page's items still count; the loop ends the listing.
+                self._done = True
+                self._error = ProtocolError(
+                    f"{self._method}: the server sent the cursor {cursor!r} twice (a pagination loop)"
+                )
+            else:
+                self._seen.add(cursor)
+                self._cursor = cursor
+        item = self._items[self._index]
+        self._index += 1
+        return item
+
+
 class Client:
     """A connection to one MCP server, in whichever era it speaks.
 
@@ -250,7 +312,7 @@ class Client:
         )
         self._on_notification = on_notification
         self.log_level = log_level
-        """The ``logLevel`` every 2026-07-28 request asks for (`None`: no logs)."""
+        """The ``logLevel`` every 2026-07-28 request asks for, or `None` for no logs."""
         self.max_rounds = max_rounds
         """The most requests one multi round-trip operation may take."""
         self.input_timeout = input_timeout
@@ -314,6 +376,7 @@ class Client:
     def _become_modern(self, version: str, discover: dict[str, JSON] | None) -> None:
         self.era = "modern"
         self.protocol_version = version
+        self.transport._conn.serves_requests = False
         self._input_caps = capabilities(self._hooks, version)
         if discover is not None:
             found = structure(discover, DiscoverResult)
@@ -638,7 +701,13 @@ class Client:
         version = self.protocol_version or LEGACY_VERSIONS[0]
         problem = input_problem(method, params, self._hooks, version)
         if problem is not None:
-            code = -32602 if method == "elicitation/create" and self._hooks.elicitation else -32601
+            # Invalid params for a request we could take in another shape
+            # (an undeclared elicitation mode, sampling with tools);
+            # otherwise the method is unknown to us.
+            known = (
+                method == "elicitation/create" and self._hooks.elicitation and version >= "2025-06-18"
+            ) or (method == "sampling/createMessage" and self._hooks.sampling)
+            code = -32602 if known else -32601
             raise RpcError(code, problem)
         try:
             return await self._answer(method, params)
@@ -751,22 +820,6 @@ class Client:
             self._cache.put(method, key, page, page.ttl_ms, trio.current_time())
         return page
 
-    async def _pages(self, method: str, options: dict[str, Any]) -> AsyncIterator[Any]:
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(MAX_PAGES):
-            page = await self._page(method, cursor, options)
-            yield page
-            cursor = page.next_cursor
-            if cursor is None:
-                return
-            if cursor in seen:
-                raise ProtocolError(
-                    f"{method}: the server sent the cursor {cursor!r} twice (a pagination loop)"
-                )
-            seen.add(cursor)
-        raise ProtocolError(f"{method}: more than {MAX_PAGES} pages")
-
     async def list_tools_page(
         self, cursor: str | None = None, *, on_notification: NotificationCallback | None = None
     ) -> ListToolsResult:
@@ -774,11 +827,9 @@ class Client:
         page: ListToolsResult = await self._page("tools/list", cursor, {"on_notification": on_notification})
         return page
 
-    async def iter_tools(self) -> AsyncIterator[Tool]:
-        """Yield every tool, fetching pages as they are needed."""
-        async for page in self._pages("tools/list", {}):
-            for tool in page.tools:
-                yield tool
+    def iter_tools(self) -> Pages[Tool]:
+        """Yield every tool, fetching pages as they are needed: ``async for item in client.iter_tools():``."""
+        return Pages(self, "tools/list", "tools")
 
     async def list_tools(self) -> list[Tool]:
         """Return every tool the server has, following ``nextCursor`` to the end."""
@@ -793,11 +844,9 @@ class Client:
         )
         return page
 
-    async def iter_prompts(self) -> AsyncIterator[Prompt]:
-        """Yield every prompt, fetching pages as they are needed."""
-        async for page in self._pages("prompts/list", {}):
-            for prompt in page.prompts:
-                yield prompt
+    def iter_prompts(self) -> Pages[Prompt]:
+        """Yield every prompt, fetching pages as they are needed: ``async for item in client.iter_prompts():``."""
+        return Pages(self, "prompts/list", "prompts")
 
     async def list_prompts(self) -> list[Prompt]:
         """Return every prompt, following ``nextCursor`` to the end."""
@@ -812,11 +861,9 @@ class Client:
         )
         return page
 
-    async def iter_resources(self) -> AsyncIterator[Resource]:
-        """Yield every resource, fetching pages as they are needed."""
-        async for page in self._pages("resources/list", {}):
-            for resource in page.resources:
-                yield resource
+    def iter_resources(self) -> Pages[Resource]:
+        """Yield every resource, fetching pages as they are needed: ``async for item in client.iter_resources():``."""
+        return Pages(self, "resources/list", "resources")
 
     async def list_resources(self) -> list[Resource]:
         """Return every resource, following ``nextCursor`` to the end."""
@@ -831,11 +878,9 @@ class Client:
         )
         return page
 
-    async def iter_resource_templates(self) -> AsyncIterator[ResourceTemplate]:
-        """Yield every resource template, fetching pages as they are needed."""
-        async for page in self._pages("resources/templates/list", {}):
-            for template in page.resource_templates:
-                yield template
+    def iter_resource_templates(self) -> Pages[ResourceTemplate]:
+        """Yield every resource template, fetching pages as they are needed: ``async for item in client.iter_resource_templates():``."""
+        return Pages(self, "resources/templates/list", "resource_templates")
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
         """Return every resource template, following ``nextCursor`` to the end."""
@@ -1201,7 +1246,7 @@ async def open_stdio_client(
 
         async with trio_mcp.open_stdio_client("my-mcp-server", ["--stdio"]) as client:
             result = await client.call_tool("echo", {"text": "hi"})
-            print(result.content[0].text)
+            print(result.text)
 
     Entering starts the server, then picks the protocol era: with
     ``protocol="auto"`` it sends the ``server/discover`` probe; an answer (or

@@ -148,7 +148,8 @@ class VersionMismatch(MCPError):
     Raised when the client connects: the server answered ``initialize`` with
     a revision the client does not speak, listed only unknown versions, or
     (with ``protocol`` pinned to one era) turned out to speak only the other
-    era. The server has been disconnected.
+    era. `open_stdio_client` closes the server as the error leaves its
+    block; after `open_client`, closing the transport is yours.
 
     Attributes:
         offered: The versions the client offered, newest first.

@@ -213,6 +213,9 @@ class Connection:
         self._server_requests: dict[tuple[bool, RequestId], RequestId] = {}
         self.has_sink = False
         """Whether the owner has a connection-wide notification sink."""
+        self.serves_requests = True
+        """Whether server requests are answered; in the 2026-07-28 era servers
+        send none, and one that does is ignored (never answered)."""
         self._warned_version = False
 
     # ----------------------------------------------------------- outgoing
@@ -440,6 +443,11 @@ class Connection:
             events.append(Diagnostic(f"dropped a server request with an invalid id: {_snippet(line)}"))
             return
         assert isinstance(raw_id, int | str)
+        if not self.serves_requests:
+            events.append(
+                Diagnostic(f"ignored a server request (servers send none in this era): {_snippet(line)}")
+            )
+            return
         if method == "ping":
             events.append(Send(encode({"jsonrpc": "2.0", "id": raw_id, "result": {}})))
             return

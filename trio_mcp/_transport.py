@@ -372,7 +372,7 @@ class StdioTransport:
         self.kill_grace = kill_grace
         """Seconds the server gets to exit after its stdin is closed."""
         self.request_timeout = request_timeout
-        """The budget of every request, in seconds (`None`: no budget)."""
+        """The budget of every request, in seconds, or `None` for no budget."""
         self.max_message_bytes = max_message_bytes
         """The longest line accepted from the server."""
         self._notification_buffer = notification_buffer
