@@ -44,6 +44,15 @@ nitpick_ignore_regex = [
     # `True` and `False` in prose (`None` already resolves).
     (r"py:obj", r"True|False"),
 ]
+# The private type of the ``DEFAULT`` sentinel that ``timeout=`` parameters
+# default to ("the transport's request_timeout", as their docstrings say). It
+# appears in signatures only; there is nothing public to link to. Evaluated
+# annotations name it in full, unevaluated ones (a name imported only for
+# type checking stops the evaluation) by its bare name.
+nitpick_ignore = [
+    ("py:class", "trio_mcp._transport._Default"),
+    ("py:class", "_Default"),
+]
 
 default_role = "py:obj"
 primary_domain = "py"
@@ -89,5 +98,52 @@ def _merge_private_module_sources(app: Sphinx) -> None:
             public.tagorder.setdefault(name, order)
 
 
+def _model_signature(
+    app: Sphinx,
+    what: str,
+    name: str,
+    obj: object,
+    options: object,
+    signature: str | None,
+    return_annotation: str | None,
+) -> tuple[str, str | None] | None:
+    """Give the attrs models of ``trio_mcp`` the signature their users see.
+
+    With ``autodoc_preserve_defaults``, autodoc reads the defaults from the
+    source of ``__init__``, which for an attrs class is generated code
+    (``attr_dict['title'].default``, ``NOTHING`` for a factory). Spell the
+    signature out from the fields instead, with the annotations as written.
+    """
+    import attrs
+
+    if what != "class" or not isinstance(obj, type) or not attrs.has(obj):
+        return None
+    if obj.__module__ != "trio_mcp":
+        return None
+    written: dict[str, object] = {}
+    for klass in reversed(obj.__mro__):
+        written.update(getattr(klass, "__annotations__", {}))
+    parts: list[str] = []
+    star = False
+    for field in attrs.fields(obj):
+        if not field.init:
+            continue
+        if field.kw_only and not star:
+            parts.append("*")
+            star = True
+        text = field.alias or field.name
+        annotation = written.get(field.name)
+        if isinstance(annotation, str):
+            text += f": {annotation}"
+        default = field.default
+        if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            text += f" = {default.factory()!r}"  # type: ignore[call-arg]
+        elif default is not attrs.NOTHING:
+            text += f" = {default!r}"
+        parts.append(text)
+    return f"({', '.join(parts)})", return_annotation
+
+
 def setup(app: Sphinx) -> None:
     app.connect("builder-inited", _merge_private_module_sources)
+    app.connect("autodoc-process-signature", _model_signature)
