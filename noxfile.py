@@ -1,14 +1,15 @@
 """Development tasks for trio_mcp, run with nox.
 
 ``nox`` alone runs the test suite. The other sessions: ``nox -s fuzz``
-(Hypothesis property tests at fuzzing size), ``lint``, ``typing``, ``docs``
-and ``bench``. Add ``-r`` to reuse the virtualenvs of an earlier run, and
-pass arguments to the underlying tool after ``--``, e.g.
-``nox -s tests -- -k framing -x``.
+(Hypothesis property tests at fuzzing size), ``lint``, ``typing``, ``docs``,
+``bench`` and ``peers`` (installs the MCP servers of the interop tests). Add
+``-r`` to reuse the virtualenvs of an earlier run, and pass arguments to the
+underlying tool after ``--``, e.g. ``nox -s tests -- -k framing -x``.
 """
 
 from __future__ import annotations
 
+import os
 import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -19,6 +20,8 @@ nox.options.sessions = ["tests"]
 nox.options.error_on_missing_interpreters = True
 
 ROOT = Path(__file__).parent
+#: Where the interop tests' MCP servers are installed (tests/interop/peers.py).
+PEERS_DIR = Path(os.environ.get("TRIO_MCP_PEERS_DIR") or ROOT / ".peers")
 
 
 def _extra(name: str) -> list[str]:
@@ -47,11 +50,32 @@ def _run_pytest(session: nox.Session, *args: str, env: dict[str, str] | None = N
     session.log(f"{total - skipped} tests ran ({skipped} skipped)")
 
 
+def _install_peers(session: nox.Session, *args: str) -> None:
+    """Install the interop peers into PEERS_DIR (seconds the first time, instant afterwards)."""
+    session.run("python", "tests/interop/peers.py", "install", str(PEERS_DIR), *args)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite."""
+    """Run the test suite, the interop tests against real MCP servers included.
+
+    The servers are installed first (see the ``peers`` session). Without
+    Node.js the two npm servers are left out, and the tests that need them
+    are skipped, saying so.
+    """
     session.install("-e", ".[test]")
-    _run_pytest(session, *session.posargs)
+    _install_peers(session, "--lenient")
+    _run_pytest(session, *session.posargs, env={"TRIO_MCP_PEERS_DIR": str(PEERS_DIR)})
+
+
+@nox.session
+def peers(session: nox.Session) -> None:
+    """Install the MCP servers the interop tests run against (npm and PyPI; pinned).
+
+    Into ``.peers/``, or the folder named by ``TRIO_MCP_PEERS_DIR``. Fails if
+    any of them cannot be installed, Node.js missing included.
+    """
+    _install_peers(session, *session.posargs)
 
 
 @nox.session
@@ -89,8 +113,14 @@ def docs(session: nox.Session) -> None:
     )
 
 
+#: The official Python MCP client that the benchmarks compare against. It is
+#: installed into the bench session only, never a dependency of trio_mcp, and
+#: pinned: its targets (benchmarks/README.md) are set against this release.
+OFFICIAL_MCP_CLIENT = "mcp==2.3.0"
+
+
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Run the benchmarks."""
-    session.install(".")
+    """Run the benchmarks: trio_mcp against a raw baseline and the official client."""
+    session.install(".", OFFICIAL_MCP_CLIENT)
     session.run("python", "benchmarks/bench.py", *session.posargs)

@@ -1,0 +1,341 @@
+"""Install the third-party MCP servers ("peers") that the interop tests run against.
+
+Usage::
+
+    python tests/interop/peers.py install DEST [--lenient]
+
+Standard library only. Everything is pinned: the npm packages exactly, with
+``@modelcontextprotocol/sdk`` overridden to one version and every transitive
+dependency resolved as of a fixed date (``npm --before``); the Python packages
+exactly, with every transitive dependency fixed by a constraints list (the
+``pip freeze`` of a working install). What goes into ``DEST``:
+
+* ``node/``: ``@modelcontextprotocol/server-everything`` and
+  ``@modelcontextprotocol/server-filesystem`` (legacy-era servers on the
+  TypeScript SDK);
+* ``venv/``: the official Python SDK ``mcp`` and ``mcp-server-time``
+  (dual-era servers); ``tests/interop/servers/sdk_server.py`` runs on it;
+* ``peers.json``: for each peer, the command that starts it (``cmd``), extra
+  environment (``env``) and its protocol era (``era``: ``"legacy"``, or
+  ``"dual"`` for a server that speaks 2026-07-28 and the earlier revisions).
+  A peer that could not be installed has ``cmd: null`` and says why under
+  ``unavailable``.
+
+Running it again is cheap: each part keeps a stamp, the hash of what it
+installs, and is reinstalled only when that changes (or when it was left
+half-done). Concurrent runs on one ``DEST`` wait for each other.
+
+``--lenient``: leave out a part whose tool is missing (``node`` or ``npm``)
+and say so, instead of failing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+FORMAT = 1  # bump to force a reinstall when the layout changes
+
+# ----------------------------------------------------------------- npm peers
+
+NPM_BEFORE = "2026-11-29T00:00:00Z"  # transitive npm versions as of this date
+NODE_PACKAGES = {
+    "@modelcontextprotocol/server-everything": "2026.8.31",
+    "@modelcontextprotocol/server-filesystem": "2026.8.31",
+}
+NODE_OVERRIDES = {"@modelcontextprotocol/sdk": "1.32.2"}
+NPM_ARGS = [
+    "install",
+    "--no-audit",
+    "--no-fund",
+    "--omit=dev",
+    "--ignore-scripts",
+    "--loglevel=error",
+    f"--before={NPM_BEFORE}",
+]
+
+# ---------------------------------------------------------------- Python peers
+
+REQUIREMENTS = ["mcp==2.3.0", "mcp-types==2.3.0", "mcp-server-time==2026.10.19"]
+# `pip freeze` of a working install of REQUIREMENTS (CPython 3.11, Linux x86_64).
+CONSTRAINTS = """\
+annotated-types==0.8.0
+anyio==4.16.0
+attrs==26.1.0
+cffi==2.1.1
+click==8.5.1
+cryptography==50.0.2
+h11==0.16.0
+httpcore2==2.16.2
+httpx2==2.16.2
+idna==3.20
+jsonschema==4.26.0
+jsonschema-specifications==2025.9.1
+opentelemetry-api==1.45.2
+pycparser==3.12
+pydantic==2.14.4
+pydantic_core==2.50.5
+PyJWT==2.15.1
+python-multipart==0.0.34
+referencing==0.37.0
+rpds-py==2026.9.1
+sse-starlette==3.7.0
+starlette==1.10.0
+truststore==0.10.5
+typing-inspection==0.4.5
+typing_extensions==4.16.0
+tzdata==2026.6
+tzlocal==5.4.5
+uvicorn==0.54.0
+"""
+
+# Run by the venv's Python: exits non-zero unless each package has its pinned version.
+CHECK_PINS = """\
+import json, sys
+from importlib.metadata import version
+wrong = [f"{name} {version(name)} (want {pin})" for name, pin in json.loads(sys.argv[1]).items() if version(name) != pin]
+sys.exit(", ".join(wrong) or None)
+"""
+
+SDK_SERVER = Path(__file__).resolve().parent / "servers" / "sdk_server.py"
+
+
+def log(message: str) -> None:
+    print(f"[peers] {message}", file=sys.stderr, flush=True)
+
+
+class InstallError(Exception):
+    pass
+
+
+def digest(*parts: object) -> str:
+    return hashlib.sha256(json.dumps([FORMAT, *parts], sort_keys=True).encode()).hexdigest()
+
+
+def stamp_ok(directory: Path, want: str) -> bool:
+    try:
+        return (directory / ".peers-stamp").read_text() == want
+    except OSError:
+        return False
+
+
+def write_stamp(directory: Path, value: str) -> None:
+    (directory / ".peers-stamp").write_text(value)
+
+
+def run(cmd: list[str], *, cwd: Path | None = None) -> None:
+    """Run cmd; on failure, show its output and raise."""
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+        raise InstallError(f"{' '.join(cmd[:4])} ... exited with status {done.returncode}")
+
+
+# ---------------------------------------------------------------------- node
+
+
+class NodePart:
+    """The npm project in DEST/node; installed in the background while the venv is built."""
+
+    def __init__(self, dest: Path) -> None:
+        self.dir = dest / "node"
+        self.node = shutil.which("node")
+        self.npm = shutil.which("npm")
+        self.proc: subprocess.Popen[str] | None = None
+        self.started = 0.0
+        self.package_json = json.dumps(
+            {
+                "name": "trio-mcp-interop-peers",
+                "version": "0.0.0",
+                "private": True,
+                "dependencies": NODE_PACKAGES,
+                "overrides": NODE_OVERRIDES,
+            },
+            indent=2,
+        )
+
+    def missing(self) -> str | None:
+        if self.node is None or self.npm is None:
+            return "Node.js (node and npm) was not found on PATH when the peers were installed"
+        return None
+
+    def stamp(self) -> str:
+        assert self.node is not None
+        version = subprocess.run([self.node, "--version"], capture_output=True, text=True, check=True)
+        major = version.stdout.strip().lstrip("v").split(".")[0]
+        return digest(self.package_json, NPM_ARGS, major)
+
+    def start(self) -> bool:
+        """Start `npm install` unless the stamp is current; return whether it was started."""
+        if stamp_ok(self.dir, self.stamp()):
+            log("node peers: up to date")
+            return False
+        log("node peers: installing")
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir(parents=True)
+        (self.dir / "package.json").write_text(self.package_json + "\n")
+        assert self.npm is not None
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(
+            [self.npm, *NPM_ARGS],
+            cwd=self.dir,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        return True
+
+    def abort(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def finish(self) -> None:
+        if self.proc is None:
+            return
+        output, _ = self.proc.communicate()
+        if self.proc.returncode != 0:
+            sys.stderr.write(output)
+            raise InstallError(f"npm install exited with status {self.proc.returncode}")
+        for name, version in {**NODE_PACKAGES, **NODE_OVERRIDES}.items():
+            manifest = self.dir / "node_modules" / name / "package.json"
+            got = json.loads(manifest.read_text())["version"]
+            if got != version:
+                raise InstallError(f"npm installed {name} {got}, not {version}")
+        write_stamp(self.dir, self.stamp())
+        log(f"node peers: installed in {time.monotonic() - self.started:.1f} s")
+
+    def module(self, package: str) -> str:
+        return str(self.dir / "node_modules" / package / "dist" / "index.js")
+
+
+# ---------------------------------------------------------------------- venv
+
+
+def _pip_supports_python_option() -> bool:
+    """Whether this interpreter's pip can install into another environment (pip >= 22.3)."""
+    try:
+        from pip import __version__ as pip_version
+    except ImportError:
+        return False
+    major, minor = (int(part) for part in pip_version.split(".")[:2])
+    return (major, minor) >= (22, 3)
+
+
+def install_venv(dest: Path) -> None:
+    venv = dest / "venv"
+    want = digest(REQUIREMENTS, CONSTRAINTS, list(sys.version_info[:2]))
+    python = venv / "bin" / "python"
+    if stamp_ok(venv, want) and subprocess.run([python, "-c", ""], check=False).returncode == 0:
+        log("python peers: up to date")
+        return
+    log("python peers: installing")
+    started = time.monotonic()
+    shutil.rmtree(venv, ignore_errors=True)
+    venv.mkdir(parents=True)
+    (venv / "requirements.txt").write_text("\n".join(REQUIREMENTS) + "\n")
+    (venv / "constraints.txt").write_text(CONSTRAINTS)
+    pip_args = [
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-input",
+        "-r",
+        str(venv / "requirements.txt"),
+        "-c",
+        str(venv / "constraints.txt"),
+    ]
+    if _pip_supports_python_option():
+        # Skips installing pip into the venv, which takes seconds.
+        run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+        run([sys.executable, "-m", "pip", "--python", str(python), *pip_args])
+    else:
+        run([sys.executable, "-m", "venv", str(venv)])
+        run([str(python), "-m", "pip", *pip_args])
+    pins = dict(requirement.split("==") for requirement in REQUIREMENTS)
+    run([str(python), "-c", CHECK_PINS, json.dumps(pins)])
+    write_stamp(venv, want)
+    log(f"python peers: installed in {time.monotonic() - started:.1f} s")
+
+
+# ------------------------------------------------------------------ manifest
+
+
+def manifest(dest: Path, node: NodePart, node_missing: str | None) -> dict[str, dict[str, object]]:
+    venv_bin = dest / "venv" / "bin"
+
+    def node_peer(package: str, *args: str) -> dict[str, object]:
+        if node_missing is not None:
+            return {"cmd": None, "env": {}, "era": "legacy", "unavailable": node_missing}
+        assert node.node is not None
+        return {"cmd": [node.node, node.module(package), *args], "env": {}, "era": "legacy"}
+
+    return {
+        # TypeScript SDK 1.32.2: 2025-11-25 and older.
+        "everything": node_peer("@modelcontextprotocol/server-everything", "stdio"),
+        # Allowed directories are extra arguments; roots from the client replace them.
+        "filesystem": node_peer("@modelcontextprotocol/server-filesystem"),
+        # Python SDK 2.3.0: 2026-07-28, and the older revisions after `initialize`.
+        "sdk": {"cmd": [str(venv_bin / "python"), str(SDK_SERVER)], "env": {}, "era": "dual"},
+        "time": {
+            "cmd": [str(venv_bin / "mcp-server-time"), "--local-timezone", "UTC"],
+            "env": {},
+            "era": "dual",
+        },
+    }
+
+
+def install(dest: Path, *, lenient: bool) -> None:
+    started = time.monotonic()
+    dest.mkdir(parents=True, exist_ok=True)
+    dest = dest.resolve()
+    with (dest / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        node = NodePart(dest)
+        node_missing = node.missing()
+        if node_missing is not None:
+            if not lenient:
+                raise InstallError(f"{node_missing} (--lenient leaves the node peers out)")
+            log(f"node peers: left out: {node_missing}")
+        if node_missing is None:
+            node.start()
+        try:
+            install_venv(dest)
+        except BaseException:
+            node.abort()
+            raise
+        node.finish()
+        peers = manifest(dest, node, node_missing)
+        tmp = dest / "peers.json.tmp"
+        tmp.write_text(json.dumps(peers, indent=2) + "\n")
+        os.replace(tmp, dest / "peers.json")
+    log(f"wrote {dest / 'peers.json'} in {time.monotonic() - started:.1f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    install_cmd = commands.add_parser("install", help="install the peers into DEST and write DEST/peers.json")
+    install_cmd.add_argument("dest", type=Path, metavar="DEST")
+    install_cmd.add_argument(
+        "--lenient", action="store_true", help="leave out the node peers if node or npm is missing"
+    )
+    args = parser.parse_args(argv)
+    try:
+        install(args.dest, lenient=args.lenient)
+    except InstallError as exc:
+        log(f"failed: {exc}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
