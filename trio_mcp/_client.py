@@ -71,7 +71,7 @@ from ._session import (
     Hooks,
     Modern,
     TtlCache,
-    capabilities,
+    capabilities as declare,
     check_initialize,
     input_problem,
     judge_probe,
@@ -118,6 +118,13 @@ _LIST_MODELS: Final = {
 async def _maybe_await(value: object) -> None:
     if inspect.isawaitable(value):
         await value
+
+
+async def _result_of(value: Any) -> Any:
+    """A hook's result, whether the hook is async or a plain function."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
 
 
 class _ProbeKilledServer(Exception):
@@ -275,6 +282,7 @@ class Client:
         max_rounds: int = 10,
         input_timeout: float | None = 600.0,
         cache: bool = True,
+        capabilities: Mapping[str, JSON] | None = None,
     ) -> None:
         if protocol not in ("auto", *MODERN_VERSIONS, *LEGACY_VERSIONS):
             raise ValueError(
@@ -321,6 +329,9 @@ class Client:
         self._tokens = itertools.count(1)
         self._probing = False
         self._input_caps: dict[str, JSON] = {}
+        if capabilities is not None and not isinstance(capabilities, Mapping):
+            raise TypeError("capabilities must be a mapping (a ClientCapabilities object)")
+        self._extra_caps = dict(capabilities) if capabilities else {}
 
     # ---------------------------------------------------------- negotiation
 
@@ -377,7 +388,7 @@ class Client:
         self.era = "modern"
         self.protocol_version = version
         self.transport._conn.serves_requests = False
-        self._input_caps = capabilities(self._hooks, version)
+        self._input_caps = self._declared(version)
         if discover is not None:
             found = structure(discover, DiscoverResult)
             self.discover_result = found
@@ -390,7 +401,7 @@ class Client:
     async def _initialize(self, offer: str) -> None:
         params = {
             "protocolVersion": offer,
-            "capabilities": capabilities(self._hooks, offer),
+            "capabilities": self._declared(offer),
             "clientInfo": self._client_info,
         }
         try:
@@ -424,6 +435,9 @@ class Client:
         self.server_capabilities = found.capabilities
         self.instructions = found.instructions
         await self.transport.notify("notifications/initialized")
+        if self.log_level is not None and self.server_capabilities.logging is not None:
+            # The initialize era sets the level once, for the whole session.
+            await self.transport.request("logging/setLevel", {"level": self.log_level})
 
     # ------------------------------------------------------ notifications
 
@@ -472,6 +486,10 @@ class Client:
         return deliver
 
     # ------------------------------------------------------------ sending
+
+    def _declared(self, version: str) -> dict[str, JSON]:
+        """What to declare at ``version``: the hooks' capabilities, then the ``capabilities`` option."""
+        return {**declare(self._hooks, version), **self._extra_caps}
 
     def _require(self, era: Literal["modern", "legacy"], method: str) -> None:
         if self.era is None:
@@ -552,14 +570,14 @@ class Client:
                 ):
                     # Declare what we do support and try once more.
                     retried = True
-                    envelope[CLIENT_CAPABILITIES] = capabilities(self._hooks, self.protocol_version)
+                    envelope[CLIENT_CAPABILITIES] = self._declared(self.protocol_version)
                     continue
                 raise
 
     def _can_declare(self, data: object, declared: dict[str, JSON]) -> bool:
         if not isinstance(data, dict) or not isinstance(data.get("requiredCapabilities"), dict):
             return False
-        ours = capabilities(self._hooks, self.protocol_version or MODERN_VERSIONS[0])
+        ours = self._declared(self.protocol_version or MODERN_VERSIONS[0])
         wanted = data["requiredCapabilities"]
         return (
             bool(wanted) and all(key in ours for key in wanted) and any(key not in declared for key in wanted)
@@ -678,17 +696,17 @@ class Client:
         if method == "elicitation/create":
             assert self._on_elicitation is not None
             typed: ElicitFormParams | ElicitUrlParams = structure(params or {}, ElicitRequestParams)
-            return to_wire(await self._on_elicitation(typed), ElicitResult)
+            return to_wire(await _result_of(self._on_elicitation(typed)), ElicitResult)
         if method == "sampling/createMessage":
             assert self._on_sampling is not None
             sampling = structure(params or {}, CreateMessageParams)
-            return to_wire(await self._on_sampling(sampling), CreateMessageResult)
+            return to_wire(await _result_of(self._on_sampling(sampling)), CreateMessageResult)
         assert method == "roots/list"
         assert self._on_roots is not None
-        roots = await self._on_roots()
+        roots: object = await _result_of(self._on_roots())
         if isinstance(roots, Mapping):
             return to_wire(dict(roots), ListRootsResult)
-        if not isinstance(roots, Sequence) or isinstance(roots, str | bytes):  # type: ignore[redundant-expr,unreachable]
+        if not isinstance(roots, Sequence) or isinstance(roots, str | bytes):
             raise TypeError(f"on_roots must return a list of Root or a dict, not {type(roots).__name__}")
         return {"roots": [to_wire(root, Root) for root in roots]}
 
@@ -1185,6 +1203,7 @@ async def open_client(
     max_rounds: int = 10,
     input_timeout: float | None = 600.0,
     cache: bool = True,
+    capabilities: Mapping[str, JSON] | None = None,
 ) -> AsyncIterator[Client]:
     """Speak MCP over a transport you opened; see `open_stdio_client` for the options.
 
@@ -1207,6 +1226,7 @@ async def open_client(
         max_rounds=max_rounds,
         input_timeout=input_timeout,
         cache=cache,
+        capabilities=capabilities,
     )
     try:
         await client._connect()
@@ -1239,6 +1259,7 @@ async def open_stdio_client(
     max_rounds: int = 10,
     input_timeout: float | None = 600.0,
     cache: bool = True,
+    capabilities: Mapping[str, JSON] | None = None,
 ) -> AsyncIterator[Client]:
     """Start an MCP server and connect to it; the ``async with`` owns both.
 
@@ -1281,15 +1302,24 @@ async def open_stdio_client(
             answers sampling requests with your model's reply; declares
             ``sampling``.
         on_roots: ``async () -> list[Root] | dict``: your roots; declares
-            ``roots``.
+            ``roots``. (Each hook may also be a plain function.)
         on_notification: Called (sync or async) with every notification no
             request claims: initialize-era logs and list changes, mostly.
-        log_level: 2026-07-28 era: the ``logLevel`` every request asks for.
+        log_level: The least severe log level wanted (``"debug"``,
+            ``"info"``, ...). 2026-07-28 era: the ``logLevel`` every request
+            asks for; initialize era: sent once with ``logging/setLevel``
+            when the server has the ``logging`` capability. `None`: no logs
+            are asked for.
         max_rounds: The most requests one multi round-trip operation may take.
         input_timeout: The budget of one whole multi round-trip operation,
             hooks included (`None`: none); exceeded, `RequestTimeout`.
         cache: Keep list, read and discover results while their ``ttlMs``
             says they are fresh; list-change notifications invalidate them.
+        capabilities: ``ClientCapabilities`` to declare on top of those the
+            hooks imply, for example ``{"elicitation": {"form": {}}}`` to
+            answer input requests yourself in manual mode, or extensions.
+            Declared in ``initialize``, and on the requests that may ask for
+            input in the 2026-07-28 era.
 
     Raises:
         SpawnFailed: The server could not be started.
@@ -1309,6 +1339,7 @@ async def open_stdio_client(
         "max_rounds": max_rounds,
         "input_timeout": input_timeout,
         "cache": cache,
+        "capabilities": capabilities,
     }
     Client(StdioTransport(command), **options)  # check the options before starting anything
     for attempt in range(2):
