@@ -1,0 +1,468 @@
+"""Era negotiation, against real processes of ``tests/servers/mcp_server.py``.
+
+The stdio probe rules: a ``server/discover`` goes first; a result or a
+``-32022`` (or another recognised modern error) means the 2026-07-28 era, any
+other error or silence for ``probe_timeout`` means the initialize era. Plus
+the edge cases: late and id-less answers to the probe, a server that dies on
+it, a slow modern server taken for legacy, only legacy versions in common,
+``initialize`` answered with a version the client does not speak, pinned
+protocols, and ``initialize`` never being cancelled.
+
+Every test uses the real clock, bounded by ``trio.fail_after(LIMIT)``; no test
+asserts speed. The probe timeouts are short (0.5 s) on purpose.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import trio
+from client_support import (
+    CLIENT_CAPABILITIES,
+    CLIENT_INFO,
+    LIMIT,
+    MODERN,
+    PROTOCOL_VERSION,
+    Collector,
+    notifications,
+    open_client,
+    recorded,
+    requests,
+    responses,
+    server_args,
+    wire,
+)
+
+import trio_mcp
+from trio_mcp import RequestTimeout, RpcError, ServerGone, VersionMismatch
+
+CLIENT_INFO_WIRE = {"name": "trio-mcp", "version": trio_mcp.__version__}
+
+
+async def no_hook(params):
+    raise AssertionError("no input request expected")
+
+
+# ------------------------------------------------------------------ auto
+
+
+async def test_auto_picks_modern_from_the_discover_result():
+    """A ``DiscoverResult`` to the probe: the modern era, described by that result; no initialize."""
+    with trio.fail_after(LIMIT):
+        async with open_client("--era", "modern", "--instructions", "be nice") as client:
+            assert client.era == "modern"
+            assert client.protocol_version == MODERN
+            assert client.server_info is not None
+            assert (client.server_info.name, client.server_info.version) == ("mcp-test-server", "1.2.3")
+            assert client.server_capabilities.tools == {"listChanged": True}
+            assert client.server_capabilities.completions == {}
+            assert client.instructions == "be nice"
+            assert client.discover_result is not None
+            assert client.discover_result.supported_versions == [MODERN]
+            assert client.discover_result.extra["x-vendor"] == {"kept": True}
+            sent = await wire(client)
+    probe = sent[0]
+    assert probe["method"] == "server/discover"
+    assert probe["params"] == {
+        "_meta": {PROTOCOL_VERSION: MODERN, CLIENT_CAPABILITIES: {}, CLIENT_INFO: CLIENT_INFO_WIRE}
+    }
+    assert not requests(sent, "initialize")
+    assert not notifications(sent, "notifications/initialized")
+
+
+@pytest.mark.parametrize("code", ["-32601", "-32602", "-32600", "-32603", "-32000", "-32004", "-32001"])
+async def test_auto_falls_back_to_legacy_on_any_other_error(code):
+    """Any error but a recognised modern one means legacy, draft codes (-32004, -32001) included."""
+    with trio.fail_after(LIMIT):
+        async with open_client("--era", "legacy", "--discover", code, "--instructions", "old") as client:
+            assert client.era == "legacy"
+            assert client.protocol_version == "2025-11-25"
+            assert client.server_info is not None
+            assert client.server_info.name == "mcp-test-server"
+            assert client.server_capabilities.resources == {"subscribe": True, "listChanged": True}
+            assert client.instructions == "old"
+            assert client.discover_result is None
+            sent = await wire(client)
+    assert [m.get("method") for m in sent[:3]] == [
+        "server/discover",
+        "initialize",
+        "notifications/initialized",
+    ]
+    init = sent[1]
+    assert init["params"] == {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": CLIENT_INFO_WIRE,
+    }
+    assert init["id"] != sent[0]["id"]
+
+
+async def test_legacy_initialize_declares_the_hooks_capabilities():
+    """Giving a hook declares its capability, in the shape of the offered revision."""
+    with trio.fail_after(LIMIT):
+        async with open_client(
+            "--era", "legacy", on_elicitation=no_hook, on_sampling=no_hook, on_roots=no_hook
+        ) as client:
+            sent = await wire(client)
+    (init,) = requests(sent, "initialize")
+    caps = init["params"]["capabilities"]
+    assert caps["sampling"] == {}
+    assert "roots" in caps
+    assert caps["elicitation"] == {"form": {}, "url": {}}
+
+
+async def test_silent_probe_falls_back_to_legacy_after_probe_timeout():
+    """No answer within ``probe_timeout``: legacy; the probe's id is never used again (edge 14, 15)."""
+    with trio.fail_after(LIMIT):
+        async with open_client("--era", "legacy", "--discover", "silence", probe_timeout=0.5) as client:
+            assert client.era == "legacy"
+            assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
+            sent = await wire(client)
+    ids = [m["id"] for m in requests(sent)]
+    assert len(ids) == len(set(ids))
+    assert requests(sent)[0]["method"] == "server/discover"
+
+
+async def test_late_answer_to_the_probe_is_ignored():
+    """A legacy server answering the probe after ``initialize`` (edge 14): dropped, nothing breaks."""
+    with trio.fail_after(LIMIT):
+        async with open_client("--era", "legacy", "--discover", "late", probe_timeout=0.5) as client:
+            assert client.era == "legacy"
+            assert (await client.call_tool("echo", {"text": "still fine"})).text == "still fine"
+            sent = await wire(client)
+    ids = [m["id"] for m in requests(sent)]
+    assert len(ids) == len(set(ids))
+
+
+async def test_probe_error_without_an_id_means_legacy():
+    """An error with ``"id": null`` during the probe (edge 10) ends up legacy, not in a failure."""
+    with trio.fail_after(LIMIT):
+        async with open_client("--era", "legacy", "--discover", "null-id", probe_timeout=0.5) as client:
+            assert client.era == "legacy"
+            assert (await client.call_tool("echo", {"text": "x"})).text == "x"
+
+
+async def test_server_ping_and_log_during_the_probe():
+    """A ping from the server while the era is unknown is answered; a log reaches the sink (edge 18)."""
+    seen = Collector()
+    with trio.fail_after(LIMIT):
+        async with open_client(
+            "--era", "legacy", "--chatty-probe", on_notification=seen.append, probe_timeout=5
+        ) as client:
+            assert client.era == "legacy"
+            await seen.wait_until(lambda notes: "notifications/message" in notes.methods())
+            sent = await wire(client)
+    (answer,) = [m for m in responses(sent) if m["id"] == 1]
+    assert answer["result"] == {}
+    (log,) = [n for n in seen if n["method"] == "notifications/message"]
+    assert log["params"]["data"] == "probe seen"
+
+
+async def test_missing_capability_error_on_the_probe_means_modern():
+    """``-32021`` is a recognised modern error: modern, without a description until ``discover()``."""
+    with trio.fail_after(LIMIT):
+        async with open_client("--era", "modern", "--discover", "-32021") as client:
+            assert client.era == "modern"
+            assert client.protocol_version == MODERN
+            assert client.discover_result is None
+            assert (await client.call_tool("echo", {"text": "ok"})).text == "ok"
+            found = await client.discover()
+            assert found.supported_versions == [MODERN]
+            assert found.server_info is not None
+            sent = await wire(client)
+    assert not requests(sent, "initialize")
+
+
+async def test_unsupported_version_naming_only_unknown_versions():
+    """``-32022`` whose ``supported`` shares nothing with us: VersionMismatch naming both sides."""
+    with trio.fail_after(LIMIT):
+        with pytest.raises(VersionMismatch) as caught:
+            async with open_client("--era", "modern", "--supported", "2099-01-01"):
+                pytest.fail("connected")  # pragma: no cover
+    assert "2099-01-01" in str(caught.value)
+    assert MODERN in str(caught.value)
+    assert caught.value.answered == ("2099-01-01",)
+    assert MODERN in caught.value.offered
+
+
+@pytest.mark.parametrize(
+    ("supported", "expected"),
+    [("2025-11-25,2099-01-01", "2025-11-25"), ("2025-06-18", "2025-06-18")],
+)
+async def test_unsupported_version_with_only_a_legacy_overlap_initializes(tmp_path, supported, expected):
+    """``-32022`` listing only legacy versions we speak: ``initialize`` at the newest (edge 19)."""
+    record = tmp_path / "wire.jsonl"
+    with trio.fail_after(LIMIT):
+        async with open_client("--era", "dual", "--supported", supported, "--record", str(record)) as client:
+            assert client.era == "legacy"
+            assert client.protocol_version == expected
+            assert (await client.call_tool("echo", {"text": "x"})).text == "x"
+    (run,) = recorded(record)
+    assert [m["method"] for m in requests(run)][:2] == ["server/discover", "initialize"]
+    assert requests(run, "initialize")[0]["params"]["protocolVersion"] == expected
+    assert len(requests(run, "server/discover")) == 1
+
+
+async def test_discover_listing_only_legacy_versions_initializes():
+    """A ``DiscoverResult`` whose ``supportedVersions`` overlap us only in legacy (edge 19)."""
+    with trio.fail_after(LIMIT):
+        async with open_client(
+            "--era", "dual", "--discover-versions", "2025-06-18,2099-01-01", on_elicitation=no_hook
+        ) as client:
+            assert client.era == "legacy"
+            assert client.protocol_version == "2025-06-18"
+            sent = await wire(client)
+    (init,) = requests(sent, "initialize")
+    assert init["params"]["protocolVersion"] == "2025-06-18"
+    assert init["params"]["capabilities"] == {"elicitation": {}}
+
+
+async def test_discover_listing_only_unknown_versions_is_a_mismatch():
+    with trio.fail_after(LIMIT):
+        with pytest.raises(VersionMismatch) as caught:
+            async with open_client("--era", "modern", "--discover-versions", "2099-01-01"):
+                pytest.fail("connected")  # pragma: no cover
+    assert "2099-01-01" in str(caught.value)
+    assert caught.value.answered == ("2099-01-01",)
+
+
+async def test_dual_era_server_is_modern_under_auto():
+    with trio.fail_after(LIMIT):
+        async with open_client("--era", "dual") as client:
+            assert client.era == "modern"
+            assert (await client.call_tool("echo", {"text": "x"})).text == "x"
+
+
+async def test_slow_modern_server_taken_for_legacy_switches_to_modern():
+    """The probe times out, ``initialize`` gets ``-32022`` listing 2026-07-28: modern after all (edge 16)."""
+    with trio.fail_after(LIMIT):
+        async with open_client(
+            "--era", "modern", "--discover", "late", "--discover-delay", "1.5", probe_timeout=0.3
+        ) as client:
+            assert client.era == "modern"
+            assert client.protocol_version == MODERN
+            assert client.discover_result is not None
+            assert (await client.call_tool("echo", {"text": "x"})).text == "x"
+            sent = await wire(client)
+    methods = [m["method"] for m in requests(sent)]
+    assert methods[:3] == ["server/discover", "initialize", "server/discover"]
+    ids = [m["id"] for m in requests(sent)]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("death", ["exit", "close-stdout"])
+async def test_server_dying_on_the_probe_is_started_again_and_initialized(tmp_path, death):
+    """A legacy server that exits or closes stdout on the probe: restarted once, ``initialize`` first (edge 17)."""
+    record = tmp_path / "wire.jsonl"
+    with trio.fail_after(LIMIT):
+        async with open_client(
+            "--era", "legacy", "--discover", death, "--record", str(record), on_log=lambda _: None
+        ) as client:
+            assert client.era == "legacy"
+            assert (await client.call_tool("echo", {"text": "again"})).text == "again"
+            sent = await wire(client)
+    assert requests(sent)[0]["method"] == "initialize"
+    assert not requests(sent, "server/discover")
+    first, second = recorded(record)
+    assert [m["method"] for m in requests(first)] == ["server/discover"]
+    assert requests(second)[0]["method"] == "initialize"
+
+
+async def test_server_dying_on_every_probe_is_server_gone():
+    """A modern server that dies on every ``server/discover``: restarted once, then `ServerGone`."""
+    with trio.fail_after(LIMIT):
+        with pytest.raises(ServerGone):
+            async with open_client("--era", "modern", "--discover", "exit", on_log=lambda _: None):
+                pytest.fail("connected")  # pragma: no cover
+
+
+# ---------------------------------------------------------------- pinned
+
+
+async def test_pinned_modern_against_a_modern_server():
+    with trio.fail_after(LIMIT):
+        async with open_client("--era", "modern", protocol=MODERN) as client:
+            assert client.era == "modern"
+            assert client.protocol_version == MODERN
+
+
+async def test_pinned_modern_against_a_legacy_server_is_a_mismatch(tmp_path):
+    record = tmp_path / "wire.jsonl"
+    with trio.fail_after(LIMIT):
+        with pytest.raises(VersionMismatch) as caught:
+            async with open_client("--era", "legacy", "--record", str(record), protocol=MODERN):
+                pytest.fail("connected")  # pragma: no cover
+    assert MODERN in str(caught.value)
+    assert caught.value.offered == (MODERN,)
+    (run,) = recorded(record)
+    assert not requests(run, "initialize")
+
+
+@pytest.mark.slow
+async def test_pinned_modern_waits_for_the_probe_as_for_any_request():
+    """Pinned modern: a silent server is not taken for legacy; the probe times out like a request."""
+    with trio.fail_after(LIMIT):
+        with pytest.raises(RequestTimeout):
+            async with open_client(
+                "--era",
+                "legacy",
+                "--discover",
+                "silence",
+                protocol=MODERN,
+                probe_timeout=0.2,
+                request_timeout=1.0,
+            ):
+                pytest.fail("connected")  # pragma: no cover
+
+
+async def test_pinned_legacy_skips_the_probe(tmp_path):
+    """A pinned initialize-era revision: ``initialize`` offering it, no probe."""
+    with trio.fail_after(LIMIT):
+        async with open_client(
+            "--era",
+            "legacy",
+            protocol="2025-06-18",
+            on_elicitation=no_hook,
+            on_sampling=no_hook,
+            on_roots=no_hook,
+        ) as client:
+            assert client.era == "legacy"
+            assert client.protocol_version == "2025-06-18"
+            sent = await wire(client)
+    assert requests(sent)[0]["method"] == "initialize"
+    assert not requests(sent, "server/discover")
+    params = requests(sent)[0]["params"]
+    assert params["protocolVersion"] == "2025-06-18"
+    assert params["capabilities"]["elicitation"] == {}
+    assert params["capabilities"]["sampling"] == {}
+    assert "roots" in params["capabilities"]
+
+
+async def test_pinned_2025_03_26_declares_no_elicitation():
+    """Elicitation did not exist before 2025-06-18: a hook does not declare it there."""
+    with trio.fail_after(LIMIT):
+        async with open_client(
+            "--era", "legacy", protocol="2025-03-26", on_elicitation=no_hook, on_sampling=no_hook
+        ) as client:
+            assert client.protocol_version == "2025-03-26"
+            sent = await wire(client)
+    caps = requests(sent, "initialize")[0]["params"]["capabilities"]
+    assert "elicitation" not in caps
+    assert caps["sampling"] == {}
+
+
+async def test_pinned_legacy_against_a_modern_server_is_a_mismatch_naming_both_sides():
+    """``initialize`` refused with ``-32022`` by a modern server, the protocol pinned to legacy."""
+    with trio.fail_after(LIMIT):
+        with pytest.raises(VersionMismatch) as caught:
+            async with open_client("--era", "modern", protocol="2025-11-25"):
+                pytest.fail("connected")  # pragma: no cover
+    assert "2025-11-25" in str(caught.value)
+    assert MODERN in str(caught.value)
+    assert caught.value.offered == ("2025-11-25",)
+    assert caught.value.answered == (MODERN,)
+
+
+async def test_unknown_pinned_protocol_is_refused_before_starting():
+    with pytest.raises(ValueError, match="protocol"):
+        async with open_client(protocol="1999-01-01"):
+            pytest.fail("connected")  # pragma: no cover
+
+
+@pytest.mark.parametrize("options", [{"probe_timeout": 0}, {"max_rounds": 0}])
+async def test_bad_options_are_refused(options):
+    with pytest.raises(ValueError, match="must be"):
+        async with open_client(**options):
+            pytest.fail("connected")  # pragma: no cover
+
+
+# ------------------------------------------------------- initialize answer
+
+
+@pytest.mark.parametrize("answered", ["2026-07-28", "1999-01-01", "2025-11-26"])
+async def test_initialize_answered_with_an_unknown_version_disconnects(tmp_path, answered):
+    """The server picks a version we do not speak in the initialize era (edge 21)."""
+    record = tmp_path / "wire.jsonl"
+    with trio.fail_after(LIMIT):
+        with pytest.raises(VersionMismatch) as caught:
+            async with open_client("--era", "legacy", "--init-version", answered, "--record", str(record)):
+                pytest.fail("connected")  # pragma: no cover
+    assert answered in str(caught.value)
+    assert "2025-11-25" in str(caught.value)
+    assert caught.value.answered == (answered,)
+    (run,) = recorded(record)
+    assert not notifications(run, "notifications/initialized")
+    assert [m["method"] for m in requests(run)] == ["server/discover", "initialize"]
+
+
+async def test_initialize_answered_with_an_older_version_is_accepted():
+    with trio.fail_after(LIMIT):
+        async with open_client("--era", "legacy", "--init-version", "2025-03-26") as client:
+            assert client.era == "legacy"
+            assert client.protocol_version == "2025-03-26"
+            assert (await client.call_tool("echo", {"text": "x"})).text == "x"
+
+
+async def test_initialize_is_never_cancelled_on_timeout(tmp_path):
+    """``initialize`` outliving ``request_timeout``: `RequestTimeout`, and no ``notifications/cancelled``."""
+    record = tmp_path / "wire.jsonl"
+    with trio.fail_after(LIMIT):
+        with pytest.raises(RequestTimeout):
+            async with open_client(
+                "--era", "legacy", "--init-delay", "5", "--record", str(record), request_timeout=0.5
+            ):
+                pytest.fail("connected")  # pragma: no cover
+    (run,) = recorded(record)
+    (init,) = requests(run, "initialize")
+    cancels = notifications(run, "notifications/cancelled")
+    assert init["id"] not in [c["params"].get("requestId") for c in cancels]
+
+
+async def test_initialize_is_never_cancelled_when_the_caller_gives_up(tmp_path):
+    """The caller's scope cancelled during ``initialize``: Cancelled (no ExceptionGroup), no cancel sent."""
+    record = tmp_path / "wire.jsonl"
+    with trio.fail_after(LIMIT):
+        with trio.move_on_after(0.5) as scope:
+            async with open_client("--era", "legacy", "--init-delay", "5", "--record", str(record)):
+                pytest.fail("connected")  # pragma: no cover
+    assert scope.cancelled_caught
+    (run,) = recorded(record)
+    (init,) = requests(run, "initialize")
+    cancels = notifications(run, "notifications/cancelled")
+    assert init["id"] not in [c["params"].get("requestId") for c in cancels]
+
+
+# ------------------------------------------------------------ open_client
+
+
+async def test_open_client_over_a_transport_you_opened():
+    """``open_client`` speaks over your transport and leaves it open."""
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_stdio_transport(sys.executable, server_args("--era", "legacy")) as transport:
+            async with trio_mcp.open_client(transport) as client:
+                assert client.transport is transport
+                assert client.era == "legacy"
+                assert (await client.call_tool("echo", {"text": "mine"})).text == "mine"
+            assert await transport.request("ping") == {}
+
+
+async def test_open_client_modern_over_a_transport_you_opened():
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_stdio_transport(sys.executable, server_args("--era", "modern")) as transport:
+            async with trio_mcp.open_client(transport, protocol=MODERN) as client:
+                assert client.era == "modern"
+                assert (await client.call_tool("add", {"a": 2, "b": 3})).structured_content == {"sum": 5}
+            with pytest.raises(RpcError):
+                # No envelope: the modern server refuses it, over the still-open transport.
+                await transport.request("tools/list")
+
+
+async def test_open_client_does_not_restart_a_server_that_died_on_the_probe():
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_stdio_transport(
+            sys.executable, server_args("--era", "legacy", "--discover", "exit")
+        ) as transport:
+            with pytest.raises(ServerGone):
+                async with trio_mcp.open_client(transport):
+                    pytest.fail("connected")  # pragma: no cover
