@@ -33,7 +33,7 @@ import attrs
 import pytest
 from hypothesis import given, strategies as st
 
-from trio_mcp import ProtocolError
+from trio_mcp import ProtocolError, _models as models
 from trio_mcp._models import (
     Annotations,
     AudioContent,
@@ -1067,9 +1067,11 @@ def test_cattrs_is_imported_on_first_use_only():
     code = """
 import sys
 import trio_mcp
-from trio_mcp._models import CallToolResult, structure
+from trio_mcp._models import CallToolResult, ListToolsResult, structure
 assert "cattrs" not in sys.modules, "cattrs imported too early"
-structure({"content": []}, CallToolResult)
+structure({"content": [{"type": "text", "text": "plain"}]}, CallToolResult)
+assert "cattrs" not in sys.modules, "the plain tool result needs no converter"
+structure({"tools": []}, ListToolsResult)
 assert "cattrs" in sys.modules
 print("ok")
 """
@@ -1202,3 +1204,51 @@ def test_to_wire_of_any_dict_returns_it_or_raises_type_error(data):
         assert out is data
         return
     assert "CallToolResult" in error
+
+
+@pytest.mark.property
+@given(
+    texts=st.lists(st.text(max_size=8), max_size=4),
+    is_error=st.none() | st.booleans() | st.integers(0, 1),
+    meta=st.none() | st.dictionaries(st.text(max_size=4), json_scalars, max_size=2) | st.integers(),
+    structured=st.none() | json_scalars,
+    result_type=st.sampled_from([None, "complete"]),
+    odd_block=st.none()
+    | st.sampled_from(
+        [
+            {"type": "text"},
+            {"type": "text", "text": 1},
+            {"type": "image", "data": "", "mimeType": "m"},
+            {"type": "text", "text": "t", "x": 1},
+            "text",
+        ]
+    ),
+)
+def test_plain_tool_results_take_the_fast_path_with_the_same_outcome(
+    texts, is_error, meta, structured, result_type, odd_block
+):
+    """The converter-free path for text-only tool results agrees with the converter, errors included."""
+    content = [{"type": "text", "text": text} for text in texts]
+    if odd_block is not None:
+        content.append(odd_block)
+    optional = {
+        "isError": is_error,
+        "_meta": meta,
+        "structuredContent": structured,
+        "resultType": result_type,
+    }
+    data = {"content": content, **{key: value for key, value in optional.items() if value is not None}}
+    hook = models._converter().get_structure_hook(CallToolResult)
+    try:
+        expected = hook(data, CallToolResult)
+    except Exception:
+        expected = None
+    fast = models._plain_call_tool_result(data)
+    if fast is not None:
+        assert fast == expected
+    try:
+        got = structure(data, CallToolResult)
+    except ProtocolError:
+        assert expected is None
+    else:
+        assert got == expected

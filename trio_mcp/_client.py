@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Self, TypeAlias, TypeVar, overload
@@ -329,6 +330,8 @@ class Client:
         self._tokens = itertools.count(1)
         self._probing = False
         self._input_caps: dict[str, JSON] = {}
+        self._envelope: dict[str, JSON] | None = None
+        self._envelope_level: str | None = None
         if capabilities is not None and not isinstance(capabilities, Mapping):
             raise TypeError("capabilities must be a mapping (a ClientCapabilities object)")
         self._extra_caps = dict(capabilities) if capabilities else {}
@@ -487,6 +490,16 @@ class Client:
 
     # ------------------------------------------------------------ sending
 
+    def _input_envelope(self) -> dict[str, JSON]:
+        """The ``_meta`` of a plain request that may ask for input (shared; never mutated)."""
+        if self._envelope is None or self._envelope_level != self.log_level:
+            assert self.protocol_version is not None
+            self._envelope_level = self.log_level
+            self._envelope = modern_meta(
+                self.protocol_version, self._input_caps, self._client_info, log_level=self.log_level
+            )
+        return self._envelope
+
     def _declared(self, version: str) -> dict[str, JSON]:
         """What to declare at ``version``: the hooks' capabilities, then the ``capabilities`` option."""
         return {**declare(self._hooks, version), **self._extra_caps}
@@ -607,6 +620,7 @@ class Client:
         input_responses: Mapping[str, JSON] | None,
         request_state: str | None,
         options: dict[str, Any],
+        first_result: dict[str, JSON] | None = None,
     ) -> tuple[M | InputRequiredResult, int]:
         if self.era == "legacy":
             if input_responses is not None or request_state is not None:
@@ -616,21 +630,25 @@ class Client:
                     era="legacy",
                 )
             return await self._typed(method, params, model, options), 0
-        first = (
-            retry_params(params, dict(input_responses) if input_responses else None, request_state)
-            if input_responses is not None or request_state is not None
-            else params
-        )
-        rounds = 0
-        with trio.move_on_after(
-            self.input_timeout if self.input_timeout is not None else float("inf")
-        ) as scope:
-            round_params = first
+        budget = self.input_timeout
+        deadline = trio.current_time() + budget if budget is not None else math.inf
+        if first_result is None:
+            round_params = (
+                retry_params(params, dict(input_responses) if input_responses else None, request_state)
+                if input_responses is not None or request_state is not None
+                else params
+            )
+            result = await self.request(method, round_params, for_input=True, **options)
+        else:
+            result = first_result
+        rounds = 1
+        if result_type(method, result) == "complete":
+            return structure(result, model), rounds
+        # Input is needed: from here on the whole operation, hooks included,
+        # runs against input_timeout (no cancel scope is paid for when the
+        # first answer is complete, by far the common case).
+        with trio.move_on_at(deadline) as scope:
             while True:
-                result = await self.request(method, round_params, for_input=True, **options)
-                rounds += 1
-                if result_type(method, result) == "complete":
-                    return structure(result, model), rounds
                 asked = structure(result, InputRequiredResult)
                 if manual:
                     return asked, rounds
@@ -650,6 +668,10 @@ class Client:
                     # Rounds that carry only state: back off a little.
                     await trio.sleep(min(0.01 * 2 ** (rounds - 2), 1.0))
                 round_params = retry_params(params, answers, asked.request_state)
+                result = await self.request(method, round_params, for_input=True, **options)
+                rounds += 1
+                if result_type(method, result) == "complete":
+                    return structure(result, model), rounds
         assert scope.cancelled_caught
         raise RequestTimeout(
             f"{method} did not complete within input_timeout={self.input_timeout} s ({rounds} rounds)",
@@ -808,7 +830,34 @@ class Client:
         """
         params: dict[str, JSON] = {"name": name}
         if arguments is not None:
-            params["arguments"] = dict(arguments)
+            params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
+        first: dict[str, JSON] | None = None
+        if (
+            not manual
+            and input_responses is None
+            and request_state is None
+            and on_progress is None
+            and on_notification is None
+            and meta is None
+        ):
+            # The common case, flat: one request, no callbacks.
+            if self.era == "legacy":
+                return structure(await self.transport.request("tools/call", params), CallToolResult)
+            if self.era == "modern":
+                try:
+                    first = await self.transport.request(
+                        "tools/call", {**params, "_meta": self._input_envelope()}
+                    )
+                except RpcError as exc:
+                    if exc.code != MISSING_CLIENT_CAPABILITY or not self._can_declare(
+                        exc.data, self._input_caps
+                    ):
+                        raise
+                    # The general path below retries with what we can declare.
+                else:
+                    kind = first.get("resultType")
+                    if kind is None or kind == "complete":
+                        return structure(first, CallToolResult)
         result, _ = await self._with_input(
             "tools/call",
             params,
@@ -817,6 +866,7 @@ class Client:
             input_responses=input_responses,
             request_state=request_state,
             options={"on_progress": on_progress, "on_notification": on_notification, "meta": meta},
+            first_result=first,
         )
         return result
 

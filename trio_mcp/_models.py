@@ -1544,6 +1544,10 @@ def structure(data: Any, cls: Any) -> Any:
     the model's shape, naming the model and the path of the bad field, and
     `TypeError` if ``cls`` is not a model.
     """
+    if cls is CallToolResult:
+        fast = _plain_call_tool_result(data)
+        if fast is not None:
+            return fast
     try:
         hook = _structurers[cls]
     except KeyError:
@@ -1552,6 +1556,37 @@ def structure(data: Any, cls: Any) -> Any:
         return hook(data, cls)
     except Exception as exc:
         raise ProtocolError(f"bad {_name(cls)} from the server: {_explain(exc)}") from None
+
+
+_PLAIN_RESULT_KEYS: Final = frozenset({"content", "resultType", "isError", "structuredContent", "_meta"})
+
+
+def _plain_call_tool_result(data: Any) -> CallToolResult | None:
+    """The common tool result, text blocks only, built without the converter.
+
+    Returns `None` for anything else (the converter then does the work and
+    the checking): unknown keys, other blocks, fields of the wrong type.
+    """
+    if type(data) is not dict or not _PLAIN_RESULT_KEYS.issuperset(data):
+        return None
+    content = data.get("content", ())
+    if type(content) is not list:
+        return None
+    blocks: list[ContentBlock] = []
+    for block in content:
+        if type(block) is not dict or len(block) != 2 or block.get("type") != "text":
+            return None
+        text = block.get("text")
+        if type(text) is not str:
+            return None
+        blocks.append(TextContent(text=text))
+    is_error = data.get("isError")
+    meta = data.get("_meta")
+    if (is_error is not None and type(is_error) is not bool) or (meta is not None and type(meta) is not dict):
+        return None
+    return CallToolResult(
+        content=blocks, structured_content=data.get("structuredContent"), is_error=bool(is_error), meta=meta
+    )
 
 
 def _unstructurer(cls: type) -> Callable[[Any], dict[str, Any]]:
