@@ -5,7 +5,8 @@ answers every complete line of a chunk, and writes the answers of the chunk
 with one ``write``: under load the answers are batched, and a lone request is
 still answered at once (nothing waits for more input).
 
-Methods (any other method is echoed):
+Raw methods, for the transport benchmarks (any method not listed here is
+echoed):
 
 * ``big``: the result is ``{"data": "xxx..."}`` with ``params["size"]`` bytes
   of data; the encoded answer is cached per size, so the server costs little
@@ -13,6 +14,23 @@ Methods (any other method is echoed):
 * ``hold``: answers are held back until ``params["n"]`` of them are held, then
   all are written at once (to keep ``n`` requests in flight in the client).
 * anything else: the result is the request's params (``{}`` without params).
+
+MCP, for the ``call_tool`` benchmarks: just enough of both protocol eras for
+a real client to connect and call one tool. The server is stateless, so it
+serves either era on any request:
+
+* ``server/discover`` (modern, 2026-07-28): a ``DiscoverResult`` with the
+  ``tools`` capability, the server's identity in ``_meta``.
+* ``initialize`` (legacy): an ``InitializeResult`` for the version asked for
+  (or the newest legacy one); ``notifications/initialized`` is a notification,
+  so it is ignored like every other.
+* ``tools/list``: one tool, ``echo``, taking ``{"text": string}``.
+* ``tools/call`` of ``echo``: ``{"content": [{"type": "text", "text": <text>}]}``.
+
+A request whose params carry the modern ``_meta`` envelope (a
+``io.modelcontextprotocol/protocolVersion`` key) gets modern results, with
+``resultType`` (and ``ttlMs``/``cacheScope`` where the schema asks for
+them); an unknown version there gets error -32022. ``ping`` is echoed.
 
 Notifications (messages without an id) are read and ignored. Only the
 standard library is needed; orjson is used when it is importable.
@@ -49,6 +67,110 @@ except ImportError:  # pragma: no cover - the benchmarks normally have orjson
 
 _READ_SIZE = 1 << 20
 
+MODERN_VERSION = "2026-07-28"
+LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+SERVER_INFO = {"name": "trio-mcp-bench-echo", "version": "1.0.0"}
+ECHO_TOOL = {
+    "name": "echo",
+    "description": "Answer with the text it is given.",
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+}
+
+
+def _result(request_id: object, result: object) -> bytes:
+    return _dumps_line({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def _error(request_id: object, code: int, message: str, data: object = None) -> bytes:
+    error: dict[str, object] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return _dumps_line({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+def _era(params: object) -> str | None:
+    """The modern version a request's ``_meta`` envelope names, or None for a legacy request."""
+    if isinstance(params, dict):
+        meta = params.get("_meta")
+        if isinstance(meta, dict):
+            version = meta.get(VERSION_KEY)
+            if version is not None:
+                return str(version)
+    return None
+
+
+def _unsupported(request_id: object, version: str) -> bytes:
+    return _error(
+        request_id,
+        -32022,
+        f"unsupported protocol version {version!r}",
+        {"supported": [MODERN_VERSION], "requested": version},
+    )
+
+
+def _discover(request_id: object, params: object) -> bytes:
+    version = _era(params)
+    if version is None:
+        return _error(request_id, -32602, "server/discover needs the _meta envelope")
+    if version != MODERN_VERSION:
+        return _unsupported(request_id, version)
+    return _result(
+        request_id,
+        {
+            "resultType": "complete",
+            "supportedVersions": [MODERN_VERSION],
+            "capabilities": {"tools": {}},
+            "ttlMs": 0,
+            "cacheScope": "public",
+            "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO},
+        },
+    )
+
+
+def _initialize(request_id: object, params: object) -> bytes:
+    asked = params.get("protocolVersion") if isinstance(params, dict) else None
+    version = asked if asked in LEGACY_VERSIONS else LEGACY_VERSIONS[-1]
+    return _result(
+        request_id, {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": SERVER_INFO}
+    )
+
+
+def _tools_list(request_id: object, params: object) -> bytes:
+    version = _era(params)
+    if version is None:
+        return _result(request_id, {"tools": [ECHO_TOOL]})
+    if version != MODERN_VERSION:
+        return _unsupported(request_id, version)
+    return _result(
+        request_id, {"tools": [ECHO_TOOL], "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}
+    )
+
+
+def _tools_call(request_id: object, params: object) -> bytes:
+    if not isinstance(params, dict) or params.get("name") != "echo":
+        name = params.get("name") if isinstance(params, dict) else None
+        return _error(request_id, -32602, f"unknown tool {name!r}")
+    arguments = params.get("arguments")
+    text = arguments.get("text") if isinstance(arguments, dict) else None
+    if not isinstance(text, str):
+        return _error(request_id, -32602, "echo takes one argument, text, a string")
+    result: dict[str, object] = {"content": [{"type": "text", "text": text}]}
+    version = _era(params)
+    if version is not None:
+        if version != MODERN_VERSION:
+            return _unsupported(request_id, version)
+        result["resultType"] = "complete"
+    return _result(request_id, result)
+
+
+MCP_METHODS = {
+    "server/discover": _discover,
+    "initialize": _initialize,
+    "tools/list": _tools_list,
+    "tools/call": _tools_call,
+}
+
 
 def _write_all(data: bytes) -> None:
     view = memoryview(data)
@@ -58,6 +180,7 @@ def _write_all(data: bytes) -> None:
 
 
 def main() -> None:
+    mcp_methods = MCP_METHODS
     big_tails: dict[int, bytes] = {}
     held: list[bytes] = []
     pending = b""
@@ -91,7 +214,11 @@ def main() -> None:
                     out.extend(held)
                     held.clear()
             else:
-                out.append(_dumps_line({"jsonrpc": "2.0", "id": request_id, "result": params or {}}))
+                answer = mcp_methods.get(method)
+                if answer is not None:
+                    out.append(answer(request_id, params))
+                else:
+                    out.append(_dumps_line({"jsonrpc": "2.0", "id": request_id, "result": params or {}}))
         if out:
             _write_all(out[0] if len(out) == 1 else b"".join(out))
 

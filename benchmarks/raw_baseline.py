@@ -20,6 +20,11 @@ teardown), and with the fastest plain write path:
 * One reader task. It splits stdout on LF (joining a long line's chunks once),
   decodes each line with orjson and hands the message to the slot of its id.
 * A request is a `trio.Event` in a dict, keyed by id.
+
+For the ``call_tool`` benchmarks, `RawClient.call_tool` sends a ``tools/call``
+request with the modern (2026-07-28) ``_meta`` envelope, a constant, and
+returns the result as decoded: no ``server/discover``, no model classes, no
+``resultType`` check.
 """
 
 from __future__ import annotations
@@ -33,9 +38,16 @@ from typing import Any, Literal
 import orjson
 import trio
 
-__all__ = ["WRITE_MODES", "RawClient", "WriteMode", "open_raw_client"]
+__all__ = ["ENVELOPE", "WRITE_MODES", "RawClient", "WriteMode", "open_raw_client"]
 
 _READ_SIZE = 256 * 1024
+
+#: The ``_meta`` of every modern request: the version, no optional capabilities, who we are.
+ENVELOPE: dict[str, Any] = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "raw-baseline", "version": "0"},
+}
 
 WriteMode = Literal["send_all", "os.write"]
 WRITE_MODES: tuple[WriteMode, ...] = ("send_all", "os.write")
@@ -74,6 +86,13 @@ class RawClient:
         self._queued.set()
         await slot.event.wait()
         return slot.message["result"]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
+        """Call a tool (modern era); return the ``result`` of the answer as decoded."""
+        params: dict[str, Any] = {"name": name, "_meta": ENVELOPE}
+        if arguments is not None:
+            params["arguments"] = arguments
+        return await self.request("tools/call", params)
 
     async def _write(self) -> None:
         stdin = self._process.stdin
