@@ -102,51 +102,15 @@ DEFINITION = {
 }
 
 #: Every model class (UnknownContent is tested on its own: no schema has it).
-MODEL_CLASSES = (
-    Annotations,
-    Icon,
-    Implementation,
-    TextResourceContents,
-    BlobResourceContents,
-    TextContent,
-    ImageContent,
-    AudioContent,
-    ResourceLink,
-    EmbeddedResource,
-    ToolUseContent,
-    ToolResultContent,
-    ToolAnnotations,
-    Tool,
-    CallToolResult,
-    ListToolsResult,
-    PromptArgument,
-    Prompt,
-    PromptMessage,
-    GetPromptResult,
-    ListPromptsResult,
-    Resource,
-    ResourceTemplate,
-    ReadResourceResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    Completion,
-    CompleteResult,
-    Root,
-    ListRootsResult,
-    ElicitFormParams,
-    ElicitUrlParams,
-    ElicitResult,
-    SamplingMessage,
-    ModelHint,
-    ModelPreferences,
-    CreateMessageParams,
-    CreateMessageResult,
-    InputRequest,
-    InputRequiredResult,
-    ServerCapabilities,
-    DiscoverResult,
-    InitializeResult,
-)
+MODEL_CLASSES = models._MODELS
+
+
+def test_every_public_model_is_registered():
+    """A model class missing from the registry would escape every test below."""
+    public = {getattr(models, name) for name in models.__all__}
+    classes = {obj for obj in public if isinstance(obj, type) and attrs.has(obj)}
+    assert classes - {UnknownContent} == set(MODEL_CLASSES)
+
 
 RESULTS = (
     CallToolResult,

@@ -80,7 +80,7 @@ from ._session import (
     result_type,
     retry_params,
 )
-from ._transport import DEFAULT, RequestTimeout, StdioTransport, _Default
+from ._transport import DEFAULT, NotificationStream, RequestTimeout, StdioTransport, _Default
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ class _ProbeKilledServer(Exception):
         self.gone = gone
 
 
-class Subscription:
+class Subscription(NotificationStream):
     """The notifications of one ``subscriptions/listen`` stream (2026-07-28).
 
     Made by `Client.listen`. Iterate over it with ``async for`` to get each
@@ -153,38 +153,15 @@ class Subscription:
     """
 
     def __init__(self, buffer: int) -> None:
+        super().__init__(buffer)
         self.acknowledged: dict[str, JSON] = {}
-        self.dropped = 0
-        self._send, self._receive = trio.open_memory_channel[dict[str, JSON]](buffer)
         self._acked = trio.Event()
         self._finished = trio.Event()
-        self._error: BaseException | None = None
         self._scope = trio.CancelScope()
 
-    def _put(self, note: dict[str, JSON]) -> None:
-        try:
-            self._send.send_nowait(note)
-        except trio.WouldBlock:
-            self.dropped += 1
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            pass
-
-    def _end(self, error: BaseException | None) -> None:
-        if self._error is None:
-            self._error = error
-        self._send.close()
+    def _end(self, error: MCPError | None) -> None:
+        super()._end(error)
         self._acked.set()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> dict[str, JSON]:
-        try:
-            return await self._receive.receive()
-        except trio.EndOfChannel:
-            if self._error is not None:
-                raise self._error from None
-            raise StopAsyncIteration from None
 
 
 class Pages(Generic[T]):
@@ -1173,7 +1150,7 @@ class Client:
                 sub.acknowledged = filt if isinstance(filt, dict) else {}
                 sub._acked.set()
                 return
-            sub._put(note)
+            sub._publish(note)
 
         try:
             with sub._scope:
@@ -1183,9 +1160,6 @@ class Client:
             sub._end(None)
         except MCPError as exc:
             sub._end(exc)
-        except BaseException as exc:  # pragma: no cover - a bug of ours
-            sub._end(exc)
-            raise
         finally:
             sub._end(None)
             sub._finished.set()
