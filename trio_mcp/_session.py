@@ -109,6 +109,19 @@ def _listed(value: object) -> tuple[str, ...]:
     return ()
 
 
+def _legacy_overlap(listed: object, said: str) -> Legacy:
+    """`Legacy` at the newest initialize-era version the server listed too, else `VersionMismatch`."""
+    legacy = _shared(listed, LEGACY_VERSIONS)
+    if legacy is not None:
+        return Legacy(legacy, f"the server's supported versions share only {legacy} with us")
+    ours = MODERN_VERSIONS + LEGACY_VERSIONS
+    raise VersionMismatch(
+        f"{said} {list(_listed(listed))}; this client speaks {list(ours)}",
+        offered=ours,
+        answered=_listed(listed),
+    )
+
+
 def judge_probe(
     result: dict[str, JSON] | None,
     error: RpcError | None,
@@ -135,17 +148,9 @@ def judge_probe(
         version = _shared(listed, MODERN_VERSIONS)
         if version is not None:
             return Modern(version, result)
-        legacy = _shared(listed, LEGACY_VERSIONS)
-        if legacy is not None:
-            # A dual-era server whose only overlap with us is legacy: it
-            # accepts initialize at that version.
-            return Legacy(legacy, f"the server's supportedVersions share only {legacy} with us")
-        raise VersionMismatch(
-            f"the server supports {list(_listed(listed))}; this client speaks"
-            f" {list(MODERN_VERSIONS + LEGACY_VERSIONS)}",
-            offered=MODERN_VERSIONS + LEGACY_VERSIONS,
-            answered=_listed(listed),
-        )
+        # A dual-era server whose only overlap with us is legacy accepts
+        # initialize at that version.
+        return _legacy_overlap(listed, "the server supports")
     if error is None:
         return Legacy(legacy_offer, "no answer to server/discover within the probe timeout")
     if error.code == UNSUPPORTED_PROTOCOL_VERSION:
@@ -154,15 +159,7 @@ def judge_probe(
         version = _shared(listed, MODERN_VERSIONS)
         if version is not None and version != requested:
             return Modern(version, None, retry=True)
-        legacy = _shared(listed, LEGACY_VERSIONS)
-        if legacy is not None:
-            return Legacy(legacy, f"the server's supported versions share only {legacy} with us")
-        raise VersionMismatch(
-            f"the server refused protocol version {requested} and supports"
-            f" {list(_listed(listed))}; this client speaks {list(MODERN_VERSIONS + LEGACY_VERSIONS)}",
-            offered=MODERN_VERSIONS + LEGACY_VERSIONS,
-            answered=_listed(listed),
-        )
+        return _legacy_overlap(listed, f"the server refused protocol version {requested} and supports")
     if error.code in (MISSING_CLIENT_CAPABILITY, HEADER_MISMATCH):
         # Recognised modern errors: the server is modern, even though it
         # would not describe itself.
