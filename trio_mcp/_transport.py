@@ -391,6 +391,8 @@ class StdioTransport:
         self._scopes: list[trio.CancelScope] = []
         self._failure: MCPError | None = None
         self._started = False
+        # Set once the server is running (entering got past _open_io).
+        self._opened = False
         self._closing = False
         self._closed = trio.Event()
         self._gone_started = False
@@ -429,24 +431,45 @@ class StdioTransport:
             raise RuntimeError("a StdioTransport can only be entered once")
         self._started = True
         try:
-            proc = await self._spawn()
+            await self._open_io()
         except SpawnFailed as exc:
             self._failure = exc
             self._closed.set()
             raise
-        self._proc = proc
-        assert proc.stdin is not None
-        self._fd = proc.stdin.fileno()  # type: ignore[attr-defined]
+        self._opened = True
         self._nursery_manager = trio.open_nursery()
         self._nursery = await self._nursery_manager.__aenter__()
-        self._spawn_task(self._read_stdout)
-        self._spawn_task(self._read_stderr)
-        self._spawn_task(self._watch_process)
-        self._spawn_task(self._write_queued)
+        self._start_io_tasks()
         self._spawn_task(self._expire_requests)
         if self._sink is not None:
             self._spawn_task(self._run_sink)
         return self
+
+    # The three methods below are all that is specific to a child process in
+    # the transport's lifecycle (with _write and _terminate); an in-memory
+    # transport (``trio_mcp.testing``) overrides them.
+
+    async def _open_io(self) -> None:
+        """Start the server process; raises `SpawnFailed`."""
+        proc = await self._spawn()
+        self._proc = proc
+        assert proc.stdin is not None
+        self._fd = proc.stdin.fileno()  # type: ignore[attr-defined]
+
+    def _start_io_tasks(self) -> None:
+        """Start the tasks that move bytes and watch the process (in our nursery)."""
+        self._spawn_task(self._read_stdout)
+        self._spawn_task(self._read_stderr)
+        self._spawn_task(self._watch_process)
+        self._spawn_task(self._write_queued)
+
+    async def _release_io(self) -> None:
+        """Close the pipes, once the process is gone and the tasks are cancelled."""
+        proc = self._proc
+        assert proc is not None
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                await stream.aclose()
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -543,8 +566,8 @@ class StdioTransport:
         ``kill_grace + 3`` seconds at worst). A second call waits for the
         first to finish.
         """
-        if self._closing or not self._started or self._proc is None:
-            if self._started and self._proc is not None:
+        if self._closing or not self._started or not self._opened:
+            if self._started and self._opened:
                 await self._closed.wait()
             else:
                 await trio.lowlevel.checkpoint()
@@ -558,10 +581,7 @@ class StdioTransport:
             await self._terminate()
             for scope in self._scopes:
                 scope.cancel()
-            proc = self._proc
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                if stream is not None:
-                    await stream.aclose()
+            await self._release_io()
         self._closed.set()
 
     async def _terminate(self) -> None:
@@ -611,7 +631,7 @@ class StdioTransport:
     def _check_usable(self) -> None:
         if self._failure is not None:
             raise _fresh(self._failure)
-        if not self._started or self._proc is None:
+        if not self._started or not self._opened:
             raise RuntimeError("use the transport inside 'async with open_stdio_transport(...)'")
 
     async def request(
