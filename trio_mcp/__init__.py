@@ -1,12 +1,15 @@
-"""trio_mcp: a Trio-native client for the Model Context Protocol over stdio."""
+"""trio_mcp: a Trio-native client for the Model Context Protocol over stdio.
 
-from ._client import (
-    Client as Client,
-    Pages as Pages,
-    Subscription as Subscription,
-    open_client as open_client,
-    open_stdio_client as open_stdio_client,
-)
+The exceptions are imported with the package; everything else (the client,
+the models, the transport) on first use, so that a program that only needs
+part of the package, such as the bundled demo server, starts fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._errors import (
     InputRequestFailed as InputRequestFailed,
     MCPError as MCPError,
@@ -19,62 +22,72 @@ from ._errors import (
     TransportClosed as TransportClosed,
     VersionMismatch as VersionMismatch,
 )
-from ._models import (
-    Annotations as Annotations,
-    AudioContent as AudioContent,
-    BlobResourceContents as BlobResourceContents,
-    CallToolResult as CallToolResult,
-    CompleteResult as CompleteResult,
-    Completion as Completion,
-    ContentBlock as ContentBlock,
-    CreateMessageParams as CreateMessageParams,
-    CreateMessageResult as CreateMessageResult,
-    DiscoverResult as DiscoverResult,
-    ElicitFormParams as ElicitFormParams,
-    ElicitRequestParams as ElicitRequestParams,
-    ElicitResult as ElicitResult,
-    ElicitUrlParams as ElicitUrlParams,
-    EmbeddedResource as EmbeddedResource,
-    GetPromptResult as GetPromptResult,
-    Icon as Icon,
-    ImageContent as ImageContent,
-    Implementation as Implementation,
-    InitializeResult as InitializeResult,
-    InputRequest as InputRequest,
-    InputRequiredResult as InputRequiredResult,
-    ListPromptsResult as ListPromptsResult,
-    ListResourcesResult as ListResourcesResult,
-    ListResourceTemplatesResult as ListResourceTemplatesResult,
-    ListRootsResult as ListRootsResult,
-    ListToolsResult as ListToolsResult,
-    ModelHint as ModelHint,
-    ModelPreferences as ModelPreferences,
-    Prompt as Prompt,
-    PromptArgument as PromptArgument,
-    PromptMessage as PromptMessage,
-    ReadResourceResult as ReadResourceResult,
-    Resource as Resource,
-    ResourceLink as ResourceLink,
-    ResourceTemplate as ResourceTemplate,
-    Root as Root,
-    SamplingMessage as SamplingMessage,
-    ServerCapabilities as ServerCapabilities,
-    TextContent as TextContent,
-    TextResourceContents as TextResourceContents,
-    Tool as Tool,
-    ToolAnnotations as ToolAnnotations,
-    ToolResultContent as ToolResultContent,
-    ToolUseContent as ToolUseContent,
-    UnknownContent as UnknownContent,
-)
-from ._transport import (
-    NotificationStream as NotificationStream,
-    RequestTimeout as RequestTimeout,
-    StdioTransport as StdioTransport,
-    TransportStatistics as TransportStatistics,
-    TrioMCPInternalError as TrioMCPInternalError,
-    open_stdio_transport as open_stdio_transport,
-)
+
+if TYPE_CHECKING:
+    from ._client import (
+        Client as Client,
+        Pages as Pages,
+        Subscription as Subscription,
+        open_client as open_client,
+        open_stdio_client as open_stdio_client,
+    )
+    from ._models import (
+        Annotations as Annotations,
+        AudioContent as AudioContent,
+        BlobResourceContents as BlobResourceContents,
+        CallToolResult as CallToolResult,
+        CompleteResult as CompleteResult,
+        Completion as Completion,
+        ContentBlock as ContentBlock,
+        CreateMessageParams as CreateMessageParams,
+        CreateMessageResult as CreateMessageResult,
+        DiscoverResult as DiscoverResult,
+        ElicitFormParams as ElicitFormParams,
+        ElicitRequestParams as ElicitRequestParams,
+        ElicitResult as ElicitResult,
+        ElicitUrlParams as ElicitUrlParams,
+        EmbeddedResource as EmbeddedResource,
+        GetPromptResult as GetPromptResult,
+        Icon as Icon,
+        ImageContent as ImageContent,
+        Implementation as Implementation,
+        InitializeResult as InitializeResult,
+        InputRequest as InputRequest,
+        InputRequiredResult as InputRequiredResult,
+        ListPromptsResult as ListPromptsResult,
+        ListResourcesResult as ListResourcesResult,
+        ListResourceTemplatesResult as ListResourceTemplatesResult,
+        ListRootsResult as ListRootsResult,
+        ListToolsResult as ListToolsResult,
+        ModelHint as ModelHint,
+        ModelPreferences as ModelPreferences,
+        Prompt as Prompt,
+        PromptArgument as PromptArgument,
+        PromptMessage as PromptMessage,
+        ReadResourceResult as ReadResourceResult,
+        Resource as Resource,
+        ResourceLink as ResourceLink,
+        ResourceTemplate as ResourceTemplate,
+        Root as Root,
+        SamplingMessage as SamplingMessage,
+        ServerCapabilities as ServerCapabilities,
+        TextContent as TextContent,
+        TextResourceContents as TextResourceContents,
+        Tool as Tool,
+        ToolAnnotations as ToolAnnotations,
+        ToolResultContent as ToolResultContent,
+        ToolUseContent as ToolUseContent,
+        UnknownContent as UnknownContent,
+    )
+    from ._transport import (
+        NotificationStream as NotificationStream,
+        RequestTimeout as RequestTimeout,
+        StdioTransport as StdioTransport,
+        TransportStatistics as TransportStatistics,
+        TrioMCPInternalError as TrioMCPInternalError,
+        open_stdio_transport as open_stdio_transport,
+    )
+
 from ._version import __version__ as __version__
 
 __all__ = [
@@ -148,20 +161,110 @@ __all__ = [
 ]
 
 
-def _fixup_module_metadata() -> None:
-    # Tracebacks, reprs and the docs say ``trio_mcp.ServerGone``, not the
-    # private module the class happens to live in (as trio does).
-    # The models' string annotations are resolved first, in their own
-    # module, since attrs and cattrs would look them up in __module__.
+#: Where each name that is imported on first use lives.
+_LAZY: dict[str, str] = {
+    "Client": "_client",
+    "Pages": "_client",
+    "Subscription": "_client",
+    "open_client": "_client",
+    "open_stdio_client": "_client",
+    "Annotations": "_models",
+    "AudioContent": "_models",
+    "BlobResourceContents": "_models",
+    "CallToolResult": "_models",
+    "CompleteResult": "_models",
+    "Completion": "_models",
+    "ContentBlock": "_models",
+    "CreateMessageParams": "_models",
+    "CreateMessageResult": "_models",
+    "DiscoverResult": "_models",
+    "ElicitFormParams": "_models",
+    "ElicitRequestParams": "_models",
+    "ElicitResult": "_models",
+    "ElicitUrlParams": "_models",
+    "EmbeddedResource": "_models",
+    "GetPromptResult": "_models",
+    "Icon": "_models",
+    "ImageContent": "_models",
+    "Implementation": "_models",
+    "InitializeResult": "_models",
+    "InputRequest": "_models",
+    "InputRequiredResult": "_models",
+    "ListPromptsResult": "_models",
+    "ListResourcesResult": "_models",
+    "ListResourceTemplatesResult": "_models",
+    "ListRootsResult": "_models",
+    "ListToolsResult": "_models",
+    "ModelHint": "_models",
+    "ModelPreferences": "_models",
+    "Prompt": "_models",
+    "PromptArgument": "_models",
+    "PromptMessage": "_models",
+    "ReadResourceResult": "_models",
+    "Resource": "_models",
+    "ResourceLink": "_models",
+    "ResourceTemplate": "_models",
+    "Root": "_models",
+    "SamplingMessage": "_models",
+    "ServerCapabilities": "_models",
+    "TextContent": "_models",
+    "TextResourceContents": "_models",
+    "Tool": "_models",
+    "ToolAnnotations": "_models",
+    "ToolResultContent": "_models",
+    "ToolUseContent": "_models",
+    "UnknownContent": "_models",
+    "NotificationStream": "_transport",
+    "RequestTimeout": "_transport",
+    "StdioTransport": "_transport",
+    "TransportStatistics": "_transport",
+    "TrioMCPInternalError": "_transport",
+    "open_stdio_transport": "_transport",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'trio_mcp' has no attribute {name!r}")
+    module = importlib.import_module(f"trio_mcp.{module_name}")
+    _publish(module_name, module)
+    return globals()[name]
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def _publish(module_name: str, module: Any) -> None:
+    # Tracebacks, reprs and the docs say ``trio_mcp.Client``, not the private
+    # module the class happens to live in (as trio does). The models' string
+    # annotations are resolved first, in their own module, since attrs and
+    # cattrs would look them up in __module__.
     import attrs
 
-    for name in __all__:
-        obj = globals()[name]
+    for name, home in _LAZY.items():
+        if home != module_name:
+            continue
+        obj = getattr(module, name)
         if isinstance(obj, type) and attrs.has(obj):
             attrs.resolve_types(obj)
         if getattr(obj, "__module__", "").startswith("trio_mcp."):
             obj.__module__ = "trio_mcp"
+        globals()[name] = obj
 
 
-_fixup_module_metadata()
-del _fixup_module_metadata
+for _error in (
+    InputRequestFailed,
+    MCPError,
+    MessageTooLarge,
+    NotSupported,
+    ProtocolError,
+    RpcError,
+    ServerGone,
+    SpawnFailed,
+    TransportClosed,
+    VersionMismatch,
+):
+    _error.__module__ = "trio_mcp"
+del _error
