@@ -1,0 +1,190 @@
+"""A small MCP server to try clients against: ``python -m trio_mcp.demo``.
+
+The demo server ships with trio-mcp so that a client can be tried on a fresh
+machine with nothing else installed. It is what the ``trio-mcp`` command
+talks to when no server command is given (``trio-mcp call echo text=hi``),
+and what the documentation's examples run. It is a real stdio MCP server,
+written with trio-mcp's own protocol core and Trio, and it speaks both
+protocol eras:
+
+* **2026-07-28**, stateless: a first request carrying the
+  ``io.modelcontextprotocol/protocolVersion`` ``_meta`` envelope (the
+  ``server/discover`` probe of a client in ``protocol="auto"`` mode, for
+  example) puts the process in this era. Every result carries
+  ``resultType`` and the server's name and version in
+  ``_meta["io.modelcontextprotocol/serverInfo"]``.
+* **The initialize era** (2025-11-25, 2025-06-18, 2025-03-26 and
+  2024-11-05): a first ``initialize`` request puts the process in this era;
+  the server answers with the version the client asked for, or 2025-11-25
+  when it does not know that one.
+
+What it offers:
+
+========================== ==================================================
+``echo {text}``            Returns ``text``.
+``add {a, b}``             Returns the sum, as text and as structured content
+                           ``{"sum": ...}`` (the tool has an output schema).
+``slow {steps, delay}``    Takes ``steps`` steps (default 5) of ``delay``
+                           seconds (default 0.2), with a progress notification
+                           after each when the request asked for progress.
+``ask {question}``         Asks the user for their name (elicitation) and
+                           greets them: "Hello, Ada!". In the 2026-07-28 era
+                           the first answer is ``input_required`` and the
+                           greeting comes on the retry; in the initialize era
+                           the server sends an ``elicitation/create`` request
+                           to the client.
+``demo://readme``          A resource: a short Markdown text about the demo.
+``demo://greeting/{name}`` A resource template: "Hello, NAME!" as plain text.
+``greet {name}``           A prompt asking the model to greet someone; the
+                           ``name`` argument can be completed
+                           (``completion/complete``).
+========================== ==================================================
+
+``slow`` and ``ask`` send log messages at ``info`` level: in the 2026-07-28
+era to requests that set ``_meta["io.modelcontextprotocol/logLevel"]``, in the
+initialize era once the client sent ``logging/setLevel``.
+
+Connect to it from Python like to any other server:
+
+.. code-block:: python
+
+    import sys
+
+    import trio
+    import trio_mcp
+
+
+    async def main():
+        command = [sys.executable, "-m", "trio_mcp.demo"]
+        async with trio_mcp.open_stdio_client(command[0], command[1:]) as client:
+            print(client.protocol_version)  # 2026-07-28
+            result = await client.call_tool("add", {"a": 2, "b": 3})
+            print(result.structured_content)  # {'sum': 5}
+
+
+    trio.run(main)
+
+Or talk to it by hand, one JSON-RPC message per line (here in the
+initialize era):
+
+.. code-block:: console
+
+    $ python -m trio_mcp.demo
+    {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"me","version":"0"}}}
+    {"jsonrpc":"2.0","method":"notifications/initialized"}
+    {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}
+
+Requests are served concurrently, so answers may come out of order; a
+``notifications/cancelled`` from the client stops the request it names, which
+then answers nothing. Unknown methods get ``-32601``, unknown tools and
+prompts ``-32602``; bad argument values give a tool result with ``isError``
+set, saying what is wrong.
+
+The server writes nothing but JSON-RPC messages to stdout. It exits when its
+stdin ends (requests still in flight get two seconds to finish), on
+``SIGTERM``, and on Ctrl-C. Lines that are not JSON-RPC are dropped; give
+``--verbose`` (``-v``) to see why on stderr, along with the era chosen and
+every refused request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from typing import TYPE_CHECKING
+
+import trio
+
+from .._version import __version__
+from ._server import serve
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["main", "serve"]
+
+USAGE = """\
+usage: python -m trio_mcp.demo [--verbose]
+
+The trio-mcp demo server: an MCP server speaking JSON-RPC over stdin and
+stdout, one message per line, in the 2026-07-28 era or the initialize era
+(chosen by the first request).
+
+options:
+  -v, --verbose  write diagnostics (the era chosen, refused requests,
+                 dropped lines) to stderr
+  -h, --help     show this help and exit
+  --version      show the version and exit
+"""
+
+
+def _stderr(text: str) -> None:
+    # stderr may be closed, full, or a terminal made non-blocking: then the line is dropped.
+    with contextlib.suppress(OSError):
+        os.write(2, f"trio-mcp-demo: {text}\n".encode(errors="replace"))
+
+
+async def _run(verbose: bool) -> int:
+    log = _stderr if verbose else None
+    try:
+        stdin = trio.lowlevel.FdStream(os.dup(0))
+    except OSError as exc:
+        _stderr(f"cannot read stdin: {exc}")
+        return 2
+    try:
+        stdout = trio.lowlevel.FdStream(os.dup(1))
+    except OSError as exc:
+        await stdin.aclose()
+        _stderr(f"cannot write stdout: {exc}")
+        return 2
+    # Only the stream above writes to the real stdout: anything else
+    # printing to file descriptor 1 lands on stderr instead.
+    with contextlib.suppress(OSError):
+        os.dup2(2, 1)
+    status = 0
+    # Closed in reverse order, which restores each file's blocking mode.
+    async with stdin, stdout:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async with trio.open_nursery() as nursery:
+
+                async def stop_on_signal() -> None:
+                    nonlocal status
+                    async for signum in signals:
+                        if log is not None:
+                            log(f"got {signal.Signals(signum).name}; exiting")
+                        status = 130 if signum == signal.SIGINT else 0
+                        nursery.cancel_scope.cancel()
+                        return
+
+                nursery.start_soon(stop_on_signal)
+                await serve(stdin, stdout, log=log)
+                nursery.cancel_scope.cancel()
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the demo server on this process's stdin and stdout; return the exit status.
+
+    This is ``python -m trio_mcp.demo``. It returns 0 when stdin ends or
+    ``SIGTERM`` arrives, 130 on Ctrl-C (``SIGINT``), and 2 on a bad option.
+
+    Args:
+        argv: The command-line options (default: ``sys.argv[1:]``):
+            ``--verbose``/``-v``, ``--help``/``-h``, ``--version``.
+    """
+    verbose = False
+    for arg in sys.argv[1:] if argv is None else argv:
+        if arg in ("-v", "--verbose"):
+            verbose = True
+        elif arg in ("-h", "--help"):
+            sys.stdout.write(USAGE)
+            return 0
+        elif arg == "--version":
+            sys.stdout.write(f"trio-mcp-demo {__version__}\n")
+            return 0
+        else:
+            sys.stderr.write(f"trio-mcp-demo: unknown option {arg!r}\n{USAGE}")
+            return 2
+    return trio.run(_run, verbose)
