@@ -8,6 +8,7 @@ part of the package, such as the bundled demo server, starts fast.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 from ._errors import (
@@ -223,12 +224,21 @@ _LAZY: dict[str, str] = {
 }
 
 
+_published: set[str] = set()
+
+
 def __getattr__(name: str) -> Any:
     module_name = _LAZY.get(name)
     if module_name is None:
         raise AttributeError(f"module 'trio_mcp' has no attribute {name!r}")
-    module = importlib.import_module(f"trio_mcp.{module_name}")
-    _publish(module_name, module)
+    importlib.import_module(f"trio_mcp.{module_name}")
+    # The module may have imported others (the client imports the models):
+    # publish everything loaded, so that annotations name trio_mcp.X.
+    for loaded in sorted(set(_LAZY.values())):
+        module = sys.modules.get(f"trio_mcp.{loaded}")
+        if module is not None and loaded not in _published:
+            _published.add(loaded)
+            _publish(loaded, module)
     return globals()[name]
 
 
