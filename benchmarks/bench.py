@@ -53,6 +53,8 @@ OFFICIAL_CLIENT = HERE / "official_client.py"
 OURS = "trio_mcp"
 RAW_PREFIX = "raw"
 OFFICIAL = "official"
+#: The start-up metric's raw reference: benchmarks/raw_cli.py, on Trio.
+RAW_CLI = "raw (trio)"
 #: The release of the official client that the targets are set against (noxfile.py installs it).
 OFFICIAL_PIN = "2.3.0"
 MIB = 1024 * 1024
@@ -70,6 +72,7 @@ TARGETS = {
     "call_tool_sequential": 0.70,
     "call_tool_in_flight": 0.50,
     "memory": 2.0,  # trio_mcp's peak RSS growth over raw's: at most this
+    "startup": 1.5,  # a whole `trio-mcp call` process's wall time over raw's: at most this
 }
 #: The targets of the call_tool metrics, as ratios of trio_mcp to the official client.
 OFFICIAL_TARGETS = {
@@ -521,6 +524,61 @@ def import_times(reps: int) -> dict[str, Any]:
     return {"samples": times, "medians": medians, "extra": medians["trio_mcp"] - medians["trio"]}
 
 
+# ------------------------------------------------------------ start-up
+
+#: The official client doing the same one call, as a whole process (for reference).
+OFFICIAL_ONE_CALL = """
+import sys
+import anyio
+from mcp import Client, StdioServerParameters
+
+async def main():
+    server = StdioServerParameters(command=sys.argv[1], args=["-m", "trio_mcp.demo"])
+    async with Client(server) as client:
+        result = await client.call_tool("echo", {"text": "hi"})
+    print(result.content[0].text)
+
+anyio.run(main)
+"""
+
+
+def startup_commands(official_python: str | None) -> dict[str, list[str]]:
+    """The whole-process contenders of the start-up metric; each prints ``hi``."""
+    raw = str(Path(__file__).with_name("raw_cli.py"))
+    commands = {
+        OURS: [sys.executable, "-m", "trio_mcp", "call", "echo", "text=hi"],
+        RAW_CLI: [sys.executable, raw],
+        "raw (stdlib)": [sys.executable, raw, "--stdlib"],
+    }
+    if official_python is not None:
+        commands["official"] = [official_python, "-c", OFFICIAL_ONE_CALL, sys.executable]
+    return commands
+
+
+def startup_times(reps: int, official_python: str | None) -> dict[str, Any]:
+    """Time whole ``call echo`` processes against the demo server, taking turns."""
+    env = _child_env()
+    commands = startup_commands(official_python)
+    names = list(commands)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for rep in range(reps + 1):
+        for name in names if rep % 2 == 0 else names[::-1]:
+            start = time.perf_counter()
+            done = subprocess.run(
+                commands[name], env=env, capture_output=True, text=True, timeout=120, check=False
+            )
+            elapsed = time.perf_counter() - start
+            if done.returncode != 0 or done.stdout.strip() != "hi":
+                raise RuntimeError(
+                    f"{name} failed ({done.returncode}): {done.stdout!r} {done.stderr[-500:]!r}"
+                )
+            if rep:  # the first round warms the file cache and .pyc files
+                times[name].append(elapsed)
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    ratios = [ours / raw for ours, raw in zip(times[OURS], times[RAW_CLI], strict=True)]
+    return {"samples": times, "medians": medians, "ratio": statistics.median(ratios), "ratios": ratios}
+
+
 # ------------------------------------------------------------------ report
 
 
@@ -579,6 +637,16 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
         f"<= {TARGETS['memory']:.1f}x",
         mem["ratio"] <= TARGETS["memory"],
     )
+    startup = results["startup"]
+    row(
+        "trio-mcp call echo, whole process",
+        "raw",
+        f"{startup['medians'][RAW_CLI] * 1000:,.0f} ms",
+        f"{startup['medians'][OURS] * 1000:,.0f} ms",
+        startup["ratio"],
+        f"<= {TARGETS['startup']:.1f}x",
+        startup["ratio"] <= TARGETS["startup"],
+    )
     header = ("metric", "vs", "them", "trio_mcp", "ratio", "target", "")
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
 
@@ -634,6 +702,14 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
             f"    {name:<18} {statistics.median(growth):>10.1f} MiB   ({per_request:,.0f} bytes/request;"
             f" runs: {', '.join(f'{g:.1f}' for g in growth)} MiB)"
         )
+    startup = results["startup"]
+    print(
+        f"  trio-mcp call echo text=hi against the demo server, whole process, median of {config.startup_reps}:"
+    )
+    for name, value in startup["medians"].items():
+        mark = "  <- raw reference" if name == RAW_CLI else ""
+        print(f"    {name:<18} {value * 1000:7.0f} ms{mark}")
+    print(f"    ratio per run: {', '.join(f'{r:.2f}' for r in startup['ratios'])}")
     if not mem["exact"]:
         print("    (no /proc/self/clear_refs: growth taken from ru_maxrss, which includes start-up peaks)")
     imports = results["imports"]
@@ -678,12 +754,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         config.sequential, config.in_flight, config.big_calls = 2_000, 10_240, 2
         config.call_sequential, config.call_in_flight = 500, 2_560
         config.reps = config.reps or 5
-        config.memory_reps, config.import_reps = 1, 5
+        config.memory_reps, config.import_reps, config.startup_reps = 1, 5, 3
     else:
         config.sequential, config.in_flight, config.big_calls = 5_000, 20_000, 2
         config.call_sequential, config.call_in_flight = 5_000, 20_000
         config.reps = config.reps or 5
-        config.memory_reps, config.import_reps = 3, 5
+        config.memory_reps, config.import_reps, config.startup_reps = 3, 5, 9
     return config
 
 
@@ -715,6 +791,7 @@ def main(argv: list[str] | None = None) -> int:
         "throughput": {metric: summarise(values) for metric, values in samples.items()},
         "memory": memory(config),
         "imports": import_times(config.import_reps),
+        "startup": startup_times(config.startup_reps, find_official(config)),
     }
     all_met = report(config, results)
     elapsed = time.perf_counter() - started
