@@ -1,0 +1,523 @@
+"""The ``trio-mcp`` command: look into any stdio MCP server, and call it, from the shell.
+
+::
+
+    trio-mcp [OPTIONS] COMMAND [ARGS...] [-- SERVER_COMMAND [SERVER_ARGS...]]
+
+The server is the command after ``--``, started as a child process for the
+length of one command; without ``--``, the bundled demo server
+(``python -m trio_mcp.demo``). The commands:
+
+``info``
+    The protocol era and version chosen, the server's name and version, its
+    capabilities and instructions.
+``tools [--schema]``, ``prompts``, ``resources``, ``templates``
+    What the server offers (with ``--schema``, each tool's input and output
+    schemas).
+``call TOOL [KEY=VALUE...] [--json OBJECT]``
+    Call a tool and print its result: text as text, images and audio as
+    their type and size, resources readably, structured content as JSON.
+    A value is read as JSON when it parses (``n=3`` is a number,
+    ``on=true`` a boolean, ``tags='["a","b"]'`` a list) and is a string
+    otherwise (``text=hi``); a value that parses but whose argument the
+    tool declares as a string stays a string (``text=123``).
+    ``--json '{...}'`` gives the arguments as one JSON object, which
+    ``KEY=VALUE`` pairs then add to.
+``read URI``
+    Read a resource.
+``prompt NAME [KEY=VALUE...] [--json OBJECT]``
+    Get a prompt (prompt arguments are strings).
+
+Options, before or after the command: ``--json`` (print one JSON document on
+stdout, for scripts: the result as the server sent it, or ``{"error": {"kind",
+"message", "exitCode", ...}}``), ``-v``/``--verbose`` (the server's stderr, its log
+messages and other notifications, on stderr), ``--timeout SECONDS`` (the
+budget of the whole command, time spent answering questions excluded;
+default 60, 0 for none), ``--protocol auto|VERSION``, ``--env KEY=VALUE``
+(repeatable), ``--cwd DIR``.
+
+Input requests: when the server asks for input (elicitation), each field of
+its form is asked for on the terminal, by its schema, and the answer is shown
+for confirmation before it is sent; end of input (Ctrl-D) declines. A URL is
+shown with its domain, and nothing is opened: accepting only tells the server
+that you agree to open it yourself. When stdin is not a terminal every request
+is declined, saying so on stderr. Sampling and roots are not offered (the
+command has no language model and no roots): a server that needs them gets
+nothing, and the command says why.
+
+Progress notifications show as a live bar on stderr when stderr is a
+terminal, and as plain lines otherwise; stdout holds only the result.
+
+Errors are one line on stderr, never a traceback (a server that died adds
+the last lines of its stderr), and each kind has its own exit status; see
+`EXIT_CODES`.
+
+The Python interface of this module is `main` (the console script) and
+`run` (the same, returning the exit status instead of exiting); the rest
+serves them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from typing import TYPE_CHECKING, Any, Final, NoReturn
+
+from ._session import LEGACY_VERSIONS, MODERN_VERSIONS
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_CODES",
+    "EXIT_INPUT",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PROTOCOL",
+    "EXIT_RPC_ERROR",
+    "EXIT_SERVER_GONE",
+    "EXIT_SPAWN",
+    "EXIT_TIMEOUT",
+    "EXIT_TOOL_ERROR",
+    "EXIT_USAGE",
+    "main",
+    "run",
+]
+
+JSON = Any
+
+EXIT_OK: Final = 0
+"""Success."""
+EXIT_TOOL_ERROR: Final = 1
+"""The tool ran and reported an error (its result has ``isError``)."""
+EXIT_USAGE: Final = 2
+"""The command line is wrong."""
+EXIT_SPAWN: Final = 3
+"""The server could not be started (no such command, not executable, a bad ``--cwd``)."""
+EXIT_SERVER_GONE: Final = 4
+"""The server exited, was killed, or closed its pipes."""
+EXIT_TIMEOUT: Final = 5
+"""The command outlived ``--timeout``."""
+EXIT_RPC_ERROR: Final = 6
+"""The server answered with a JSON-RPC error (an unknown tool, bad arguments...)."""
+EXIT_PROTOCOL: Final = 7
+"""The server broke the protocol, or shares no protocol version with the client."""
+EXIT_INPUT: Final = 8
+"""The server needed input the command does not give (sampling, roots)."""
+EXIT_INTERNAL: Final = 70
+"""A bug in trio-mcp (``--verbose`` prints the traceback)."""
+EXIT_INTERRUPTED: Final = 130
+"""Interrupted with Ctrl-C."""
+EXIT_BROKEN_PIPE: Final = 141
+"""Whoever read stdout stopped reading (``| head``)."""
+
+#: Every exit status, with what it means (the ``--help`` text).
+EXIT_CODES: Final[Mapping[int, str]] = {
+    EXIT_OK: "success",
+    EXIT_TOOL_ERROR: "the tool reported an error (its result has isError)",
+    EXIT_USAGE: "usage error",
+    EXIT_SPAWN: "the server could not be started",
+    EXIT_SERVER_GONE: "the server exited or closed its pipes (its last stderr lines are shown)",
+    EXIT_TIMEOUT: "timed out (--timeout)",
+    EXIT_RPC_ERROR: "the server answered with a JSON-RPC error",
+    EXIT_PROTOCOL: "the server broke the protocol, or no protocol version in common",
+    EXIT_INPUT: "the server needed input trio-mcp does not give (sampling, roots)",
+    EXIT_INTERNAL: "a bug in trio-mcp (--verbose shows the traceback)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+    EXIT_BROKEN_PIPE: "stdout was closed early (| head)",
+}
+
+PROG: Final = "trio-mcp"
+COMMANDS: Final = ("info", "tools", "prompts", "resources", "templates", "call", "read", "prompt")
+PROTOCOLS: Final = ("auto", *MODERN_VERSIONS, *LEGACY_VERSIONS)
+DEFAULT_TIMEOUT: Final = 60.0
+
+_EXAMPLES = """\
+examples:
+  trio-mcp call echo text=hi                   # the bundled demo server
+  trio-mcp tools --schema -- npx -y @modelcontextprotocol/server-everything
+  trio-mcp call add a=1 b=2 -- python my_server.py
+  trio-mcp call add --json '{"a": 1, "b": 2}' -- python my_server.py
+  trio-mcp --json info -- uvx mcp-server-time
+  trio-mcp read file:///tmp/notes.txt --env LOG_LEVEL=debug -- ./my-server --stdio
+"""
+
+
+def _exit_table() -> str:
+    return "exit status:\n" + "".join(f"  {code:<5}{what}\n" for code, what in EXIT_CODES.items())
+
+
+_COMMAND_HELP: Final = {
+    "info": "show the protocol version, the server's name, capabilities and instructions",
+    "tools": "list the tools (--schema: with their input and output schemas)",
+    "prompts": "list the prompts and their arguments",
+    "resources": "list the resources",
+    "templates": "list the resource templates",
+    "call": "call a tool: call TOOL [KEY=VALUE...] [--json OBJECT]",
+    "read": "read a resource: read URI",
+    "prompt": "get a prompt: prompt NAME [KEY=VALUE...] [--json OBJECT]",
+}
+
+_DESCRIPTION = """\
+Inspect and call any MCP server that speaks over stdio.
+
+The server is the command after "--" (the command and each of its arguments
+as separate words); without "--", the bundled demo server
+(python -m trio_mcp.demo). It is started for one command and stopped after.
+
+commands:
+""" + "".join(f"  {name:<10} {what}\n" for name, what in _COMMAND_HELP.items())
+
+_CALL_DESCRIPTION = """\
+Call a tool and print its result: text as text, images and audio as their type
+and size, resources readably, structured content as JSON.
+
+Arguments are KEY=VALUE words. A VALUE is read as JSON when it parses (n=3 is
+a number, on=true a boolean, tags='["a","b"]' a list, x=null null) and is a
+string otherwise (text=hi); a value that parses but whose argument the tool
+declares as a string stays a string (text=123). "--json OBJECT" (a JSON
+object, '{...}') gives the arguments at once; KEY=VALUE words add to it.
+Given alone, --json asks for JSON output, as with every command.
+
+When the server asks for input, its form is asked for on the terminal (stdin
+must be a terminal; otherwise the request is declined). Progress shows on
+stderr.
+"""
+
+_PROMPT_DESCRIPTION = """\
+Get a prompt, filled in with arguments, and print its messages.
+
+Arguments are KEY=VALUE words; prompt arguments are strings, so VALUE is
+taken as it is. "--json OBJECT" gives them as one JSON object (values that
+are not strings are sent as their JSON text).
+"""
+
+
+# ----------------------------------------------------------------- errors
+
+
+class UsageError(Exception):
+    """The command line is wrong; the message says how."""
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one line (and a `UsageError`, not an exit)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+# ----------------------------------------------------------------- options
+
+
+class Options:
+    """The parsed command line."""
+
+    def __init__(
+        self,
+        *,
+        command: str,
+        server: list[str],
+        json_output: bool = False,
+        verbose: bool = False,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        protocol: str = "auto",
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        target: str = "",
+        arguments: dict[str, JSON] | None = None,
+        schema: bool = False,
+    ) -> None:
+        self.command = command
+        """The command word (``"call"``...)."""
+        self.server = server
+        """The server's command and arguments."""
+        self.demo = False
+        """Whether ``server`` is the bundled demo server (no ``--`` given)."""
+        self.json_output = json_output
+        self.verbose = verbose
+        self.timeout = timeout
+        """The whole command's budget in seconds, or `None`."""
+        self.protocol = protocol
+        self.env = env or {}
+        self.cwd = cwd
+        self.target = target
+        """The tool, prompt or URI the command is about."""
+        self.arguments = arguments if arguments is not None else {}
+        """The tool's or prompt's arguments."""
+        self.raw_values: dict[str, str] = {}
+        """The ``KEY=VALUE`` values read as JSON, as typed (for the schema check)."""
+        self.schema = schema
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"not a number of seconds >= 0: {text!r}")
+    return value
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("options (before or after the command)")
+    group.add_argument(
+        "--json",
+        dest="json_output",
+        action="store_true",
+        help='print one JSON document on stdout (the result, or {"error": ...}), for scripts',
+    )
+    group.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show the server's stderr, its log messages (all levels) and notifications on stderr",
+    )
+    group.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help="the budget of the whole command, from start to exit, time spent answering the "
+        "server's questions excluded (default: %(default)g; 0: none)",
+    )
+    group.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default="auto",
+        metavar="VERSION",
+        help="the protocol version: 'auto' (default: probe with server/discover, then fall back "
+        f"to initialize), or one of {', '.join(PROTOCOLS[1:])}. Name an initialize-era "
+        "version for old servers that never answer the probe, to save the wait",
+    )
+    group.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set an environment variable for the server (repeatable)",
+    )
+    group.add_argument("--cwd", metavar="DIR", help="the server's working directory")
+
+
+def _command_parser(command: str) -> _ArgumentParser:
+    kwargs: dict[str, Any] = {
+        "prog": f"{PROG} {command}",
+        "allow_abbrev": False,
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+        "epilog": _exit_table(),
+    }
+    server = " [-- SERVER_COMMAND [ARG...]]"
+    if command == "call":
+        parser = _ArgumentParser(
+            usage=f"%(prog)s [OPTIONS] TOOL [KEY=VALUE...] [--json OBJECT]{server}",
+            description=_CALL_DESCRIPTION,
+            **kwargs,
+        )
+        parser.add_argument(
+            "words", nargs="*", metavar="TOOL [KEY=VALUE...]", help="the tool's name, then its arguments"
+        )
+    elif command == "prompt":
+        parser = _ArgumentParser(
+            usage=f"%(prog)s [OPTIONS] NAME [KEY=VALUE...] [--json OBJECT]{server}",
+            description=_PROMPT_DESCRIPTION,
+            **kwargs,
+        )
+        parser.add_argument(
+            "words", nargs="*", metavar="NAME [KEY=VALUE...]", help="the prompt's name, then its arguments"
+        )
+    elif command == "read":
+        parser = _ArgumentParser(
+            usage=f"%(prog)s [OPTIONS] URI{server}",
+            description="Read a resource and print its contents (binary contents as their type and size).",
+            **kwargs,
+        )
+        parser.add_argument("target", metavar="URI", help="the resource's URI")
+    else:
+        parser = _ArgumentParser(
+            usage=f"%(prog)s [OPTIONS]{' [--schema]' if command == 'tools' else ''}{server}",
+            description=_COMMAND_HELP[command][0].upper() + _COMMAND_HELP[command][1:] + ".",
+            **kwargs,
+        )
+        if command == "tools":
+            parser.add_argument(
+                "--schema", action="store_true", help="show each tool's input (and output) schema"
+            )
+    _add_common(parser)
+    return parser
+
+
+def _main_parser() -> _ArgumentParser:
+    parser = _ArgumentParser(
+        prog=PROG,
+        usage="%(prog)s [OPTIONS] COMMAND [ARGS...] [-- SERVER_COMMAND [ARG...]]",
+        description=_DESCRIPTION,
+        epilog=_EXAMPLES + "\n" + _exit_table(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    _add_common(parser)
+    return parser
+
+
+#: Options that take a value as the next word (to find the command word).
+_VALUED: Final = frozenset({"--timeout", "--protocol", "--env", "--cwd"})
+
+
+def _key_value(word: str, what: str) -> tuple[str, str]:
+    key, sep, value = word.partition("=")
+    if not sep or not key:
+        raise UsageError(f"expected {what} as KEY=VALUE, got {word!r}")
+    return key, value
+
+
+def _json_object(text: str) -> dict[str, JSON]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"--json: not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise UsageError("--json: the arguments must be a JSON object, {...}")
+    return value
+
+
+def parse_args(argv: Sequence[str]) -> Options:
+    """Turn the command line (without the program name) into `Options`.
+
+    Raises:
+        UsageError: The command line is wrong.
+        SystemExit: ``--help`` or ``--version`` was asked for (status 0),
+            after printing it.
+    """
+    words = list(argv)
+    if "--" in words:
+        cut = words.index("--")
+        words, server = words[:cut], words[cut + 1 :]
+        if not server:
+            raise UsageError('no server command after "--"')
+        demo = False
+    else:
+        server = [sys.executable, "-m", "trio_mcp.demo"]
+        demo = True
+
+    # "--json {...}" is the arguments object; "--json" alone, the output mode.
+    objects: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--json" and i + 1 < len(words) and words[i + 1].lstrip().startswith("{"):
+            objects.append(words[i + 1])
+            i += 2
+            continue
+        if word.startswith("--json="):
+            objects.append(word[len("--json=") :])
+        else:
+            rest.append(word)
+        i += 1
+
+    command: str | None = None
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        if word in _VALUED:
+            i += 2
+            continue
+        if not word.startswith("-") or word == "-":
+            command = word
+            del rest[i]
+            break
+        i += 1
+    if command is None:
+        parser = _main_parser()
+        parser.parse_args(rest)  # --help, --version, or an error
+        raise UsageError(f"missing command (one of {', '.join(COMMANDS)})")
+    if command not in COMMANDS:
+        raise UsageError(f"unknown command {command!r} (one of {', '.join(COMMANDS)})")
+    if objects and command not in ("call", "prompt"):
+        raise UsageError(f"--json with a JSON object gives arguments, which {command!r} does not take")
+
+    ns = _command_parser(command).parse_intermixed_args(rest)
+    target: str = getattr(ns, "target", "")
+    pairs: list[str] = []
+    if command in ("call", "prompt"):
+        if not ns.words:
+            raise UsageError(f"missing the {'tool' if command == 'call' else 'prompt'}'s name")
+        target, *pairs = ns.words
+    env: dict[str, str] = {}
+    for item in ns.env:
+        key, value = _key_value(item, "--env")
+        env[key] = value
+    options = Options(
+        command=command,
+        server=server,
+        json_output=ns.json_output,
+        verbose=ns.verbose,
+        timeout=ns.timeout or None,
+        protocol=ns.protocol,
+        env=env,
+        cwd=ns.cwd,
+        target=target,
+        schema=getattr(ns, "schema", False),
+    )
+    options.demo = demo
+    arguments: dict[str, JSON] = {}
+    for text in objects:
+        arguments.update(_json_object(text))
+    for pair in pairs:
+        key, value = _key_value(pair, "an argument")
+        if command == "prompt":
+            arguments[key] = value
+            continue
+        try:
+            arguments[key] = json.loads(value)
+        except ValueError:
+            arguments[key] = value
+        else:
+            if not isinstance(arguments[key], str):
+                options.raw_values[key] = value
+    if command == "prompt":
+        arguments = {
+            key: value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            for key, value in arguments.items()
+        }
+    options.arguments = arguments
+    return options
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return the exit status.
+
+    Writes the result to stdout and everything else to stderr; never
+    raises (but `SystemExit` after ``--help`` and ``--version``).
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+    try:
+        options = parse_args(args)
+    except UsageError as exc:
+        prog = PROG
+        command = next((word for word in args if word in COMMANDS), None)
+        if command is not None:
+            prog += f" {command}"
+        sys.stderr.write(f"{prog}: error: {exc} (see '{prog} --help')\n")
+        return EXIT_USAGE
+    from ._cli import execute
+
+    return execute(options)
+
+
+def main() -> NoReturn:
+    """The console script: run the command line and exit with its status."""
+    sys.exit(run())
