@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import trio
 
@@ -64,10 +64,12 @@ from .cli import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
 
     from ._client import Client
-    from ._models import ContentBlock
+    from ._models import ContentBlock, Prompt, Resource, ResourceTemplate, Tool
+
+_Item = TypeVar("_Item")
 
 JSON = Any
 
@@ -875,108 +877,99 @@ async def _info(session: Session, client: Client) -> int:
     return EXIT_OK
 
 
+def _show_list(
+    session: Session, key: str, items: Sequence[_Item], nothing: str, describe: Callable[[_Item], list[str]]
+) -> int:
+    """What a list command prints: ``{key: [...]}`` with --json, else each item's lines."""
+    if session.options.json_output:
+        session.emit_json({key: [_wire(item) for item in items]})
+        return EXIT_OK
+    if not items:
+        session.console.say(f"(the server has no {nothing})")
+    session.emit(_lines("\n".join(describe(item)) for item in items))
+    return EXIT_OK
+
+
+def _tool_lines(tool: Tool, schema: bool) -> list[str]:
+    lines = [_heading(tool.name, tool.display_name)]
+    if tool.description:
+        lines.append(_indent(tool.description.strip()))
+    signature = _signature(tool.input_schema)
+    hints = tool.annotations
+    if hints is not None:
+        flags = [
+            word
+            for word, flag in (
+                ("read-only", hints.read_only_hint),
+                ("destructive", hints.destructive_hint is True and not hints.read_only_hint),
+                ("idempotent", hints.idempotent_hint),
+            )
+            if flag
+        ]
+        if flags:
+            lines.append(f"    hints: {', '.join(flags)} (as the server says)")
+    if schema:
+        lines.append("    input schema:")
+        lines.append(_indent(pretty_json(tool.input_schema), "      "))
+        if tool.output_schema is not None:
+            lines.append("    output schema:")
+            lines.append(_indent(pretty_json(tool.output_schema), "      "))
+    elif signature:
+        lines.append(f"    arguments: {signature}")
+    return lines
+
+
+def _prompt_lines(prompt: Prompt) -> list[str]:
+    lines = [_heading(prompt.name, prompt.title)]
+    if prompt.description:
+        lines.append(_indent(prompt.description.strip()))
+    if prompt.arguments:
+        described = [
+            f"{arg.name}{'' if arg.required else '?'}" + (f" ({arg.description})" if arg.description else "")
+            for arg in prompt.arguments
+        ]
+        lines.append(f"    arguments: {', '.join(described)}")
+    return lines
+
+
+def _resource_lines(resource: Resource) -> list[str]:
+    size = human_size(resource.size) if resource.size is not None else None
+    details = _joined(resource.title or resource.name, resource.mime_type, size)
+    lines = [f"{resource.uri}  ({details})"]
+    if resource.description:
+        lines.append(_indent(resource.description.strip()))
+    return lines
+
+
+def _template_lines(template: ResourceTemplate) -> list[str]:
+    details = _joined(template.title or template.name, template.mime_type)
+    lines = [f"{template.uri_template}  ({details})"]
+    if template.description:
+        lines.append(_indent(template.description.strip()))
+    return lines
+
+
 async def _tools(session: Session, client: Client) -> int:
     session.stage = "tools/list"
     tools = await client.list_tools()
-    if session.options.json_output:
-        session.emit_json({"tools": [_wire(tool) for tool in tools]})
-        return EXIT_OK
-    if not tools:
-        session.console.say("(the server has no tools)")
-    parts = []
-    for tool in tools:
-        lines = [_heading(tool.name, tool.display_name)]
-        if tool.description:
-            lines.append(_indent(tool.description.strip()))
-        signature = _signature(tool.input_schema)
-        hints = tool.annotations
-        if hints is not None:
-            flags = [
-                word
-                for word, flag in (
-                    ("read-only", hints.read_only_hint),
-                    ("destructive", hints.destructive_hint is True and not hints.read_only_hint),
-                    ("idempotent", hints.idempotent_hint),
-                )
-                if flag
-            ]
-            if flags:
-                lines.append(f"    hints: {', '.join(flags)} (as the server says)")
-        if session.options.schema:
-            lines.append("    input schema:")
-            lines.append(_indent(pretty_json(tool.input_schema), "      "))
-            if tool.output_schema is not None:
-                lines.append("    output schema:")
-                lines.append(_indent(pretty_json(tool.output_schema), "      "))
-        elif signature:
-            lines.append(f"    arguments: {signature}")
-        parts.append("\n".join(lines))
-    session.emit(_lines(parts))
-    return EXIT_OK
+    schema = session.options.schema
+    return _show_list(session, "tools", tools, "tools", lambda tool: _tool_lines(tool, schema))
 
 
 async def _prompts(session: Session, client: Client) -> int:
     session.stage = "prompts/list"
-    prompts = await client.list_prompts()
-    if session.options.json_output:
-        session.emit_json({"prompts": [_wire(prompt) for prompt in prompts]})
-        return EXIT_OK
-    if not prompts:
-        session.console.say("(the server has no prompts)")
-    parts = []
-    for prompt in prompts:
-        lines = [_heading(prompt.name, prompt.title)]
-        if prompt.description:
-            lines.append(_indent(prompt.description.strip()))
-        if prompt.arguments:
-            described = [
-                f"{arg.name}{'' if arg.required else '?'}"
-                + (f" ({arg.description})" if arg.description else "")
-                for arg in prompt.arguments
-            ]
-            lines.append(f"    arguments: {', '.join(described)}")
-        parts.append("\n".join(lines))
-    session.emit(_lines(parts))
-    return EXIT_OK
+    return _show_list(session, "prompts", await client.list_prompts(), "prompts", _prompt_lines)
 
 
 async def _resources(session: Session, client: Client) -> int:
     session.stage = "resources/list"
-    resources = await client.list_resources()
-    if session.options.json_output:
-        session.emit_json({"resources": [_wire(resource) for resource in resources]})
-        return EXIT_OK
-    if not resources:
-        session.console.say("(the server has no resources)")
-    parts = []
-    for resource in resources:
-        size = human_size(resource.size) if resource.size is not None else None
-        details = _joined(resource.title or resource.name, resource.mime_type, size)
-        lines = [f"{resource.uri}  ({details})"]
-        if resource.description:
-            lines.append(_indent(resource.description.strip()))
-        parts.append("\n".join(lines))
-    session.emit(_lines(parts))
-    return EXIT_OK
+    return _show_list(session, "resources", await client.list_resources(), "resources", _resource_lines)
 
 
 async def _templates(session: Session, client: Client) -> int:
     session.stage = "resources/templates/list"
     templates = await client.list_resource_templates()
-    if session.options.json_output:
-        session.emit_json({"resourceTemplates": [_wire(template) for template in templates]})
-        return EXIT_OK
-    if not templates:
-        session.console.say("(the server has no resource templates)")
-    parts = []
-    for template in templates:
-        details = _joined(template.title or template.name, template.mime_type)
-        lines = [f"{template.uri_template}  ({details})"]
-        if template.description:
-            lines.append(_indent(template.description.strip()))
-        parts.append("\n".join(lines))
-    session.emit(_lines(parts))
-    return EXIT_OK
+    return _show_list(session, "resourceTemplates", templates, "resource templates", _template_lines)
 
 
 def _declares_string(schema: JSON) -> bool:

@@ -62,6 +62,7 @@ from ._models import (
     to_wire,
     unstructure,
 )
+from ._protocol import SUBSCRIPTION_ID
 from ._session import (
     CLIENT_CAPABILITIES,
     INPUT_HOOKS,
@@ -1141,7 +1142,7 @@ class Client:
             if method == "notifications/cancelled":
                 sub._end(None)
                 return
-            if not (isinstance(meta, dict) and "io.modelcontextprotocol/subscriptionId" in meta):
+            if not (isinstance(meta, dict) and SUBSCRIPTION_ID in meta):
                 # Not ours (it only reached us for being alone in flight).
                 await self._sink(note)
                 return

@@ -57,6 +57,7 @@ import attrs
 import orjson
 
 from ._errors import ProtocolError
+from ._session import SERVER_INFO
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -118,8 +119,6 @@ _T = TypeVar("_T")
 _WIRE_NAMES: Final = {"meta": "_meta"}
 #: Field metadata: a structure hook ``(value, type) -> value`` for this field only.
 _STRUCTURE: Final = "trio_mcp.structure"
-
-SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 
 
 # --------------------------------------------------------------------- errors

@@ -53,6 +53,9 @@ CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 
+#: The logging levels, least severe first.
+LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 MISSING_CLIENT_CAPABILITY: Final = -32021
 HEADER_MISMATCH: Final = -32020

@@ -314,23 +314,19 @@ def _command_parser(command: str) -> _ArgumentParser:
         "epilog": _exit_table(),
     }
     server = " [-- SERVER_COMMAND [ARG...]]"
-    if command == "call":
+    if command in ("call", "prompt"):
+        # The same grammar: a name, then KEY=VALUE arguments.
+        name, whose = ("TOOL", "tool") if command == "call" else ("NAME", "prompt")
         parser = _ArgumentParser(
-            usage=f"%(prog)s [OPTIONS] TOOL [KEY=VALUE...] [--json OBJECT]{server}",
-            description=_CALL_DESCRIPTION,
+            usage=f"%(prog)s [OPTIONS] {name} [KEY=VALUE...] [--json OBJECT]{server}",
+            description=_CALL_DESCRIPTION if command == "call" else _PROMPT_DESCRIPTION,
             **kwargs,
         )
         parser.add_argument(
-            "words", nargs="*", metavar="TOOL [KEY=VALUE...]", help="the tool's name, then its arguments"
-        )
-    elif command == "prompt":
-        parser = _ArgumentParser(
-            usage=f"%(prog)s [OPTIONS] NAME [KEY=VALUE...] [--json OBJECT]{server}",
-            description=_PROMPT_DESCRIPTION,
-            **kwargs,
-        )
-        parser.add_argument(
-            "words", nargs="*", metavar="NAME [KEY=VALUE...]", help="the prompt's name, then its arguments"
+            "words",
+            nargs="*",
+            metavar=f"{name} [KEY=VALUE...]",
+            help=f"the {whose}'s name, then its arguments",
         )
     elif command == "read":
         parser = _ArgumentParser(

@@ -67,7 +67,7 @@ import math
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 import orjson
@@ -77,8 +77,16 @@ from ._client import Client, open_client
 from ._errors import RpcError, ServerGone
 from ._framing import LineFramer
 from ._models import Implementation, InputRequiredResult, unstructure
-from ._protocol import _key, encode
-from ._session import LEGACY_VERSIONS, MODERN_VERSIONS
+from ._protocol import INTERNAL_ERROR, METHOD_NOT_FOUND, SUBSCRIPTION_ID, _key, encode
+from ._session import (
+    LEGACY_VERSIONS,
+    LOG_LEVEL,
+    LOG_LEVELS,
+    MODERN_VERSIONS,
+    PROTOCOL_VERSION,
+    SERVER_INFO,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 from ._transport import StdioTransport, _signal_name
 from ._version import __version__
 
@@ -91,18 +99,6 @@ if TYPE_CHECKING:
 __all__ = ["FakeRequest", "FakeServer", "open_fake_client", "open_fake_transport"]
 
 JSON: TypeAlias = Any
-
-#: The logging levels, least severe first.
-LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
-PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
-LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
-SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
-
-METHOD_NOT_FOUND: Final = -32601
-INTERNAL_ERROR: Final = -32603
-UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 
 
 def _wire(value: object, what: str) -> dict[str, JSON]:

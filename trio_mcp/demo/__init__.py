@@ -67,6 +67,8 @@ Connect to it from Python like to any other server:
 Or talk to it by hand, one JSON-RPC message per line (here in the
 initialize era):
 
+.. example: typed-input
+
 .. code-block:: console
 
     $ python -m trio_mcp.demo

@@ -17,13 +17,14 @@ from urllib.parse import quote, unquote
 
 import orjson
 
+from .._session import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
 from .._version import __version__
 
 JSON: TypeAlias = Any
 
-MODERN: Final = "2026-07-28"
+MODERN: Final = MODERN_VERSIONS[0]
 #: The initialize-era revisions the demo speaks, newest first.
-LEGACY: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LEGACY: Final = LEGACY_VERSIONS
 
 NAME: Final = "trio-mcp-demo"
 TITLE: Final = "trio-mcp demo server"
@@ -78,7 +79,6 @@ NAMES: Final = (
     "Niklaus",
 )
 
-LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 SEVERITY: Final = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
 DEFAULT_QUESTION: Final = "What is your name?"

@@ -18,6 +18,8 @@ import trio
 
 from .._framing import LineFramer, Oversized, clean_line
 from .._protocol import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
     Answered,
     Connection,
     Diagnostic,
@@ -27,6 +29,15 @@ from .._protocol import (
     ServerRequest,
     ServerRequestCancelled,
     encode,
+)
+from .._session import (
+    CLIENT_CAPABILITIES,
+    LOG_LEVEL,
+    LOG_LEVELS,
+    MISSING_CLIENT_CAPABILITY,
+    PROTOCOL_VERSION,
+    SERVER_INFO,
+    UNSUPPORTED_PROTOCOL_VERSION,
 )
 from . import _features as F
 
@@ -39,19 +50,11 @@ JSON: TypeAlias = Any
 Era: TypeAlias = Literal["modern", "legacy"]
 Log: TypeAlias = Callable[[str], object]
 
-PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
-LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
-SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 MCP_PREFIX: Final = "io.modelcontextprotocol/"
 
 INVALID_REQUEST: Final = -32600
-METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
-INTERNAL_ERROR: Final = -32603
 RESOURCE_NOT_FOUND: Final = -32002
-MISSING_CLIENT_CAPABILITY: Final = -32021
-UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 
 #: The longest line read whole; longer ones are dropped.
 MAX_LINE: Final = 16 * 1024 * 1024
@@ -127,6 +130,16 @@ Handler: TypeAlias = Callable[[_Call], Awaitable[dict[str, JSON]]]
 def _key(request_id: RequestId) -> tuple[bool, RequestId]:
     # 1 and "1" are different ids.
     return (isinstance(request_id, str), request_id)
+
+
+def _arguments(call: _Call, what: str) -> dict[str, JSON]:
+    """The request's ``arguments`` object (none given: an empty one)."""
+    arguments = call.params.get("arguments")
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, dict):
+        raise RpcFailure(INVALID_PARAMS, f"{what} arguments must be an object")
+    return arguments
 
 
 def _text(text: str, *, is_error: bool = False) -> dict[str, JSON]:
@@ -331,7 +344,7 @@ class _Server:
             level = meta[LOG_LEVEL]
             if level not in F.SEVERITY:
                 raise RpcFailure(
-                    INVALID_PARAMS, f"unknown log level {level!r}; use one of {list(F.LOG_LEVELS)}"
+                    INVALID_PARAMS, f"unknown log level {level!r}; use one of {list(LOG_LEVELS)}"
                 )
             floor = F.SEVERITY[level]
         return _Call(request_id, method, params, "modern", F.MODERN, caps=caps, log_floor=floor)
@@ -464,7 +477,7 @@ class _Server:
         await trio.lowlevel.checkpoint()
         level = call.params.get("level")
         if level not in F.SEVERITY:
-            raise RpcFailure(INVALID_PARAMS, f"unknown log level {level!r}; use one of {list(F.LOG_LEVELS)}")
+            raise RpcFailure(INVALID_PARAMS, f"unknown log level {level!r}; use one of {list(LOG_LEVELS)}")
         self._log_floor = F.SEVERITY[level]
         return {}
 
@@ -503,12 +516,7 @@ class _Server:
         name = call.params.get("name")
         if name != "greet":
             raise RpcFailure(INVALID_PARAMS, f"unknown prompt {name!r}; this server has 'greet'")
-        arguments = call.params.get("arguments")
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            raise RpcFailure(INVALID_PARAMS, "prompt arguments must be an object")
-        who = arguments.get("name")
+        who = _arguments(call, "prompt").get("name")
         if not isinstance(who, str) or not who.strip():
             raise RpcFailure(INVALID_PARAMS, "the greet prompt needs the argument 'name'")
         return F.greet_prompt(who.strip())
@@ -548,11 +556,7 @@ class _Server:
             raise RpcFailure(INVALID_PARAMS, "tools/call needs the tool's name (a string)")
         if name not in F.TOOL_NAMES:
             raise RpcFailure(INVALID_PARAMS, f"unknown tool {name!r}; this server has {sorted(F.TOOL_NAMES)}")
-        arguments = call.params.get("arguments")
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            raise RpcFailure(INVALID_PARAMS, "tool arguments must be an object")
+        arguments = _arguments(call, "tool")
         try:
             checked = F.check_arguments(name, arguments)
             if name == "echo":
