@@ -116,5 +116,9 @@ class Collector(list):
             self._changed = trio.Event()
             await self._changed.wait()
 
+    async def wait_len(self, count: int) -> None:
+        """Wait until at least ``count`` items were appended."""
+        await self.wait_until(lambda items: len(items) >= count)
+
     def methods(self) -> list[str]:
         return [note.get("method") for note in self]

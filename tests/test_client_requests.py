@@ -476,10 +476,10 @@ async def test_cache_keys_pages_by_cursor():
     assert counted["tools/list"] == 3
 
 
-@pytest.mark.parametrize("flags", [("--ttl", "0"), ("--ttl", "-5")])
-async def test_no_cache_without_ttl(flags):
+async def _assert_nothing_cached(*flags: str, **options: object) -> None:
+    """A list, a read and discover, each asked twice of a modern server: every one reaches it."""
     with trio.fail_after(LIMIT):
-        async with open_client("--era", "modern", *flags) as client:
+        async with open_client("--era", "modern", *flags, **options) as client:
             await client.list_tools()
             await client.list_tools()
             await client.read_resource("mem://a")
@@ -489,20 +489,15 @@ async def test_no_cache_without_ttl(flags):
     assert counted["tools/list"] == 2
     assert counted["reads"] == {"mem://a": 2}
     assert counted["server/discover"] == 2
+
+
+@pytest.mark.parametrize("flags", [("--ttl", "0"), ("--ttl", "-5")])
+async def test_no_cache_without_ttl(flags):
+    await _assert_nothing_cached(*flags)
 
 
 async def test_cache_off():
-    with trio.fail_after(LIMIT):
-        async with open_client("--era", "modern", "--ttl", "60000", cache=False) as client:
-            await client.list_tools()
-            await client.list_tools()
-            await client.read_resource("mem://a")
-            await client.read_resource("mem://a")
-            await client.discover()
-            counted = await stats(client)
-    assert counted["tools/list"] == 2
-    assert counted["reads"] == {"mem://a": 2}
-    assert counted["server/discover"] == 2
+    await _assert_nothing_cached("--ttl", "60000", cache=False)
 
 
 async def test_invalidate_cache():

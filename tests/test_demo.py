@@ -28,13 +28,13 @@ import signal
 import subprocess
 import sys
 from contextlib import asynccontextmanager
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 import trio.testing
+from schema_support import by_method, defs, envelope_definition, result_definition, schema_problem, validator
 
 import trio_mcp
 import trio_mcp.demo
@@ -52,9 +52,6 @@ REPO = Path(trio_mcp.__file__).resolve().parents[1]
 DEMO = [sys.executable, "-m", "trio_mcp.demo"]
 ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
 
-SCHEMA_DIR = Path(
-    os.environ.get("MCP_SCHEMA_DIR", Path(__file__).resolve().parents[2] / "shared" / "mcp-schema")
-)
 MODERN = "2026-07-28"
 LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -64,68 +61,11 @@ LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 TOOLS = ["echo", "add", "slow", "ask"]
 
-
-def _schema_problem() -> str | None:
-    if jsonschema is None:
-        return "jsonschema is not installed"
-    if not SCHEMA_DIR.is_dir():
-        return f"the MCP schemas are not at {SCHEMA_DIR} (set MCP_SCHEMA_DIR to their folder)"
-    return None
-
-
-SCHEMA_PROBLEM = _schema_problem()
+SCHEMA_PROBLEM = schema_problem()
 needs_schemas = pytest.mark.skipif(SCHEMA_PROBLEM is not None, reason=str(SCHEMA_PROBLEM))
 
 
 # ------------------------------------------------------------ schema check
-
-
-@cache
-def _schema(revision: str) -> dict[str, Any]:
-    return json.loads((SCHEMA_DIR / f"{revision}.schema.json").read_text())
-
-
-def _defs(revision: str) -> dict[str, Any]:
-    schema = _schema(revision)
-    return schema["$defs"] if "$defs" in schema else schema["definitions"]
-
-
-@cache
-def _validator(revision: str, definition: str) -> Any:
-    schema = dict(_schema(revision))
-    schema["$ref"] = f"#/{'$defs' if '$defs' in schema else 'definitions'}/{definition}"
-    return jsonschema.validators.validator_for(schema)(schema)
-
-
-def _method_of(definition: dict[str, Any]) -> str | None:
-    method = definition.get("properties", {}).get("method", {})
-    return method.get("const")
-
-
-def _by_method(revision: str, union: str) -> dict[str, str]:
-    """The members of a union such as ServerNotification, by method."""
-    defs = _defs(revision)
-    found = defs.get(union)
-    if found is None:
-        return {}
-    names = [ref["$ref"].rsplit("/", 1)[1] for ref in found.get("anyOf", found.get("oneOf", []))]
-    return {_method_of(defs[name]): name for name in names}
-
-
-def _result_definition(revision: str, method: str) -> str:
-    defs = _defs(revision)
-    for name, definition in defs.items():
-        if name.endswith("Request") and _method_of(definition) == method:
-            result = name.removesuffix("Request") + "Result"
-            if result in defs:
-                return result
-    return "EmptyResult" if "EmptyResult" in defs else "Result"
-
-
-def _envelope(revision: str, kind: str) -> str:
-    if kind in _defs(revision):
-        return kind
-    return {"JSONRPCErrorResponse": "JSONRPCError", "JSONRPCResultResponse": "JSONRPCResponse"}[kind]
 
 
 _ERRORS_2026 = {
@@ -146,8 +86,8 @@ def check_server_lines(lines: list[bytes], revision: str, methods: dict[Any, str
     their methods, to find each result's definition.
     """
     assert SCHEMA_PROBLEM is None, SCHEMA_PROBLEM
-    notifications = _by_method(revision, "ServerNotification")
-    requests = _by_method(revision, "ServerRequest")
+    notifications = by_method(revision, "ServerNotification")
+    requests = by_method(revision, "ServerRequest")
     for line in lines:
         assert line, "an empty line"
         assert b"\n" not in line, line
@@ -159,21 +99,21 @@ def check_server_lines(lines: list[bytes], revision: str, methods: dict[Any, str
             kind = "JSONRPCRequest" if "id" in message else "JSONRPCNotification"
             table = requests if "id" in message else notifications
             assert message["method"] in table, f"{revision} has no server {kind} {message['method']!r}"
-            _validator(revision, kind).validate(message)
-            _validator(revision, table[message["method"]]).validate(message)
+            validator(revision, kind).validate(message)
+            validator(revision, table[message["method"]]).validate(message)
         elif "error" in message:
-            _validator(revision, _envelope(revision, "JSONRPCErrorResponse")).validate(message)
+            validator(revision, envelope_definition(revision, "JSONRPCErrorResponse")).validate(message)
             code = message["error"]["code"]
             if revision == MODERN and code in _ERRORS_2026:
                 definition = _ERRORS_2026[code]
                 target = (
                     message
-                    if "error" in _defs(revision)[definition].get("properties", {})
+                    if "error" in defs(revision)[definition].get("properties", {})
                     else message["error"]
                 )
-                _validator(revision, definition).validate(target)
+                validator(revision, definition).validate(target)
         else:
-            _validator(revision, _envelope(revision, "JSONRPCResultResponse")).validate(message)
+            validator(revision, envelope_definition(revision, "JSONRPCResultResponse")).validate(message)
             method = methods[(type(message["id"]).__name__, message["id"])]
             result = message["result"]
             if revision == MODERN:
@@ -182,12 +122,12 @@ def check_server_lines(lines: list[bytes], revision: str, methods: dict[Any, str
                 definition = (
                     "InputRequiredResult"
                     if result["resultType"] == "input_required"
-                    else _result_definition(revision, method)
+                    else result_definition(revision, method)
                 )
             else:
                 assert "resultType" not in result, message
-                definition = _result_definition(revision, method)
-            _validator(revision, definition).validate(result)
+                definition = result_definition(revision, method)
+            validator(revision, definition).validate(result)
 
 
 def _ids(messages: list[dict[str, Any]]) -> dict[Any, str]:
@@ -1026,7 +966,7 @@ async def test_serve_runs_in_process_over_memory_streams(autojump_clock):
 
 def test_the_demo_imports_only_the_light_core():
     """The demo starts on every CLI call: it must not pull in the client, the models or cattrs."""
-    allowed = {"trio_mcp._framing", "trio_mcp._protocol", "trio_mcp._version"}
+    allowed = {"trio_mcp._framing", "trio_mcp._protocol", "trio_mcp._session", "trio_mcp._version"}
     package = Path(trio_mcp.demo.__file__).parent
     for path in package.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):

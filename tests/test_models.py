@@ -23,15 +23,13 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
 import subprocess
 import sys
-from functools import cache
-from pathlib import Path
 
 import attrs
 import pytest
 from hypothesis import given, strategies as st
+from schema_support import NO_SCHEMAS, SCHEMA_DIR, defs, validator
 
 from trio_mcp import ProtocolError, _models as models
 from trio_mcp._models import (
@@ -87,10 +85,6 @@ from trio_mcp._models import (
     unstructure,
 )
 
-SCHEMA_DIR = Path(
-    os.environ.get("MCP_SCHEMA_DIR", Path(__file__).resolve().parents[2] / "shared" / "mcp-schema")
-)
-NO_SCHEMAS = f"the MCP schemas are not at {SCHEMA_DIR} (set MCP_SCHEMA_DIR to their folder)"
 REVISIONS = ("2026-07-28", "2025-11-25")
 EXAMPLES = SCHEMA_DIR / "examples" / "2026-07-28"
 
@@ -553,13 +547,8 @@ def test_schema_examples_round_trip(cls, path):
 # ------------------------------------------------------------ the official schemas
 
 
-@cache
-def _schema(revision: str) -> dict:
-    return json.loads((SCHEMA_DIR / f"{revision}.schema.json").read_text(encoding="utf-8"))
-
-
 def _definition(revision: str, cls: type) -> dict | None:
-    return _schema(revision)["$defs"].get(DEFINITION.get(cls, cls.__name__))
+    return defs(revision).get(DEFINITION.get(cls, cls.__name__))
 
 
 def _with_schemas(cases):
@@ -571,10 +560,8 @@ def _with_schemas(cases):
 
 def check(instance: dict, revision: str, name: str) -> None:
     """Validate ``instance`` against the definition ``name`` of one revision's schema."""
-    jsonschema = pytest.importorskip("jsonschema")
-    schema = dict(_schema(revision))
-    schema["$ref"] = f"#/$defs/{name}"
-    jsonschema.validators.validator_for(schema)(schema).validate(instance)
+    pytest.importorskip("jsonschema")
+    validator(revision, name).validate(instance)
 
 
 def _schema_cases():

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from client_support import Collector
 
 import trio_mcp
 from trio_mcp import (
@@ -130,28 +131,6 @@ async def take(stream: trio_mcp.NotificationStream, count: int) -> list[dict[str
         if len(got) == count:
             break
     return got
-
-
-class Collector(list):
-    """A list to use as a callback (``collector.append``) whose growth can be awaited."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._changed = trio.Event()
-
-    def append(self, item: Any) -> None:
-        super().append(item)
-        self._changed.set()
-
-    async def wait_until(self, condition) -> None:
-        """Wait until ``condition(self)`` is true (the enclosing ``fail_after`` bounds it)."""
-        while not condition(self):
-            self._changed = trio.Event()
-            await self._changed.wait()
-
-    async def wait_len(self, count: int) -> None:
-        """Wait until at least ``count`` items were appended."""
-        await self.wait_until(lambda items: len(items) >= count)
 
 
 class CollectingHandler(logging.Handler):

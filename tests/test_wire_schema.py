@@ -14,48 +14,28 @@ without them these tests are skipped, saying why.
 from __future__ import annotations
 
 import json
-import os
 import sys
-from functools import cache
 from pathlib import Path
 
 import pytest
 import trio
+from schema_support import NO_SCHEMAS, SCHEMA_DIR, envelope_definition, validator
 
 from trio_mcp import RequestTimeout, open_stdio_transport
 
 jsonschema = pytest.importorskip("jsonschema")
 
 SERVER = Path(__file__).parent / "servers" / "wire_server.py"
-SCHEMA_DIR = Path(
-    os.environ.get("MCP_SCHEMA_DIR", Path(__file__).resolve().parents[2] / "shared" / "mcp-schema")
-)
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN = ("2026-07-28",)
 
-pytestmark = pytest.mark.skipif(
-    not SCHEMA_DIR.is_dir(),
-    reason=f"the MCP schemas are not at {SCHEMA_DIR} (set MCP_SCHEMA_DIR to their folder)",
-)
-
-
-@cache
-def _schema(revision: str) -> dict:
-    return json.loads((SCHEMA_DIR / f"{revision}.schema.json").read_text())
+pytestmark = pytest.mark.skipif(not SCHEMA_DIR.is_dir(), reason=NO_SCHEMAS)
 
 
 def check(message: dict, revision: str, definition: str) -> None:
     """Validate ``message`` against one definition of one revision's schema."""
-    schema = dict(_schema(revision))
-    defs = "$defs" if "$defs" in schema else "definitions"
-    if definition not in schema[defs]:
-        # Older revisions name two of the envelopes differently.
-        definition = {"JSONRPCErrorResponse": "JSONRPCError", "JSONRPCResultResponse": "JSONRPCResponse"}[
-            definition
-        ]
-    schema["$ref"] = f"#/{defs}/{definition}"
-    validator = jsonschema.validators.validator_for(schema)
-    validator(schema).validate(message)
+    # Older revisions name two of the envelopes differently.
+    validator(revision, envelope_definition(revision, definition)).validate(message)
 
 
 async def written_lines() -> list[str]:

@@ -29,29 +29,21 @@ lines are kept per transport, in order.
 
 The schemas are read from ``mcp-schema/`` in the folder beside the repository
 (``../shared/mcp-schema``), or from the folder named by ``MCP_SCHEMA_DIR``,
-as in ``tests/test_wire_schema.py``. Without them (or without jsonschema) only
+by ``tests/schema_support.py``. Without them (or without jsonschema) only
 the rules are checked; `schema_problem` says why.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
+
+from schema_support import by_method, defs, envelope_definition, result_definition, schema_problem, validator
 
 from trio_mcp import StdioTransport
 
-try:
-    import jsonschema
-except ImportError:  # pragma: no cover - a test dependency
-    jsonschema = None
-
-SCHEMA_DIR = Path(
-    os.environ.get("MCP_SCHEMA_DIR", Path(__file__).resolve().parents[3] / "shared" / "mcp-schema")
-)
 MODERN = "2026-07-28"
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 REVISIONS = (*LEGACY, MODERN)
@@ -66,77 +58,10 @@ class WireError(AssertionError):
     """What the client wrote broke the protocol; the message lists every problem."""
 
 
-def schema_problem() -> str | None:
-    """Why the schema part of the check cannot run, or None when it can."""
-    if jsonschema is None:
-        return "jsonschema is not installed"
-    if not SCHEMA_DIR.is_dir():
-        return f"the MCP schemas are not at {SCHEMA_DIR} (set MCP_SCHEMA_DIR to their folder)"
-    return None
-
-
 @cache
-def _schema(revision: str) -> dict[str, Any]:
-    return json.loads((SCHEMA_DIR / f"{revision}.schema.json").read_text())
-
-
-def _defs(revision: str) -> dict[str, Any]:
-    schema = _schema(revision)
-    return schema["$defs"] if "$defs" in schema else schema["definitions"]
-
-
-@cache
-def _validator(revision: str, definition: str) -> Any:
-    schema = dict(_schema(revision))
-    schema["$ref"] = f"#/{'$defs' if '$defs' in schema else 'definitions'}/{definition}"
-    return jsonschema.validators.validator_for(schema)(schema)
-
-
-def _method_of(definition: dict[str, Any]) -> str | None:
-    method = definition.get("properties", {}).get("method", {})
-    if "const" in method:
-        return method["const"]
-    enum = method.get("enum")
-    return enum[0] if isinstance(enum, list) and len(enum) == 1 else None
-
-
-def _members(revision: str, union: str) -> list[str]:
-    """The definitions a union such as ClientRequest stands for (itself if it is not a union)."""
-    found = _defs(revision).get(union)
-    if found is None:
-        return []
-    refs = found.get("anyOf") or found.get("oneOf")
-    if refs is None:
-        return [union]
-    return [ref["$ref"].rsplit("/", 1)[1] for ref in refs if "$ref" in ref]
-
-
-@cache
-def client_methods(revision: str) -> tuple[dict[str, str], dict[str, str]]:
+def client_methods(revision: str) -> tuple[dict[str | None, str], dict[str | None, str]]:
     """What the client may send in a revision: request and notification methods -> definition."""
-    defs = _defs(revision)
-    requests = {_method_of(defs[name]): name for name in _members(revision, "ClientRequest")}
-    notes = {_method_of(defs[name]): name for name in _members(revision, "ClientNotification")}
-    return requests, notes
-
-
-@cache
-def result_definition(revision: str, method: str) -> str:
-    """The definition of the result of a request of any direction (``ElicitResult``, ...)."""
-    defs = _defs(revision)
-    for name, definition in defs.items():
-        if name.endswith("Request") and _method_of(definition) == method:
-            result = name.removesuffix("Request") + "Result"
-            if result in defs:
-                return result
-    return "EmptyResult" if "EmptyResult" in defs else "Result"
-
-
-def _envelope(revision: str, kind: str) -> str:
-    defs = _defs(revision)
-    if kind in defs:
-        return kind
-    return {"JSONRPCErrorResponse": "JSONRPCError", "JSONRPCResultResponse": "JSONRPCResponse"}[kind]
+    return by_method(revision, "ClientRequest"), by_method(revision, "ClientNotification")
 
 
 def _key(request_id: object) -> tuple[str, object]:
@@ -322,10 +247,10 @@ class _Checker:
     def validate(self, message: Any, revision: str, definition: str) -> None:
         if not self.schemas:
             return
-        if definition not in _defs(revision):
+        if definition not in defs(revision):
             self.fail(message, f"{definition} is not defined in the {revision} schema")
             return
-        errors = sorted(_validator(revision, definition).iter_errors(message), key=lambda e: list(e.path))
+        errors = sorted(validator(revision, definition).iter_errors(message), key=lambda e: list(e.path))
         for error in errors[:3]:
             where = "/".join(str(p) for p in error.absolute_path) or "(top)"
             self.fail(message, f"not a valid {definition} of {revision} at {where}: {error.message[:300]}")
@@ -489,7 +414,7 @@ class _Checker:
                 self.fail(message, f"input response {key!r} carries resultType (it is not a Result)")
             definition = result_definition(self.revision, question.get("method", "")) if self.schemas else ""
             if self.schemas:
-                errors = list(_validator(self.revision, definition).iter_errors(answer))
+                errors = list(validator(self.revision, definition).iter_errors(answer))
                 for error in errors[:3]:
                     self.fail(
                         message,
@@ -539,8 +464,8 @@ class _Checker:
             return
         self.answered_server.add(key)
         if "error" in message:
-            self.validate(message, self.revision, _envelope(self.revision, "JSONRPCErrorResponse"))
+            self.validate(message, self.revision, envelope_definition(self.revision, "JSONRPCErrorResponse"))
             return
         if self.schemas:
-            self.validate(message, self.revision, _envelope(self.revision, "JSONRPCResultResponse"))
+            self.validate(message, self.revision, envelope_definition(self.revision, "JSONRPCResultResponse"))
             self.validate(message["result"], self.revision, result_definition(self.revision, method))
