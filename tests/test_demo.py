@@ -475,6 +475,8 @@ async def test_modern_errors():
             assert (await demo.error("tools/list"))["code"] == -32602
             assert (await demo.error("tools/list", modern_params(**{LOG_LEVEL: "loud"})))["code"] == -32602
             assert (await demo.error("nope/nothing", modern_params()))["code"] == -32601
+            # The 2026-07-28 era has no ping: unknown, like any other method.
+            assert (await demo.error("ping", modern_params()))["code"] == -32601
             assert (await demo.error("logging/setLevel", modern_params({"level": "info"})))["code"] == -32601
             assert (await demo.error("resources/subscribe", modern_params({"uri": "demo://readme"})))[
                 "code"

@@ -464,6 +464,24 @@ def test_ping_is_answered_automatically(server_id: Any) -> None:
     assert conn.in_flight == 1
 
 
+def test_ping_is_a_request_like_any_other_when_not_answered_automatically() -> None:
+    conn = started(1)
+    conn.answers_ping = False
+    assert conn.receive_line(wire(id=7, method="ping")) == [ServerRequest(7, "ping", None)]
+    line = conn.respond_error(7, -32601, "Method not found")
+    assert line is not None
+    assert orjson.loads(line)["error"]["code"] == -32601
+
+
+def test_ignored_server_requests_are_never_answered() -> None:
+    conn = started(1)
+    conn.serves_requests = False
+    for method in ("ping", "roots/list"):
+        (event,) = conn.receive_line(wire(id=8, method=method))
+        assert isinstance(event, Diagnostic)
+    assert conn.respond(8, {}) is None
+
+
 def test_server_request_is_answered_once() -> None:
     conn = started(1)
     events = conn.receive_line(wire(id=1, method="roots/list", params={}))

@@ -213,6 +213,9 @@ class Connection:
         self._server_requests: dict[tuple[bool, RequestId], RequestId] = {}
         self.has_sink = False
         """Whether the owner has a connection-wide notification sink."""
+        self.answers_ping = True
+        """Whether ``ping`` is answered by the connection itself (the
+        2026-07-28 era has no ``ping``; turned off, it arrives as a request)."""
         self.serves_requests = True
         """Whether server requests are answered; in the 2026-07-28 era servers
         send none, and one that does is ignored (never answered)."""
@@ -448,7 +451,7 @@ class Connection:
                 Diagnostic(f"ignored a server request (servers send none in this era): {_snippet(line)}")
             )
             return
-        if method == "ping":
+        if method == "ping" and self.answers_ping:
             events.append(Send(encode({"jsonrpc": "2.0", "id": raw_id, "result": {}})))
             return
         if params is not None and not isinstance(params, dict | list):

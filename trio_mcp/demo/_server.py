@@ -296,6 +296,7 @@ class _Server:
         if self._era is None:
             if envelope:
                 self._era = "modern"
+                self._conn.answers_ping = False  # this era has no ping: -32601 like any unknown method
                 self._log(f"protocol era: {F.MODERN} (the first request carries its _meta envelope)")
             elif method == "server/discover" or any(key.startswith(MCP_PREFIX) for key in meta):
                 raise RpcFailure(INVALID_PARAMS, f"missing required _meta key {PROTOCOL_VERSION!r}")
