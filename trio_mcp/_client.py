@@ -306,7 +306,6 @@ class Client:
         """The budget, in seconds, of one whole multi round-trip operation."""
         self._cache = TtlCache() if cache else None
         self._tokens = itertools.count(1)
-        self._probing = False
         self._input_caps: dict[str, JSON] = {}
         self._envelope: dict[str, JSON] | None = None
         self._envelope_level: str | None = None
@@ -329,7 +328,6 @@ class Client:
         for _ in range(2):
             result: dict[str, JSON] | None = None
             error: RpcError | None = None
-            self._probing = True
             try:
                 result = await self.transport.request(
                     "server/discover",
@@ -345,8 +343,6 @@ class Client:
                 if protocol == "auto":
                     raise _ProbeKilledServer(exc) from exc
                 raise
-            finally:
-                self._probing = False
             verdict = judge_probe(result, error, requested=version)
             if isinstance(verdict, Modern):
                 if verdict.retry:
