@@ -62,7 +62,7 @@ from ._models import (
     to_wire,
     unstructure,
 )
-from ._protocol import SUBSCRIPTION_ID
+from ._protocol import INVALID_PARAMS, METHOD_NOT_FOUND, SUBSCRIPTION_ID
 from ._session import (
     CLIENT_CAPABILITIES,
     INPUT_HOOKS,
@@ -156,6 +156,7 @@ class Subscription(NotificationStream):
     def __init__(self, buffer: int) -> None:
         super().__init__(buffer)
         self.acknowledged: dict[str, JSON] = {}
+        self._acknowledged_by_server = False
         self._acked = trio.Event()
         self._finished = trio.Event()
         self._scope = trio.CancelScope()
@@ -595,6 +596,7 @@ class Client:
         request_state: str | None,
         options: dict[str, Any],
         first_result: dict[str, JSON] | None = None,
+        started: float | None = None,
     ) -> tuple[M | InputRequiredResult, int]:
         if self.era == "legacy":
             if input_responses is not None or request_state is not None:
@@ -605,7 +607,8 @@ class Client:
                 )
             return await self._typed(method, params, model, options), 0
         budget = self.input_timeout
-        deadline = trio.current_time() + budget if budget is not None else math.inf
+        start = trio.current_time() if started is None else started
+        deadline = start + budget if budget is not None else math.inf
         if first_result is None:
             round_params = (
                 retry_params(params, dict(input_responses) if input_responses else None, request_state)
@@ -706,12 +709,8 @@ class Client:
             raise TypeError(f"on_roots must return a list of Root or a dict, not {type(roots).__name__}")
         return {"roots": [to_wire(root, Root) for root in roots]}
 
-    async def _serve_request(self, method: str, params: JSON) -> dict[str, JSON] | None:
-        """Answer a server-to-client request (initialize era)."""
-        if self.era == "modern":
-            # Servers send no requests in this era; answering would be wrong too.
-            _logger.warning("ignored a %r request from a 2026-07-28 server (servers send none)", method)
-            return None
+    async def _serve_request(self, method: str, params: JSON) -> dict[str, JSON]:
+        """Answer a server-to-client request (initialize era; the core drops them in the other)."""
         version = self.protocol_version or LEGACY_VERSIONS[0]
         problem = input_problem(method, params, self._hooks, version)
         if problem is not None:
@@ -721,12 +720,12 @@ class Client:
             known = (
                 method == "elicitation/create" and self._hooks.elicitation and version >= "2025-06-18"
             ) or (method == "sampling/createMessage" and self._hooks.sampling)
-            code = -32602 if known else -32601
+            code = INVALID_PARAMS if known else METHOD_NOT_FOUND
             raise RpcError(code, problem)
         try:
             return await self._answer(method, params)
         except ProtocolError as exc:
-            raise RpcError(-32602, f"invalid params: {exc}") from exc
+            raise RpcError(INVALID_PARAMS, f"invalid params: {exc}") from exc
 
     # -------------------------------------------------------------- tools
 
@@ -806,6 +805,7 @@ class Client:
         if arguments is not None:
             params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
         first: dict[str, JSON] | None = None
+        started: float | None = None
         if (
             not manual
             and input_responses is None
@@ -818,20 +818,15 @@ class Client:
             if self.era == "legacy":
                 return structure(await self.transport.request("tools/call", params), CallToolResult)
             if self.era == "modern":
-                try:
-                    first = await self.transport.request(
-                        "tools/call", {**params, "_meta": self._input_envelope()}
-                    )
-                except RpcError as exc:
-                    if exc.code != MISSING_CLIENT_CAPABILITY or not self._can_declare(
-                        exc.data, self._input_caps
-                    ):
-                        raise
-                    # The general path below retries with what we can declare.
-                else:
-                    kind = first.get("resultType")
-                    if kind is None or kind == "complete":
-                        return structure(first, CallToolResult)
+                started = trio.current_time()
+                # A -32021 needs no retry here: tools/call already declares
+                # every capability the client has.
+                first = await self.transport.request(
+                    "tools/call", {**params, "_meta": self._input_envelope()}
+                )
+                kind = first.get("resultType")
+                if kind is None or kind == "complete":
+                    return structure(first, CallToolResult)
         result, _ = await self._with_input(
             "tools/call",
             params,
@@ -841,6 +836,7 @@ class Client:
             request_state=request_state,
             options={"on_progress": on_progress, "on_notification": on_notification, "meta": meta},
             first_result=first,
+            started=started,
         )
         return result
 
@@ -1108,30 +1104,27 @@ class Client:
         assert nursery is not None
         nursery.start_soon(self._run_listen, wanted, sub, name="trio_mcp:listen")
         try:
-            with trio.fail_after(self.transport.request_timeout or float("inf")):
+            with trio.move_on_after(self.transport.request_timeout or math.inf):
                 await sub._acked.wait()
-        except trio.TooSlowError:
-            sub._scope.cancel()
-            await sub._finished.wait()
-            raise RequestTimeout(
-                "subscriptions/listen was not acknowledged in time",
-                method="subscriptions/listen",
-                timeout=self.transport.request_timeout or 0.0,
-            ) from None
-        if sub._error is not None and not sub.acknowledged:
-            await sub._finished.wait()
-            raise sub._error
-        try:
+            if not sub._acked.is_set():
+                raise RequestTimeout(
+                    "subscriptions/listen was not acknowledged in time",
+                    method="subscriptions/listen",
+                    timeout=self.transport.request_timeout or 0.0,
+                )
+            if sub._error is not None and not sub._acknowledged_by_server:
+                raise sub._error
             yield sub
         finally:
+            # However the block ends (the caller's cancellation included),
+            # the listen request is withdrawn before we leave.
             sub._scope.cancel()
             with trio.CancelScope(shield=True):
                 await sub._finished.wait()
 
     async def _run_listen(self, wanted: dict[str, JSON], sub: Subscription) -> None:
         async def deliver(note: dict[str, JSON]) -> None:
-            if self._cache is not None:
-                self._cache.invalidate(note)
+            # (Client.request's wrapper has already invalidated the cache.)
             method = note.get("method")
             params = note.get("params")
             meta = params.get("_meta") if isinstance(params, dict) else None
@@ -1139,12 +1132,19 @@ class Client:
                 sub._end(None)
                 return
             if not (isinstance(meta, dict) and SUBSCRIPTION_ID in meta):
-                # Not ours (it only reached us for being alone in flight).
-                await self._sink(note)
+                # Not ours (it only reached us for being alone in flight): to
+                # the connection-wide callback, whose errors are only logged,
+                # as they would be in the transport's sink.
+                if self._on_notification is not None:
+                    try:
+                        await _maybe_await(self._on_notification(note))
+                    except Exception as exc:
+                        self.transport._log(f"the on_notification callback raised {exc!r} for {method!r}")
                 return
             if method == "notifications/subscriptions/acknowledged":
                 filt = params.get("notifications") if isinstance(params, dict) else None
                 sub.acknowledged = filt if isinstance(filt, dict) else {}
+                sub._acknowledged_by_server = True
                 sub._acked.set()
                 return
             sub._publish(note)
@@ -1154,7 +1154,6 @@ class Client:
                 await self.request(
                     "subscriptions/listen", {"notifications": wanted}, on_notification=deliver, timeout=None
                 )
-            sub._end(None)
         except MCPError as exc:
             sub._end(exc)
         finally:

@@ -58,6 +58,7 @@ CANCELLED: Final = "notifications/cancelled"
 RETIRED_MEMORY: Final = 4096
 
 #: JSON-RPC error codes the transport itself uses.
+INVALID_PARAMS: Final = -32602
 METHOD_NOT_FOUND: Final = -32601
 INTERNAL_ERROR: Final = -32603
 

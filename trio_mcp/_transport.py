@@ -684,13 +684,13 @@ class StdioTransport:
             self._check_usable()
         if on_notification is not None and self._sink is None:
             self._install_sink(on_notification)
-        request_id, data = self._conn.start_request(method, params, wants_notes=on_notification is not None)
-        # No cancel scope per request: one watcher task keeps every deadline
-        # (see _expire_requests).
         if isinstance(timeout, _Default):
             timeout = self.request_timeout
         elif timeout is not None and (timeout <= 0 or math.isnan(timeout)):
             raise ValueError("timeout must be > 0 or None")
+        request_id, data = self._conn.start_request(method, params, wants_notes=on_notification is not None)
+        # No cancel scope per request: one watcher task keeps every deadline
+        # (see _expire_requests).
         deadline = math.inf if timeout is None else trio.current_time() + timeout
         if deadline < self._last_deadline:
             self._deadlines_ordered = False  # request_timeout was lowered

@@ -19,6 +19,7 @@ import trio
 from .._framing import LineFramer, Oversized, clean_line
 from .._protocol import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     METHOD_NOT_FOUND,
     Answered,
     Connection,
@@ -53,7 +54,6 @@ Log: TypeAlias = Callable[[str], object]
 MCP_PREFIX: Final = "io.modelcontextprotocol/"
 
 INVALID_REQUEST: Final = -32600
-INVALID_PARAMS: Final = -32602
 RESOURCE_NOT_FOUND: Final = -32002
 
 #: The longest line read whole; longer ones are dropped.
