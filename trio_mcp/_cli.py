@@ -393,8 +393,9 @@ class Console:
     def ask(self, text: str) -> None:
         """Write (part of) a question for the terminal; it may end without a newline."""
         self.clear()
-        self._write(text)
+        # Before the write: a Ctrl-C right after it must still end the line.
         self.open_line = not text.endswith("\n")
+        self._write(text)
 
     def end_line(self) -> None:
         """End a line a question left open (when interrupted while waiting for the answer)."""
