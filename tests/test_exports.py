@@ -226,3 +226,18 @@ def test_import_is_light() -> None:
     code = f"import json, sys, {PACKAGE}; print(json.dumps(sorted(sys.modules)))"
     loaded = {name.partition(".")[0] for name in _fresh_interpreter_modules(code)}
     assert not loaded & set(HEAVY), f"import {PACKAGE} loads {sorted(loaded & set(HEAVY))}"
+
+
+def test_the_names_for_type_checkers_are_the_lazy_names() -> None:
+    """``__init__``'s TYPE_CHECKING imports and its table of lazy names list the same names, each from its module."""
+    tree = ast.parse((_package_dir() / "__init__.py").read_text())
+    guarded = next(
+        node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    static = {
+        alias.name: node.module
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert static == trio_mcp._LAZY

@@ -11,6 +11,7 @@ import importlib
 import sys
 from typing import TYPE_CHECKING, Any
 
+from . import _errors
 from ._errors import (
     InputRequestFailed as InputRequestFailed,
     MCPError as MCPError,
@@ -91,77 +92,6 @@ if TYPE_CHECKING:
 
 from ._version import __version__ as __version__
 
-__all__ = [
-    "Annotations",
-    "AudioContent",
-    "BlobResourceContents",
-    "CallToolResult",
-    "Client",
-    "CompleteResult",
-    "Completion",
-    "ContentBlock",
-    "CreateMessageParams",
-    "CreateMessageResult",
-    "DiscoverResult",
-    "ElicitFormParams",
-    "ElicitRequestParams",
-    "ElicitResult",
-    "ElicitUrlParams",
-    "EmbeddedResource",
-    "GetPromptResult",
-    "Icon",
-    "ImageContent",
-    "Implementation",
-    "InitializeResult",
-    "InputRequest",
-    "InputRequestFailed",
-    "InputRequiredResult",
-    "ListPromptsResult",
-    "ListResourceTemplatesResult",
-    "ListResourcesResult",
-    "ListRootsResult",
-    "ListToolsResult",
-    "MCPError",
-    "MessageTooLarge",
-    "ModelHint",
-    "ModelPreferences",
-    "NotSupported",
-    "NotificationStream",
-    "Pages",
-    "Prompt",
-    "PromptArgument",
-    "PromptMessage",
-    "ProtocolError",
-    "ReadResourceResult",
-    "RequestTimeout",
-    "Resource",
-    "ResourceLink",
-    "ResourceTemplate",
-    "Root",
-    "RpcError",
-    "SamplingMessage",
-    "ServerCapabilities",
-    "ServerGone",
-    "SpawnFailed",
-    "StdioTransport",
-    "Subscription",
-    "TextContent",
-    "TextResourceContents",
-    "Tool",
-    "ToolAnnotations",
-    "ToolResultContent",
-    "ToolUseContent",
-    "TransportClosed",
-    "TransportStatistics",
-    "TrioMCPInternalError",
-    "UnknownContent",
-    "VersionMismatch",
-    "open_client",
-    "open_stdio_client",
-    "open_stdio_transport",
-]
-
-
 #: Where each name that is imported on first use lives.
 _LAZY: dict[str, str] = {
     "Client": "_client",
@@ -224,6 +154,8 @@ _LAZY: dict[str, str] = {
 }
 
 
+__all__ = sorted([*_errors.__all__, *_LAZY])
+
 _published: set[str] = set()
 
 
@@ -264,17 +196,6 @@ def _publish(module_name: str, module: Any) -> None:
         globals()[name] = obj
 
 
-for _error in (
-    InputRequestFailed,
-    MCPError,
-    MessageTooLarge,
-    NotSupported,
-    ProtocolError,
-    RpcError,
-    ServerGone,
-    SpawnFailed,
-    TransportClosed,
-    VersionMismatch,
-):
-    _error.__module__ = "trio_mcp"
-del _error
+for _name in _errors.__all__:
+    getattr(_errors, _name).__module__ = "trio_mcp"
+del _name
