@@ -1,4 +1,4 @@
-"""Fuzz `trio_mcp._framing.LineFramer` with atheris, for as long as you like.
+"""Fuzz `trio_mcp._core.framing.LineFramer` with atheris, for as long as you like.
 
 The harness drives the Hypothesis properties of ``tests/test_framing.py``
 through their ``hypothesis.fuzz_one_input`` hooks, so atheris searches for

@@ -3,7 +3,7 @@
 * Everything in ``trio_mcp.__all__`` exists, and classes and functions report
   ``trio_mcp`` as their module (tracebacks, docs and pickles show the public
   name, never a private module).
-* The sans-io core (``_errors``, ``_framing``, ``_protocol``) imports no Trio,
+* The sans-io core (``_errors`` and ``_core``) imports no Trio,
   directly or through another module of the package.
 * Every exception the package exports is an ``MCPError``, except the one
   that reports bugs in trio_mcp itself.
@@ -28,7 +28,15 @@ import trio_mcp
 PACKAGE = "trio_mcp"
 
 #: The modules that must not import Trio, directly or transitively.
-PURE_MODULES = ("trio_mcp._errors", "trio_mcp._framing", "trio_mcp._protocol")
+PURE_MODULES = (
+    "trio_mcp._errors",
+    "trio_mcp._core",
+    "trio_mcp._core.framing",
+    "trio_mcp._core.jsonrpc",
+    "trio_mcp._core.eras",
+    "trio_mcp._core.negotiation",
+    "trio_mcp._core.cache",
+)
 
 #: The exceptions the package promises to export.
 EXCEPTIONS = (

@@ -14,8 +14,8 @@ from unittest import mock
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import trio_mcp._framing as _framing
-from trio_mcp._framing import KEEP, LineFramer, Oversized, clean_line
+import trio_mcp._core.framing as _framing
+from trio_mcp._core.framing import KEEP, LineFramer, Oversized, clean_line
 
 BOM = b"\xef\xbb\xbf"
 

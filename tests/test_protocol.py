@@ -18,9 +18,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, multiple, rule
 
-from trio_mcp._errors import MessageTooLarge, ProtocolError, RpcError
-from trio_mcp._framing import KEEP, LineFramer, Oversized, clean_line
-from trio_mcp._protocol import (
+from trio_mcp._core.framing import KEEP, LineFramer, Oversized, clean_line
+from trio_mcp._core.jsonrpc import (
     SUBSCRIPTION_ID,
     Answered,
     Connection,
@@ -33,6 +32,7 @@ from trio_mcp._protocol import (
     ServerRequestCancelled,
     encode,
 )
+from trio_mcp._errors import MessageTooLarge, ProtocolError, RpcError
 
 EVENT_TYPES: tuple[type, ...] = typing.get_args(Event)
 BOM = b"\xef\xbb\xbf"

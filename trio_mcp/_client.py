@@ -21,6 +21,23 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Self, TypeAlias,
 
 import trio
 
+from ._core.cache import TtlCache
+from ._core.eras import (
+    CLIENT_CAPABILITIES,
+    INPUT_HOOKS,
+    LEGACY_VERSIONS,
+    MISSING_CLIENT_CAPABILITY,
+    MODERN_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    Hooks,
+    capabilities as declare,
+    input_problem,
+    modern_meta,
+    result_type,
+    retry_params,
+)
+from ._core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, SUBSCRIPTION_ID
+from ._core.negotiation import Modern, check_initialize, judge_probe
 from ._errors import (
     InputRequestFailed,
     MCPError,
@@ -61,25 +78,6 @@ from ._models import (
     structure,
     to_wire,
     unstructure,
-)
-from ._protocol import INVALID_PARAMS, METHOD_NOT_FOUND, SUBSCRIPTION_ID
-from ._session import (
-    CLIENT_CAPABILITIES,
-    INPUT_HOOKS,
-    LEGACY_VERSIONS,
-    MISSING_CLIENT_CAPABILITY,
-    MODERN_VERSIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
-    Hooks,
-    Modern,
-    TtlCache,
-    capabilities as declare,
-    check_initialize,
-    input_problem,
-    judge_probe,
-    modern_meta,
-    result_type,
-    retry_params,
 )
 from ._transport import DEFAULT, NotificationStream, RequestTimeout, StdioTransport, _Default
 from ._version import __version__

@@ -56,8 +56,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias, TypeVar, over
 import attrs
 import orjson
 
+from ._core.eras import SERVER_INFO
 from ._errors import ProtocolError
-from ._session import SERVER_INFO
 
 if TYPE_CHECKING:
     from collections.abc import Callable

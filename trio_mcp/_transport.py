@@ -44,9 +44,8 @@ from typing import TYPE_CHECKING, Any, Final, Self, TypeAlias
 import attrs
 import trio
 
-from ._errors import MCPError, RpcError, ServerGone, SpawnFailed, TransportClosed
-from ._framing import LineFramer, Oversized, clean_line
-from ._protocol import (
+from ._core.framing import LineFramer, Oversized, clean_line
+from ._core.jsonrpc import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     Answered,
@@ -59,6 +58,7 @@ from ._protocol import (
     ServerRequest,
     _key,
 )
+from ._errors import MCPError, RpcError, ServerGone, SpawnFailed, TransportClosed
 
 __all__ = [
     "NotificationCallback",

@@ -65,7 +65,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
-from ._session import LEGACY_VERSIONS, MODERN_VERSIONS
+from ._core.eras import LEGACY_VERSIONS, MODERN_VERSIONS
 from ._version import __version__
 
 if TYPE_CHECKING:

@@ -74,11 +74,7 @@ import orjson
 import trio
 
 from ._client import Client, open_client
-from ._errors import RpcError, ServerGone
-from ._framing import LineFramer
-from ._models import Implementation, InputRequiredResult, unstructure
-from ._protocol import INTERNAL_ERROR, METHOD_NOT_FOUND, SUBSCRIPTION_ID, _key, encode
-from ._session import (
+from ._core.eras import (
     LEGACY_VERSIONS,
     LOG_LEVEL,
     LOG_LEVELS,
@@ -87,6 +83,10 @@ from ._session import (
     SERVER_INFO,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
+from ._core.framing import LineFramer
+from ._core.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, SUBSCRIPTION_ID, _key, encode
+from ._errors import RpcError, ServerGone
+from ._models import Implementation, InputRequiredResult, unstructure
 from ._transport import StdioTransport, _signal_name
 from ._version import __version__
 

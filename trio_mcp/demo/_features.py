@@ -17,7 +17,7 @@ from urllib.parse import quote, unquote
 
 import orjson
 
-from .._session import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
+from .._core.eras import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
 from .._version import __version__
 
 JSON: TypeAlias = Any

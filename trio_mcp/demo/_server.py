@@ -16,8 +16,17 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import trio
 
-from .._framing import LineFramer, Oversized, clean_line
-from .._protocol import (
+from .._core.eras import (
+    CLIENT_CAPABILITIES,
+    LOG_LEVEL,
+    LOG_LEVELS,
+    MISSING_CLIENT_CAPABILITY,
+    PROTOCOL_VERSION,
+    SERVER_INFO,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from .._core.framing import LineFramer, Oversized, clean_line
+from .._core.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -31,19 +40,10 @@ from .._protocol import (
     ServerRequestCancelled,
     encode,
 )
-from .._session import (
-    CLIENT_CAPABILITIES,
-    LOG_LEVEL,
-    LOG_LEVELS,
-    MISSING_CLIENT_CAPABILITY,
-    PROTOCOL_VERSION,
-    SERVER_INFO,
-    UNSUPPORTED_PROTOCOL_VERSION,
-)
 from . import _features as F
 
 if TYPE_CHECKING:
-    from .._protocol import RequestId
+    from .._core.jsonrpc import RequestId
 
 __all__ = ["serve"]
 

@@ -1,4 +1,4 @@
-"""Tests of `trio_mcp._session`, the client's pure protocol decisions.
+"""Tests of the pure protocol rules in `trio_mcp._core`: eras, negotiation, the cache.
 
 Covered: the era probe (`judge_probe`), the initialize version check, the
 capabilities and ``_meta`` a request declares, ``resultType``, the params of
@@ -22,8 +22,8 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from trio_mcp._errors import ProtocolError, RpcError, VersionMismatch
-from trio_mcp._session import (
+from trio_mcp._core.cache import TtlCache, clamp_ttl
+from trio_mcp._core.eras import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
     HEADER_MISMATCH,
@@ -35,18 +35,14 @@ from trio_mcp._session import (
     PROTOCOL_VERSION,
     UNSUPPORTED_PROTOCOL_VERSION,
     Hooks,
-    Legacy,
-    Modern,
-    TtlCache,
     capabilities,
-    check_initialize,
-    clamp_ttl,
     input_problem,
-    judge_probe,
     modern_meta,
     result_type,
     retry_params,
 )
+from trio_mcp._core.negotiation import Legacy, Modern, check_initialize, judge_probe
+from trio_mcp._errors import ProtocolError, RpcError, VersionMismatch
 
 MODERN = "2026-07-28"
 NEWEST_LEGACY = "2025-11-25"

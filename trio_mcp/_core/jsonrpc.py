@@ -32,8 +32,8 @@ from typing import Any, Final, TypeAlias, TypeGuard
 import attrs
 import orjson
 
-from ._errors import MCPError, MessageTooLarge, ProtocolError, RpcError
-from ._framing import Oversized
+from .._errors import MCPError, MessageTooLarge, ProtocolError, RpcError
+from .framing import Oversized
 
 __all__ = [
     "Answered",
