@@ -592,18 +592,23 @@ async def test_progress_callbacks_sync_and_async(era):
 # -------------------------------------------------------------------- logs
 
 
-async def test_modern_logs_go_to_the_call():
+async def test_modern_logs_name_no_call_so_they_go_to_the_client_sink():
+    """A log message names no request: it goes to the client's on_notification, even while the
+    call that caused it is alone in flight with a callback of its own."""
     got = Collector()
+    per_call = Collector()
     with trio.fail_after(LIMIT):
-        async with open_client("--era", "modern", log_level="info") as client:
+        async with open_client("--era", "modern", log_level="info", on_notification=got.append) as client:
             result = await client.call_tool(
-                "log", {"level": "warning", "message": "careful"}, on_notification=got.append
+                "log", {"level": "warning", "message": "careful"}, on_notification=per_call.append
             )
             quiet = await client.call_tool(
-                "log", {"level": "debug", "message": "noise"}, on_notification=got.append
+                "log", {"level": "debug", "message": "noise"}, on_notification=per_call.append
             )
+            await got.wait_until(lambda notes: len(notes) >= 1)
     assert result.text == "logged"
     assert quiet.text == "not logged"
+    assert per_call == []
     (note,) = got
     assert note["method"] == "notifications/message"
     assert note["params"]["level"] == "warning"
@@ -640,11 +645,12 @@ async def test_legacy_logs_and_set_logging_level():
             await client.call_tool(
                 "log", {"level": "error", "message": "two"}, on_notification=per_call.append
             )
+            await got.wait_until(lambda notes: len(notes) >= 2)
             with pytest.raises(RpcError):
                 await client.set_logging_level("loud")
             sent = await wire(client)
-    assert [n["params"]["data"] for n in got] == ["one"]
-    assert [n["params"]["data"] for n in per_call] == ["two"]
+    assert [n["params"]["data"] for n in got] == ["one", "two"]
+    assert per_call == []
     (set_level, _) = requests(sent, "logging/setLevel")
     assert set_level["params"] == {"level": "error"}
 

@@ -191,18 +191,18 @@ def test_discover_result_sharing_nothing_is_a_version_mismatch() -> None:
         [1, 2.5, None, True],
     ],
 )
-def test_discover_result_with_malformed_versions_names_nothing(listed: Any) -> None:
-    """A ``supportedVersions`` that is not a list of strings shares nothing (and does not crash)."""
-    with pytest.raises(VersionMismatch) as caught:
-        judge_probe(discover(listed), None, requested=MODERN)
-    assert caught.value.answered == ()
-    assert caught.value.offered == ALL_OURS
+def test_discover_result_with_malformed_versions_is_not_usable_so_legacy(listed: Any) -> None:
+    """Issue 4.2: a ``supportedVersions`` that names no version is not a usable DiscoverResult:
+    ``initialize`` follows (whose answer decides), never an error."""
+    verdict = judge_probe(discover(listed), None, requested=MODERN, legacy_offer="2025-06-18")
+    assert isinstance(verdict, Legacy)
+    assert verdict.version == "2025-06-18"
 
 
-def test_discover_result_without_versions_names_nothing() -> None:
-    with pytest.raises(VersionMismatch) as caught:
-        judge_probe({"resultType": "complete", "capabilities": {}}, None, requested=MODERN)
-    assert caught.value.answered == ()
+def test_discover_result_without_versions_is_legacy() -> None:
+    verdict = judge_probe({"resultType": "complete", "capabilities": {}}, None, requested=MODERN)
+    assert isinstance(verdict, Legacy)
+    assert "supported versions" in verdict.why
 
 
 def test_discover_result_ignores_non_string_items() -> None:
@@ -280,13 +280,27 @@ def test_unsupported_version_sharing_nothing_is_a_version_mismatch_naming_both_s
     "data",
     [None, "text", 5, [MODERN], {}, {"supported": MODERN}, {"supported": None}, {"requested": MODERN}],
 )
-def test_unsupported_version_with_malformed_data_is_a_version_mismatch(data: Any) -> None:
-    """A ``-32022`` still means modern (never initialize); with no usable list nothing is shared."""
+def test_unsupported_version_with_malformed_data_is_legacy(data: Any) -> None:
+    """Issue 4.2: a ``-32022`` without a usable list of versions is no usable answer: initialize."""
     error = RpcError(UNSUPPORTED_PROTOCOL_VERSION, "unsupported", data)
-    with pytest.raises(VersionMismatch) as caught:
-        judge_probe(None, error, requested=MODERN)
-    assert caught.value.answered == ()
-    assert caught.value.offered == ALL_OURS
+    verdict = judge_probe(None, error, requested=MODERN, legacy_offer="2024-11-05")
+    assert isinstance(verdict, Legacy)
+    assert verdict.version == "2024-11-05"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ProtocolError("the error for request 1 is a str, not an object"),
+        ProtocolError("the error for request 1 has a non-integer code '-32601': 'Method not found'"),
+        ProtocolError("the error for request 1 (code -32601) has no message"),
+    ],
+)
+def test_a_broken_error_answer_is_legacy(error: ProtocolError) -> None:
+    """Issue 4.2: a malformed error answer to the probe means initialize, never an abort."""
+    verdict = judge_probe(None, error, requested=MODERN)
+    assert isinstance(verdict, Legacy)
+    assert verdict.version == NEWEST_LEGACY
 
 
 def test_unsupported_version_listing_only_the_refused_version_is_a_mismatch() -> None:
@@ -377,11 +391,14 @@ def test_unsupported_version_follows_the_intersection(supported: Any, requested:
     modern = newest_shared(supported, MODERN_VERSIONS)
     legacy = newest_shared(supported, LEGACY_VERSIONS)
     verdict = judged(None, unsupported(supported, requested), requested=requested, legacy_offer=offer)
-    if isinstance(verdict, VersionMismatch):
+    named = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+    if not named:
+        # No usable list: initialize decides.
+        assert verdict == Legacy(offer, verdict.why)
+    elif isinstance(verdict, VersionMismatch):
         assert modern is None or modern == requested
         assert legacy is None
         assert verdict.offered == ALL_OURS
-        named = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
         assert list(verdict.answered) == named
     elif modern is not None and modern != requested:
         assert verdict == Modern(modern, None, retry=True)
@@ -402,11 +419,14 @@ def test_discover_result_follows_the_intersection(listed: Any, requested: str, e
     modern = newest_shared(listed, MODERN_VERSIONS)
     legacy = newest_shared(listed, LEGACY_VERSIONS)
     verdict = judged(result, None, requested=requested)
-    if isinstance(verdict, VersionMismatch):
+    named = [v for v in listed if isinstance(v, str)] if isinstance(listed, list) else []
+    if not named:
+        # Not a usable DiscoverResult: initialize decides.
+        assert verdict == Legacy(LEGACY_VERSIONS[0], verdict.why)
+    elif isinstance(verdict, VersionMismatch):
         assert modern is None
         assert legacy is None
         assert verdict.offered == ALL_OURS
-        named = [v for v in listed if isinstance(v, str)] if isinstance(listed, list) else []
         assert list(verdict.answered) == named
     elif modern is not None:
         assert verdict == Modern(modern, result, retry=False)

@@ -712,13 +712,31 @@ async def test_transport_closed_leaves_the_block_unwrapped():
 
 
 async def test_outer_cancellation_passes_through_the_block():
-    """No ExceptionGroup: a move_on_after around the block cancels it cleanly (cancelled_caught)."""
+    """No ExceptionGroup: a move_on_after around the block cancels it cleanly (cancelled_caught).
+
+    Its deadline has passed when the block closes, so the close is forceful:
+    the server gets no grace (SIGTERM at once), and nothing outlives the block.
+    """
     with trio.fail_after(GUARD):
         with trio.move_on_after(0.5) as scope:
-            async with life_server(request_timeout=60) as wire:
+            async with life_server(request_timeout=60, kill_grace=30) as wire:
                 await wire.request("hang")
     assert scope.cancelled_caught
-    assert wire.statistics().returncode == 0
+    assert wire.statistics().returncode == -signal.SIGTERM
+
+
+async def test_close_inside_a_deadline_gives_the_grace_that_fits(tmp_path):
+    """Bounded close: a close that starts with 1 s left of the caller's deadline gives a server
+    that ignores EOF about that second, not its 30 s kill_grace (the guard would trip)."""
+    record = tmp_path / "events"
+    with trio.fail_after(GUARD):
+        with trio.move_on_after(30):
+            async with life_server("--ignore-eof", "--record", str(record), kill_grace=30) as wire:
+                await wire.request("echo")
+                with trio.move_on_after(1):
+                    await wire.aclose()
+    assert wire.statistics().returncode == -signal.SIGTERM
+    assert "EOF" in events(record)
 
 
 # ------------------------------------------------------------ validation

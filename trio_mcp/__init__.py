@@ -1,8 +1,9 @@
-"""trio_mcp: a Trio-native client for the Model Context Protocol over stdio.
+"""trio_mcp: a Trio-native client for the Model Context Protocol.
 
 The exceptions are imported with the package; everything else (the client,
-the models, the transport) on first use, so that a program that only needs
-part of the package, such as the bundled demo server, starts fast.
+the models, the sessions and transports) on first use, so that a program
+that only needs part of the package, such as the bundled demo server,
+starts fast.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ._errors import (
     ServerGone as ServerGone,
     SpawnFailed as SpawnFailed,
     TransportClosed as TransportClosed,
+    TrioMCPInternalError as TrioMCPInternalError,
     VersionMismatch as VersionMismatch,
 )
 
@@ -30,8 +32,6 @@ if TYPE_CHECKING:
         Client as Client,
         Pages as Pages,
         Subscription as Subscription,
-        open_client as open_client,
-        open_stdio_client as open_stdio_client,
     )
     from ._models import (
         Annotations as Annotations,
@@ -81,13 +81,27 @@ if TYPE_CHECKING:
         ToolUseContent as ToolUseContent,
         UnknownContent as UnknownContent,
     )
-    from ._transport import (
+    from ._open import (
+        StdioTransport as StdioTransport,
+        open_client as open_client,
+        open_stdio_client as open_stdio_client,
+        open_stdio_transport as open_stdio_transport,
+        open_stream_client as open_stream_client,
+        open_stream_transport as open_stream_transport,
+        wrap_client_stream as wrap_client_stream,
+    )
+    from ._options import (
+        ClientOptions as ClientOptions,
+        ConnectionOptions as ConnectionOptions,
+        ProcessOptions as ProcessOptions,
+        SinkOptions as SinkOptions,
+    )
+    from ._session import (
+        Attachment as Attachment,
         NotificationStream as NotificationStream,
         RequestTimeout as RequestTimeout,
-        StdioTransport as StdioTransport,
+        Session as Session,
         TransportStatistics as TransportStatistics,
-        TrioMCPInternalError as TrioMCPInternalError,
-        open_stdio_transport as open_stdio_transport,
     )
 
 from ._version import __version__ as __version__
@@ -97,8 +111,22 @@ _LAZY: dict[str, str] = {
     "Client": "_client",
     "Pages": "_client",
     "Subscription": "_client",
-    "open_client": "_client",
-    "open_stdio_client": "_client",
+    "StdioTransport": "_open",
+    "open_client": "_open",
+    "open_stdio_client": "_open",
+    "open_stdio_transport": "_open",
+    "open_stream_client": "_open",
+    "open_stream_transport": "_open",
+    "wrap_client_stream": "_open",
+    "ClientOptions": "_options",
+    "ConnectionOptions": "_options",
+    "ProcessOptions": "_options",
+    "SinkOptions": "_options",
+    "Attachment": "_session",
+    "NotificationStream": "_session",
+    "RequestTimeout": "_session",
+    "Session": "_session",
+    "TransportStatistics": "_session",
     "Annotations": "_models",
     "AudioContent": "_models",
     "BlobResourceContents": "_models",
@@ -145,12 +173,6 @@ _LAZY: dict[str, str] = {
     "ToolResultContent": "_models",
     "ToolUseContent": "_models",
     "UnknownContent": "_models",
-    "NotificationStream": "_transport",
-    "RequestTimeout": "_transport",
-    "StdioTransport": "_transport",
-    "TransportStatistics": "_transport",
-    "TrioMCPInternalError": "_transport",
-    "open_stdio_transport": "_transport",
 }
 
 
@@ -189,7 +211,7 @@ def _publish(module_name: str, module: Any) -> None:
         if home != module_name:
             continue
         obj = getattr(module, name)
-        if isinstance(obj, type) and attrs.has(obj):
+        if module_name == "_models" and isinstance(obj, type) and attrs.has(obj):
             attrs.resolve_types(obj)
         if getattr(obj, "__module__", "").startswith("trio_mcp."):
             obj.__module__ = "trio_mcp"

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import trio
 
-from ._client import open_stdio_client
 from ._errors import (
     InputRequestFailed,
     MCPError,
@@ -46,7 +45,8 @@ from ._models import (
     UnknownContent,
     unstructure,
 )
-from ._transport import RequestTimeout
+from ._open import open_stdio_client
+from ._session import RequestTimeout
 from .cli import (
     EXIT_BROKEN_PIPE,
     EXIT_INPUT,

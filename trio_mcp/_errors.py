@@ -20,6 +20,7 @@ __all__ = [
     "ServerGone",
     "SpawnFailed",
     "TransportClosed",
+    "TrioMCPInternalError",
     "VersionMismatch",
 ]
 
@@ -52,7 +53,7 @@ class SpawnFailed(MCPError):
 
 
 class ServerGone(MCPError):
-    """The server process died, or broke its end of the pipe.
+    """The server process died, or broke its end of the connection.
 
     Every request outstanding at that moment fails with this error at once,
     and so does every later request, without writing anything.
@@ -63,6 +64,15 @@ class ServerGone(MCPError):
         signal: The number of the signal that ended it, else `None`.
         stderr_tail: The last lines the server wrote to stderr (a bounded
             tail, at most a few KiB), often the best clue to why it died.
+        server: Who it was, as the messages name it: the command line,
+            shortened, and the process id, e.g.
+            ``server 'node index.js --stdio' (pid 4242)``.
+        command: The server's command, as given (``""`` when not a process).
+        arguments: Its arguments, as given.
+        pid: Its process id, or `None`.
+        previous: When the server was started twice while connecting (it
+            died on the ``server/discover`` probe, see `open_stdio_client`),
+            the error of its first death; else `None`.
     """
 
     def __init__(
@@ -72,11 +82,21 @@ class ServerGone(MCPError):
         exit_code: int | None = None,
         signal: int | None = None,
         stderr_tail: str = "",
+        server: str = "",
+        command: str = "",
+        arguments: tuple[str, ...] = (),
+        pid: int | None = None,
+        previous: ServerGone | None = None,
     ) -> None:
         super().__init__(message)
         self.exit_code = exit_code
         self.signal = signal
         self.stderr_tail = stderr_tail
+        self.server = server
+        self.command = command
+        self.arguments = arguments
+        self.pid = pid
+        self.previous = previous
 
     def __str__(self) -> str:
         text = super().__str__()
@@ -88,10 +108,10 @@ class ServerGone(MCPError):
 
 
 class TransportClosed(MCPError):
-    """The transport was closed by its owner.
+    """The connection was closed by its owner.
 
     Raised for every request that was in flight when `aclose()
-    <StdioTransport.aclose>` ran, and for everything attempted afterwards.
+    <Session.aclose>` ran, and for everything attempted afterwards.
     """
 
 
@@ -209,3 +229,11 @@ class InputRequestFailed(MCPError):
         super().__init__(message)
         self.method = method
         self.key = key
+
+
+class TrioMCPInternalError(Exception):
+    """A bug in trio_mcp: please report it, with the traceback.
+
+    Deliberately not an `MCPError`, so that ``except MCPError`` never hides
+    it.
+    """

@@ -15,6 +15,7 @@ import math
 
 import pytest
 import trio
+from client_support import Collector
 
 import trio_mcp
 
@@ -338,25 +339,32 @@ async def test_sdk_pinned_to_legacy_asks_through_the_same_hooks(sdk_server, wire
 
 
 async def test_sdk_pinned_to_legacy_logging(sdk_server, wire):
-    notes = []
+    """Log messages name no call: they reach the client's on_notification, never the call's callback."""
+    notes, per_call = Collector(), Collector()
+
+    def logs():
+        return [note["params"]["level"] for note in notes if note["method"] == "notifications/message"]
+
     with trio.fail_after(TIMEOUT):
-        async with sdk_server.client(protocol=LEGACY) as client:
+        async with sdk_server.client(protocol=LEGACY, on_notification=notes.append) as client:
             await client.set_logging_level("warning")
-            await client.call_tool("log_demo", on_notification=notes.append)
+            await client.call_tool("log_demo", on_notification=per_call.append)
+            await notes.wait_until(lambda _: len(logs()) >= 2)
             wire.check(client.protocol_version, client)
-    levels = [note["params"]["level"] for note in notes if note["method"] == "notifications/message"]
-    assert levels == ["warning", "error"]
+    assert logs() == ["warning", "error"]
+    assert per_call == []
 
 
 async def test_sdk_pinned_to_legacy_subscription_and_progress(sdk_server, wire):
-    notes, updates = [], []
+    notes, updates = Collector(), []
     uri = "test://static/readme"
     with trio.fail_after(TIMEOUT):
-        async with sdk_server.client(protocol=LEGACY) as client:
+        async with sdk_server.client(protocol=LEGACY, on_notification=notes.append) as client:
             await client.subscribe_resource(uri)
-            await client.call_tool("touch", on_notification=notes.append)
+            await client.call_tool("touch")
+            await notes.wait_len(1)
             await client.unsubscribe_resource(uri)
-            await client.call_tool("touch", on_notification=notes.append)
+            await client.call_tool("touch")
             await client.call_tool(
                 "slow", {"steps": 2, "delay": 0.01}, on_progress=lambda *update: updates.append(update)
             )

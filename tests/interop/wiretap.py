@@ -1,10 +1,9 @@
 """A tap on what the client writes, and a strict check of it against the MCP revision in use.
 
-`WireTap.install` wraps two methods of `trio_mcp.StdioTransport` (with
-pytest's monkeypatch, so only for one test): ``_write``, which every line the
-client sends goes through (one complete JSON line per call), and
-``_handle_line``, which every line read from the server goes through. The
-lines are kept per transport, in order.
+`WireTap.install` gives every `trio_mcp.Session` made during one test (with
+pytest's monkeypatch) an ``on_wire`` observer, the option that sees every
+line the client sends (one complete JSON line per call) and every line read
+from the server. The lines are kept per session, in order.
 
 `WireTap.check` then checks each line the client wrote, for one revision:
 
@@ -40,9 +39,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+import attrs
 from schema_support import by_method, defs, envelope_definition, result_definition, schema_problem, validator
 
-from trio_mcp import StdioTransport
+from trio_mcp import ConnectionOptions, Session
 
 MODERN = "2026-07-28"
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -128,20 +128,20 @@ class WireTap:
     @classmethod
     def install(cls, monkeypatch: Any) -> WireTap:
         tap = cls()
-        write = StdioTransport._write
-        handle_line = StdioTransport._handle_line
+        init = Session.__init__
 
-        def tapped_write(self: StdioTransport, data: bytes, owner: int | None) -> None:
-            tap.record(self, "out", bytes(data))
-            return write(self, data, owner)
+        def tapped_init(self: Session, channel: Any, options: Any = None, sink: Any = None) -> None:
+            options = options if options is not None else ConnectionOptions()
+            previous = options.on_wire
 
-        def tapped_handle_line(self: StdioTransport, line: Any) -> None:
-            if isinstance(line, bytes | bytearray):
-                tap.record(self, "in", bytes(line))
-            return handle_line(self, line)
+            def on_wire(direction: str, line: bytes) -> None:
+                tap.record(self, direction, bytes(line))
+                if previous is not None:
+                    previous(direction, line)
 
-        monkeypatch.setattr(StdioTransport, "_write", tapped_write)
-        monkeypatch.setattr(StdioTransport, "_handle_line", tapped_handle_line)
+            init(self, channel, attrs.evolve(options, on_wire=on_wire), sink)
+
+        monkeypatch.setattr(Session, "__init__", tapped_init)
         return tap
 
     def record(self, transport: Any, direction: str, line: bytes) -> None:

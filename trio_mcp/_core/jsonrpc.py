@@ -46,6 +46,7 @@ __all__ = [
     "ServerRequest",
     "ServerRequestCancelled",
     "encode",
+    "request_key",
 ]
 
 JSON: TypeAlias = Any
@@ -151,9 +152,12 @@ def _valid_id(value: object) -> TypeGuard[int | str]:
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
-def _key(value: RequestId) -> tuple[bool, RequestId]:
-    # 1 and "1" are different ids; the tuple keeps them apart in a dict.
+def request_key(value: RequestId) -> tuple[bool, RequestId]:
+    """A dict key for a JSON-RPC id: ``1`` and ``"1"`` are different ids, and stay apart."""
     return (isinstance(value, str), value)
+
+
+_key = request_key
 
 
 # Recovering the id of an oversized response from its head or tail.

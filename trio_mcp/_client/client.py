@@ -1,0 +1,902 @@
+"""The MCP client: typed methods over a session, in whichever era the server speaks.
+
+`Client` talks to the server through a `trio_mcp.Session` and nothing else:
+it never knows whether the session runs over a child process, a socket or
+HTTP. Both protocol eras share one API: the 2026-07-28 revision (stateless,
+every request carries its ``_meta`` envelope, input is requested through
+``input_required`` results) and the initialize-era revisions (2025-11-25 and
+older: one ``initialize`` handshake, input is requested by server-to-client
+requests). The rules it follows are in `trio_mcp._core`; the pieces of its
+machinery live beside it: the handshake (`trio_mcp._client.handshake`),
+input and rounds (`~trio_mcp._client.input`), notification routing
+(`~trio_mcp._client.notes`), pages (`~trio_mcp._client.pages`) and listen
+streams (`~trio_mcp._client.listen`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar, overload
+
+import trio
+
+from .._core.cache import TtlCache
+from .._core.eras import (
+    CLIENT_CAPABILITIES,
+    MISSING_CLIENT_CAPABILITY,
+    MODERN_VERSIONS,
+    capabilities as declare,
+    modern_meta,
+    result_type,
+)
+from .._errors import NotSupported, RpcError
+from .._models import (
+    CallToolResult,
+    CompleteResult,
+    Completion,
+    DiscoverResult,
+    GetPromptResult,
+    Implementation,
+    InputRequiredResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ServerCapabilities,
+    Tool,
+    structure,
+    unstructure,
+)
+from .._session import call_maybe_async
+from .handshake import negotiate
+from .input import InputHandler
+from .listen import Subscription, open_subscription
+from .notes import NotificationRouter
+from .pages import Pages
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Mapping, Sequence
+
+    from .._options import ClientOptions, NotificationCallback
+    from .._session import Attachment, Session
+    from .handshake import Outcome
+    from .notes import ProgressCallback
+
+__all__ = ["Client"]
+
+JSON: TypeAlias = Any
+M = TypeVar("M")
+
+#: Each listing: its result model, and the attribute that holds its items.
+_LISTS: Final[dict[str, tuple[type, str]]] = {
+    "tools/list": (ListToolsResult, "tools"),
+    "prompts/list": (ListPromptsResult, "prompts"),
+    "resources/list": (ListResourcesResult, "resources"),
+    "resources/templates/list": (ListResourceTemplatesResult, "resource_templates"),
+}
+
+
+class Client:
+    """A connection to one MCP server, in whichever era it speaks.
+
+    Get one from `open_stdio_client` (which also starts the server),
+    `open_stream_client` (over a Trio stream) or `open_client` (over a
+    session you opened). Every method may raise the session's errors:
+    `ServerGone`, `TransportClosed`, `ProtocolError`, and `RpcError` when
+    the server answers with an error.
+
+    Every method is a checkpoint, and none takes a timeout: bound a call the
+    Trio way, with `trio.fail_after` or `trio.move_on_after` around it. A
+    cancelled call is withdrawn from the server (``notifications/cancelled``)
+    and the connection carries on.
+
+    Attributes:
+        session: The `Session` underneath.
+        era: ``"modern"`` (2026-07-28) or ``"legacy"`` (initialize era).
+        protocol_version: The negotiated revision, for example
+            ``"2026-07-28"`` or ``"2025-11-25"``.
+        server_info: The server's self-description (unverified), or `None`
+            when it gave none.
+        server_capabilities: What the server says it supports.
+        instructions: The server's instructions for the model, or `None`.
+    """
+
+    def __init__(self, session: Session, options: ClientOptions) -> None:
+        self.session = session
+        self.era: Literal["modern", "legacy"] | None = None
+        self.protocol_version: str | None = None
+        self.server_info: Implementation | None = None
+        self.server_capabilities = ServerCapabilities()
+        self.instructions: str | None = None
+        self.discover_result: DiscoverResult | None = None
+        """The probe's ``DiscoverResult`` (2026-07-28 era), else `None`."""
+        self.options = options
+        """The options the client was made with."""
+        client_info = options.client_info
+        if isinstance(client_info, Implementation):
+            self.client_info: dict[str, JSON] = unstructure(client_info)
+        else:
+            name, version = client_info
+            self.client_info = {"name": name, "version": version}
+        self.log_level = options.log_level
+        """The ``logLevel`` every 2026-07-28 request asks for, or `None` for no logs."""
+        self._input = InputHandler(options)
+        self._cache = TtlCache() if options.cache else None
+        self._notes = NotificationRouter(options.on_notification, self._cache)
+        self._tokens = itertools.count(1)
+        self._input_caps: dict[str, JSON] = {}
+        self._envelope: dict[str, JSON] | None = None
+        self._envelope_level: str | None = None
+        self._extra_caps = dict(options.capabilities) if options.capabilities else {}
+        self._attachment: Attachment | None = None
+        self._owns_session = False
+
+    @property
+    def transport(self) -> Session:
+        """The `Session` underneath (the name older code uses; same as `session`)."""
+        return self.session
+
+    @property
+    def max_rounds(self) -> int:
+        """The most requests one multi round-trip operation may take."""
+        return self._input.max_rounds
+
+    @max_rounds.setter
+    def max_rounds(self, value: int) -> None:
+        self._input.max_rounds = value
+
+    @property
+    def input_timeout(self) -> float | None:
+        """The budget, in seconds, of one whole multi round-trip operation, or `None`."""
+        return self._input.input_timeout
+
+    @input_timeout.setter
+    def input_timeout(self, value: float | None) -> None:
+        self._input.input_timeout = value
+
+    # ---------------------------------------------------------- lifecycle
+
+    def attach(self) -> None:
+        """Take over the session's server requests and unclaimed notifications.
+
+        Called by the openers before the handshake (`open_client` does it).
+
+        Raises:
+            RuntimeError: Another client is attached to the session.
+        """
+        self._attachment = self.session.attach(
+            on_request=self._input.serve_request, on_notification=self._notes.connection_note
+        )
+
+    def detach(self) -> None:
+        """Give the session back: the hooks and ``on_notification`` stop answering."""
+        if self._attachment is not None:
+            self._attachment.detach()
+
+    def own_session(self) -> None:
+        """Make `aclose` close the session too (for clients that made their session)."""
+        self._owns_session = True
+
+    async def aclose(self) -> None:
+        """Detach from the session, and close it when the client made it; idempotent.
+
+        Openers such as `open_stdio_client` do this as their block ends; call
+        it yourself for a client from `wrap_client_stream`.
+        """
+        self.detach()
+        if self._owns_session:
+            await self.session.aclose()
+        else:
+            await trio.lowlevel.checkpoint()
+
+    async def connect(self, *, restarted: bool = False) -> None:
+        """Negotiate the era with the server, then finish the handshake.
+
+        Called by the openers once the client is attached.
+
+        Raises:
+            ServerDiedOnProbe: The server died on the ``server/discover``
+                probe (only an opener that can start it again handles this).
+            VersionMismatch: No protocol version in common.
+            RequestTimeout: The handshake ran out of ``handshake_timeout``.
+        """
+        options = self.options
+        outcome = await negotiate(
+            self.session,
+            protocol=options.protocol,
+            client_info=self.client_info,
+            declare=self._declared,
+            probe_timeout=options.probe_timeout,
+            handshake_timeout=options.handshake_timeout,
+            restarted=restarted,
+        )
+        self.apply(outcome)
+        await self.finish_handshake()
+
+    def apply(self, outcome: Outcome) -> None:
+        """Take the result of the handshake."""
+        negotiated = outcome.negotiated
+        self.era = negotiated.era
+        self.protocol_version = negotiated.version
+        self._input.version = negotiated.version
+        self._input_caps = self._declared(negotiated.version)
+        if negotiated.era == "modern":
+            self.session.serves_requests = False
+            found = outcome.discover
+            if found is not None:
+                self.discover_result = found
+                self.server_capabilities = found.capabilities
+                self.server_info = found.server_info
+                self.instructions = found.instructions
+                if self._cache is not None:
+                    self._cache.put("server/discover", "", found, found.ttl_ms, trio.current_time())
+        else:
+            initialized = outcome.initialize
+            assert initialized is not None
+            self.server_info = initialized.server_info
+            self.server_capabilities = initialized.capabilities
+            self.instructions = initialized.instructions
+
+    async def finish_handshake(self) -> None:
+        """The initialize era's last steps: ``notifications/initialized``, then the log level."""
+        if self.era != "legacy":
+            await trio.lowlevel.checkpoint()
+            return
+        await self.session.notify("notifications/initialized")
+        if self.log_level is not None and self.server_capabilities.logging is not None:
+            # The initialize era sets the level once, for the whole session.
+            await self.session.request("logging/setLevel", {"level": self.log_level})
+
+    def declared(self, version: str) -> dict[str, JSON]:
+        """What the client declares at ``version``: the hooks' capabilities, then the ``capabilities`` option."""
+        return self._declared(version)
+
+    def _declared(self, version: str) -> dict[str, JSON]:
+        return {**declare(self._input.hooks, version), **self._extra_caps}
+
+    # ------------------------------------------------------------ sending
+
+    def _input_envelope(self) -> dict[str, JSON]:
+        """The ``_meta`` of a plain request that may ask for input (shared; never mutated)."""
+        if self._envelope is None or self._envelope_level != self.log_level:
+            assert self.protocol_version is not None
+            self._envelope_level = self.log_level
+            self._envelope = modern_meta(
+                self.protocol_version, self._input_caps, self.client_info, log_level=self.log_level
+            )
+        return self._envelope
+
+    async def _require(self, era: Literal["modern", "legacy"], method: str) -> None:
+        await trio.lowlevel.checkpoint()
+        self._require_now(era, method)
+
+    def _require_now(self, era: Literal["modern", "legacy"], method: str) -> None:
+        if self.era is None:
+            raise RuntimeError("use the client inside 'async with open_stdio_client(...)'")
+        if self.era != era:
+            raise NotSupported(
+                f"{method} does not exist in protocol version {self.protocol_version} (the {self.era} era)",
+                method=method,
+                era=self.era,
+            )
+
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, JSON] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        on_notification: NotificationCallback | None = None,
+        meta: Mapping[str, JSON] | None = None,
+        for_input: bool = False,
+    ) -> dict[str, JSON]:
+        """Send any request and return its raw result.
+
+        In the 2026-07-28 era the ``_meta`` envelope is added (with the
+        hooks' capabilities when ``for_input`` is true); ``resultType`` is not
+        interpreted. Use it for methods this class has no wrapper for.
+
+        Args:
+            method: The JSON-RPC method.
+            params: The params object, without ``_meta`` (give ``meta``).
+            on_progress: ``(progress, total, message)`` for this request's
+                ``notifications/progress``; sync or async.
+            on_notification: Called with the notifications that name this
+                request other than those ``on_progress`` takes (its progress,
+                as dicts, when there is no ``on_progress``); sync or async.
+                Everything else goes to the client's ``on_notification``.
+            meta: Extra ``_meta`` keys.
+            for_input: Declare the hooks' capabilities (2026-07-28 era).
+        """
+        if self.era is None:
+            await trio.lowlevel.checkpoint()
+            raise RuntimeError("use the client inside 'async with open_stdio_client(...)'")
+        body: dict[str, JSON] = dict(params) if params else {}
+        token = next(self._tokens) if on_progress is not None or on_notification is not None else None
+        callback = self._notes.for_call(token, on_progress, on_notification)
+        session = self.session
+        if self.era == "legacy":
+            extra: dict[str, JSON] = dict(meta) if meta else {}
+            if token is not None:
+                extra["progressToken"] = token
+            if extra:
+                body["_meta"] = {**body.get("_meta", {}), **extra}
+            return await session.request(
+                method, body if body or params is not None else None, on_notification=callback
+            )
+        assert self.protocol_version is not None
+        caps = self._input_caps if for_input else {}
+        envelope = modern_meta(
+            self.protocol_version,
+            caps,
+            self.client_info,
+            log_level=self.log_level,
+            progress_token=token,
+            extra=meta,
+        )
+        body["_meta"] = envelope
+        retried = False
+        while True:
+            try:
+                return await session.request(method, body, on_notification=callback)
+            except RpcError as exc:
+                if (
+                    exc.code == MISSING_CLIENT_CAPABILITY
+                    and not retried
+                    and self._can_declare(exc.data, caps)
+                ):
+                    # Declare what we do support and try once more.
+                    retried = True
+                    envelope[CLIENT_CAPABILITIES] = self._declared(self.protocol_version)
+                    continue
+                raise
+
+    def _can_declare(self, data: object, declared: dict[str, JSON]) -> bool:
+        if not isinstance(data, dict) or not isinstance(data.get("requiredCapabilities"), dict):
+            return False
+        ours = self._declared(self.protocol_version or MODERN_VERSIONS[0])
+        wanted = data["requiredCapabilities"]
+        return (
+            bool(wanted) and all(key in ours for key in wanted) and any(key not in declared for key in wanted)
+        )
+
+    async def _typed(
+        self, method: str, params: dict[str, JSON] | None, model: type[M], options: dict[str, Any]
+    ) -> M:
+        result = await self.request(method, params, **options)
+        if self.era == "modern":
+            result_type(method, result)
+        return structure(result, model)
+
+    async def _with_input(
+        self,
+        method: str,
+        params: dict[str, JSON],
+        model: type[M],
+        *,
+        manual: bool,
+        input_responses: Mapping[str, JSON] | None,
+        request_state: str | None,
+        options: dict[str, Any],
+        first_result: dict[str, JSON] | None = None,
+        started: float | None = None,
+    ) -> tuple[M | InputRequiredResult, int]:
+        if self.era == "legacy":
+            InputHandler.refuse_legacy_rounds(method, input_responses, request_state)
+            return await self._typed(method, params, model, options), 0
+
+        async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
+            return await self.request(method, round_params, for_input=True, **options)
+
+        return await self._input.run_rounds(
+            method,
+            params,
+            model,
+            send,
+            manual=manual,
+            input_responses=input_responses,
+            request_state=request_state,
+            first_result=first_result,
+            started=started,
+        )
+
+    # -------------------------------------------------------------- tools
+
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, JSON] | None = ...,
+        *,
+        manual: Literal[False] = ...,
+        input_responses: Mapping[str, JSON] | None = ...,
+        request_state: str | None = ...,
+        on_progress: ProgressCallback | None = ...,
+        on_notification: NotificationCallback | None = ...,
+        meta: Mapping[str, JSON] | None = ...,
+    ) -> CallToolResult: ...
+
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, JSON] | None = ...,
+        *,
+        manual: Literal[True],
+        input_responses: Mapping[str, JSON] | None = ...,
+        request_state: str | None = ...,
+        on_progress: ProgressCallback | None = ...,
+        on_notification: NotificationCallback | None = ...,
+        meta: Mapping[str, JSON] | None = ...,
+    ) -> CallToolResult | InputRequiredResult: ...
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, JSON] | None = None,
+        *,
+        manual: bool = False,
+        input_responses: Mapping[str, JSON] | None = None,
+        request_state: str | None = None,
+        on_progress: ProgressCallback | None = None,
+        on_notification: NotificationCallback | None = None,
+        meta: Mapping[str, JSON] | None = None,
+    ) -> CallToolResult | InputRequiredResult:
+        """Call a tool and return its result.
+
+        A result with ``is_error`` set is a result, not an exception: the
+        tool ran and failed, and the model should see why.
+
+        In the 2026-07-28 era, when the server answers ``input_required``,
+        every input request is answered through the hooks (concurrently) and
+        the call is sent again with the answers, until the result is
+        complete, at most ``max_rounds`` requests in all.
+
+        Args:
+            name: The tool's name.
+            arguments: The tool's arguments (a JSON object).
+            manual: Return an `InputRequiredResult` instead of answering it
+                through the hooks; send the answers yourself with
+                ``input_responses`` and ``request_state``.
+            input_responses: Answers to the previous round's input requests,
+                by key (manual mode).
+            request_state: The previous round's ``request_state``, unchanged
+                (manual mode).
+            on_progress: ``(progress, total, message)`` on each progress
+                notification; sync or async.
+            on_notification: Called with the notifications that name this
+                call other than those ``on_progress`` takes.
+            meta: Extra ``_meta`` keys to send.
+
+        Raises:
+            RpcError: The server answered with an error (an unknown tool, for
+                example).
+            InputRequestFailed: An input request could not be answered.
+        """
+        params: dict[str, JSON] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
+        first: dict[str, JSON] | None = None
+        started: float | None = None
+        if (
+            not manual
+            and input_responses is None
+            and request_state is None
+            and on_progress is None
+            and on_notification is None
+            and meta is None
+        ):
+            # The common case, flat: one request, no callbacks.
+            if self.era == "legacy":
+                return structure(await self.session.request("tools/call", params), CallToolResult)
+            if self.era == "modern":
+                if self._input.input_timeout is not None:
+                    started = trio.current_time()
+                # A -32021 needs no retry here: tools/call already declares
+                # every capability the client has.
+                first = await self.session.request("tools/call", {**params, "_meta": self._input_envelope()})
+                kind = first.get("resultType")
+                if kind is None or kind == "complete":
+                    return structure(first, CallToolResult)
+        result, _ = await self._with_input(
+            "tools/call",
+            params,
+            CallToolResult,
+            manual=manual,
+            input_responses=input_responses,
+            request_state=request_state,
+            options={"on_progress": on_progress, "on_notification": on_notification, "meta": meta},
+            first_result=first,
+            started=started,
+        )
+        return result
+
+    # ------------------------------------------------------------ listings
+
+    async def _page(self, method: str, cursor: str | None, options: dict[str, Any]) -> Any:
+        params: dict[str, JSON] = {} if cursor is None else {"cursor": cursor}
+        model = _LISTS[method][0]
+        cacheable = self._cache is not None and not any(options.values())
+        key = "" if cursor is None else "\0" + cursor
+        if cacheable:
+            assert self._cache is not None
+            hit = self._cache.get(method, key, trio.current_time())
+            if hit is not None:
+                await trio.lowlevel.checkpoint()
+                return hit
+        page: Any = await self._typed(method, params, model, options)
+        if cacheable and self.era == "modern":
+            assert self._cache is not None
+            self._cache.put(method, key, page, page.ttl_ms, trio.current_time())
+        return page
+
+    def _pages(self, method: str) -> Pages[Any]:
+        async def fetch(cursor: str | None) -> Any:
+            return await self._page(method, cursor, {})
+
+        return Pages(fetch, method, _LISTS[method][1])
+
+    async def list_tools_page(
+        self, cursor: str | None = None, *, on_notification: NotificationCallback | None = None
+    ) -> ListToolsResult:
+        """Fetch one page of the server's tools (``tools/list``); pass its ``next_cursor`` for the next."""
+        page: ListToolsResult = await self._page("tools/list", cursor, {"on_notification": on_notification})
+        return page
+
+    def iter_tools(self) -> Pages[Tool]:
+        """Yield every tool, fetching pages as they are needed: ``async for item in client.iter_tools():``."""
+        return self._pages("tools/list")
+
+    async def list_tools(self) -> list[Tool]:
+        """Return every tool the server has, following ``nextCursor`` to the end."""
+        return await self._pages("tools/list").collect()
+
+    async def list_prompts_page(
+        self, cursor: str | None = None, *, on_notification: NotificationCallback | None = None
+    ) -> ListPromptsResult:
+        """Fetch one page of the server's prompts (``prompts/list``)."""
+        page: ListPromptsResult = await self._page(
+            "prompts/list", cursor, {"on_notification": on_notification}
+        )
+        return page
+
+    def iter_prompts(self) -> Pages[Prompt]:
+        """Yield every prompt, fetching pages as they are needed: ``async for item in client.iter_prompts():``."""
+        return self._pages("prompts/list")
+
+    async def list_prompts(self) -> list[Prompt]:
+        """Return every prompt, following ``nextCursor`` to the end."""
+        return await self._pages("prompts/list").collect()
+
+    async def list_resources_page(
+        self, cursor: str | None = None, *, on_notification: NotificationCallback | None = None
+    ) -> ListResourcesResult:
+        """Fetch one page of the server's resources (``resources/list``)."""
+        page: ListResourcesResult = await self._page(
+            "resources/list", cursor, {"on_notification": on_notification}
+        )
+        return page
+
+    def iter_resources(self) -> Pages[Resource]:
+        """Yield every resource, fetching pages as they are needed: ``async for item in client.iter_resources():``."""
+        return self._pages("resources/list")
+
+    async def list_resources(self) -> list[Resource]:
+        """Return every resource, following ``nextCursor`` to the end."""
+        return await self._pages("resources/list").collect()
+
+    async def list_resource_templates_page(
+        self, cursor: str | None = None, *, on_notification: NotificationCallback | None = None
+    ) -> ListResourceTemplatesResult:
+        """Fetch one page of the server's resource templates (``resources/templates/list``)."""
+        page: ListResourceTemplatesResult = await self._page(
+            "resources/templates/list", cursor, {"on_notification": on_notification}
+        )
+        return page
+
+    def iter_resource_templates(self) -> Pages[ResourceTemplate]:
+        """Yield every resource template, fetching pages as they are needed: ``async for item in client.iter_resource_templates():``."""
+        return self._pages("resources/templates/list")
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        """Return every resource template, following ``nextCursor`` to the end."""
+        return await self._pages("resources/templates/list").collect()
+
+    # ------------------------------------------------- prompts, resources
+
+    @overload
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = ...,
+        *,
+        manual: Literal[False] = ...,
+        input_responses: Mapping[str, JSON] | None = ...,
+        request_state: str | None = ...,
+        on_progress: ProgressCallback | None = ...,
+        on_notification: NotificationCallback | None = ...,
+        meta: Mapping[str, JSON] | None = ...,
+    ) -> GetPromptResult: ...
+
+    @overload
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = ...,
+        *,
+        manual: Literal[True],
+        input_responses: Mapping[str, JSON] | None = ...,
+        request_state: str | None = ...,
+        on_progress: ProgressCallback | None = ...,
+        on_notification: NotificationCallback | None = ...,
+        meta: Mapping[str, JSON] | None = ...,
+    ) -> GetPromptResult | InputRequiredResult: ...
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        manual: bool = False,
+        input_responses: Mapping[str, JSON] | None = None,
+        request_state: str | None = None,
+        on_progress: ProgressCallback | None = None,
+        on_notification: NotificationCallback | None = None,
+        meta: Mapping[str, JSON] | None = None,
+    ) -> GetPromptResult | InputRequiredResult:
+        """Get a prompt, filled in with ``arguments`` (strings).
+
+        Input requests are answered through the hooks as for `call_tool`,
+        whose other arguments this takes too. Returns a `GetPromptResult`
+        (or, with ``manual=True``, possibly an `InputRequiredResult`).
+        """
+        params: dict[str, JSON] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        result, _ = await self._with_input(
+            "prompts/get",
+            params,
+            GetPromptResult,
+            manual=manual,
+            input_responses=input_responses,
+            request_state=request_state,
+            options={"on_progress": on_progress, "on_notification": on_notification, "meta": meta},
+        )
+        return result
+
+    @overload
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        manual: Literal[False] = ...,
+        input_responses: Mapping[str, JSON] | None = ...,
+        request_state: str | None = ...,
+        on_progress: ProgressCallback | None = ...,
+        on_notification: NotificationCallback | None = ...,
+        meta: Mapping[str, JSON] | None = ...,
+    ) -> ReadResourceResult: ...
+
+    @overload
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        manual: Literal[True],
+        input_responses: Mapping[str, JSON] | None = ...,
+        request_state: str | None = ...,
+        on_progress: ProgressCallback | None = ...,
+        on_notification: NotificationCallback | None = ...,
+        meta: Mapping[str, JSON] | None = ...,
+    ) -> ReadResourceResult | InputRequiredResult: ...
+
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        manual: bool = False,
+        input_responses: Mapping[str, JSON] | None = None,
+        request_state: str | None = None,
+        on_progress: ProgressCallback | None = None,
+        on_notification: NotificationCallback | None = None,
+        meta: Mapping[str, JSON] | None = None,
+    ) -> ReadResourceResult | InputRequiredResult:
+        """Read a resource by URI.
+
+        Returns a `ReadResourceResult` whose ``contents`` are
+        `TextResourceContents` or `BlobResourceContents` items (there may be
+        several, e.g. for a directory). A resource that does not exist is an
+        `RpcError` (``-32002`` from initialize-era servers, ``-32602`` from
+        2026-07-28 ones). Input requests are answered as for `call_tool`.
+        Fresh results (``ttlMs``) are served from the cache.
+        """
+        options = {"on_progress": on_progress, "on_notification": on_notification, "meta": meta}
+        plain = not manual and input_responses is None and request_state is None and not any(options.values())
+        if plain and self._cache is not None:
+            hit = self._cache.get("resources/read", uri, trio.current_time())
+            if isinstance(hit, ReadResourceResult):
+                await trio.lowlevel.checkpoint()
+                return hit
+        result, rounds = await self._with_input(
+            "resources/read",
+            {"uri": uri},
+            ReadResourceResult,
+            manual=manual,
+            input_responses=input_responses,
+            request_state=request_state,
+            options=options,
+        )
+        if plain and rounds == 1 and self._cache is not None and isinstance(result, ReadResourceResult):
+            self._cache.put("resources/read", uri, result, result.ttl_ms, trio.current_time())
+        return result
+
+    async def complete(
+        self,
+        ref: Mapping[str, JSON] | Prompt | ResourceTemplate | Resource,
+        argument: tuple[str, str] | Mapping[str, str],
+        context: Mapping[str, str] | None = None,
+    ) -> Completion:
+        """Ask the server to complete an argument value (``completion/complete``).
+
+        Args:
+            ref: What is being filled in: a `Prompt`, a `ResourceTemplate`
+                (or `Resource`), or the wire form such as
+                ``{"type": "ref/prompt", "name": "review"}``.
+            argument: The argument being typed, as ``(name, value)`` or
+                ``{"name": ..., "value": ...}``.
+            context: Values of the arguments already filled in.
+        """
+        if isinstance(ref, Prompt):
+            wire_ref: dict[str, JSON] = {"type": "ref/prompt", "name": ref.name}
+        elif isinstance(ref, ResourceTemplate):
+            wire_ref = {"type": "ref/resource", "uri": ref.uri_template}
+        elif isinstance(ref, Resource):
+            wire_ref = {"type": "ref/resource", "uri": ref.uri}
+        else:
+            wire_ref = dict(ref)
+        if isinstance(argument, tuple):
+            name, value = argument
+            wire_argument: dict[str, JSON] = {"name": name, "value": value}
+        else:
+            wire_argument = dict(argument)
+        params: dict[str, JSON] = {"ref": wire_ref, "argument": wire_argument}
+        if context is not None:
+            params["context"] = {"arguments": dict(context)}
+        result = await self._typed("completion/complete", params, CompleteResult, {})
+        return result.completion
+
+    # ------------------------------------------------------- modern only
+
+    async def discover(self) -> DiscoverResult:
+        """Ask the server to describe itself (``server/discover``, 2026-07-28 era).
+
+        Served from the cache while the last answer's ``ttlMs`` lasts.
+
+        Raises:
+            NotSupported: The server speaks the initialize era; its
+                description is in `server_info`, `server_capabilities` and
+                `instructions`.
+        """
+        await self._require("modern", "server/discover")
+        if self._cache is not None:
+            hit = self._cache.get("server/discover", "", trio.current_time())
+            if isinstance(hit, DiscoverResult):
+                return hit
+        found = await self._typed("server/discover", None, DiscoverResult, {})
+        if self._cache is not None:
+            self._cache.put("server/discover", "", found, found.ttl_ms, trio.current_time())
+        return found
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        buffer: int = 256,
+    ) -> AsyncIterator[Subscription]:
+        """Subscribe to change notifications (``subscriptions/listen``, 2026-07-28 era).
+
+        Use as ``async with client.listen(tools=True) as sub:`` then
+        ``async for note in sub:``. Entering waits for the server's
+        acknowledgement; leaving ends the subscription
+        (``notifications/cancelled`` is sent). Change notifications also
+        invalidate the client's cache.
+
+        Args:
+            tools: Deliver ``notifications/tools/list_changed``.
+            prompts: Deliver ``notifications/prompts/list_changed``.
+            resources: Deliver ``notifications/resources/list_changed``.
+            resource_uris: Deliver ``notifications/resources/updated`` for
+                these URIs (and what is under them).
+            buffer: How many notifications may wait for the consumer; more
+                are dropped (counted in `Subscription.dropped`).
+
+        Raises:
+            NotSupported: The server speaks the initialize era (use
+                `subscribe_resource` and the ``on_notification`` sink).
+        """
+        await self._require("modern", "subscriptions/listen")
+        wanted: dict[str, JSON] = {}
+        if tools:
+            wanted["toolsListChanged"] = True
+        if prompts:
+            wanted["promptsListChanged"] = True
+        if resources:
+            wanted["resourcesListChanged"] = True
+        if resource_uris:
+            if isinstance(resource_uris, str):
+                raise TypeError("resource_uris must be a sequence of URIs, not a single string")
+            wanted["resourceSubscriptions"] = list(resource_uris)
+        self.session.check_usable()
+        cache = self._cache
+
+        async def send(params: dict[str, JSON], callback: NotificationCallback) -> dict[str, JSON]:
+            assert self.protocol_version is not None
+            body = {**params, "_meta": modern_meta(self.protocol_version, {}, self.client_info)}
+
+            async def deliver(note: dict[str, JSON]) -> None:
+                if cache is not None:
+                    cache.invalidate(note)
+                await call_maybe_async(callback, note)
+
+            return await self.session.request(
+                "subscriptions/listen", body, on_notification=deliver, long_lived=True
+            )
+
+        async with open_subscription(self.session, send, wanted, buffer, self._notes.connection_note) as sub:
+            yield sub
+
+    # ------------------------------------------------------- legacy only
+
+    async def ping(self) -> None:
+        """Check that the server answers (``ping``, initialize era).
+
+        Raises:
+            NotSupported: The 2026-07-28 era dropped ``ping``; the process's
+                liveness is the transport's business.
+        """
+        await self._require("legacy", "ping")
+        await self.session.request("ping")
+
+    async def set_logging_level(self, level: str) -> None:
+        """Ask the server for log messages at ``level`` and above (``logging/setLevel``).
+
+        Log messages then reach the ``on_notification`` sink. In the
+        2026-07-28 era set `log_level` instead (logs are per request there).
+
+        Raises:
+            NotSupported: The server speaks the 2026-07-28 era.
+        """
+        await self._require("legacy", "logging/setLevel")
+        await self.session.request("logging/setLevel", {"level": level})
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """Ask for ``notifications/resources/updated`` about ``uri`` (initialize era).
+
+        Raises:
+            NotSupported: The server speaks the 2026-07-28 era (use `listen`).
+        """
+        await self._require("legacy", "resources/subscribe")
+        await self.session.request("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        """Stop `subscribe_resource` notifications about ``uri``.
+
+        Raises:
+            NotSupported: The server speaks the 2026-07-28 era.
+        """
+        await self._require("legacy", "resources/unsubscribe")
+        await self.session.request("resources/unsubscribe", {"uri": uri})
+
+    def invalidate_cache(self) -> None:
+        """Forget every cached result (the cache honours ``ttlMs``)."""
+        if self._cache is not None:
+            self._cache.clear()

@@ -1,0 +1,440 @@
+"""Every option of the package, defined once, with its default and its check.
+
+Options come in three groups, one frozen attrs class each:
+
+* `ConnectionOptions`: the JSON-RPC session over any transport (budgets,
+  buffers, the diagnostics callback);
+* `ProcessOptions`: starting and stopping a server as a child process;
+* `ClientOptions`: the MCP client on top (era negotiation, hooks, caching).
+
+The public functions take the options as keyword arguments, typed by the
+`TypedDict` of each group (``**options: Unpack[...]``), and build the
+classes with `split_options`, which refuses unknown names and checks every
+value in one place. The classes themselves are public too: build one once
+and pass its fields around (``attrs.asdict``), or read the defaults from
+them.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypedDict
+
+import attrs
+
+from ._core.eras import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
+from ._models import (
+    Implementation,
+)
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._models import (
+        CreateMessageParams,
+        CreateMessageResult,
+        ElicitFormParams,
+        ElicitResult,
+        ElicitUrlParams,
+        Root,
+    )
+
+__all__ = [
+    "ClientOptions",
+    "ConnectionOptions",
+    "ElicitationHook",
+    "NotificationCallback",
+    "ProcessOptions",
+    "RequestHandler",
+    "RootsHook",
+    "SamplingHook",
+    "SinkOptions",
+    "command_line",
+    "split_options",
+]
+
+JSON: TypeAlias = Any
+
+NotificationCallback: TypeAlias = Callable[[dict[str, JSON]], "Awaitable[None] | None"]
+"""A notification callback: called with the whole message (a dict); may be sync or async."""
+
+RequestHandler: TypeAlias = Callable[
+    [str, JSON], "Awaitable[dict[str, JSON] | None] | dict[str, JSON] | None"
+]
+"""A handler of server requests: ``(method, params) -> result``; may be sync or async."""
+
+ElicitationHook: TypeAlias = Callable[
+    ["ElicitFormParams | ElicitUrlParams"],
+    "Awaitable[ElicitResult | Mapping[str, JSON]] | ElicitResult | Mapping[str, JSON]",
+]
+"""Answers an elicitation request (form or URL mode); may be sync or async."""
+
+SamplingHook: TypeAlias = Callable[
+    ["CreateMessageParams"],
+    "Awaitable[CreateMessageResult | Mapping[str, JSON]] | CreateMessageResult | Mapping[str, JSON]",
+]
+"""Answers a sampling request with a model's reply; may be sync or async."""
+
+RootsHook: TypeAlias = Callable[
+    [],
+    (
+        "Awaitable[Sequence[Root | Mapping[str, JSON]] | Mapping[str, JSON]]"
+        " | Sequence[Root | Mapping[str, JSON]] | Mapping[str, JSON]"
+    ),
+]
+"""Returns the client's roots; may be sync or async."""
+
+#: Every protocol version a client may be pinned to, newest first.
+PROTOCOLS: Final = ("auto", *MODERN_VERSIONS, *LEGACY_VERSIONS)
+
+
+# ------------------------------------------------------------- validators
+
+
+def _seconds(name: str, *, zero: bool = False, none: bool = False) -> Callable[[Any, Any, Any], None]:
+    """A validator: a finite number of seconds (> 0, or >= 0 with ``zero``; `None` allowed with ``none``)."""
+    rule = (">= 0" if zero else "> 0") + (" or None" if none else "")
+
+    def check(_: Any, __: Any, value: Any) -> None:
+        if value is None and none:
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"{name} must be a number of seconds {rule}, not {value!r}")
+        if math.isnan(value) or value == math.inf or value < 0 or (value == 0 and not zero):
+            raise ValueError(f"{name} must be a finite number of seconds {rule}, not {value!r}")
+
+    return check
+
+
+def _at_least(name: str, floor: int) -> Callable[[Any, Any, Any], None]:
+    def check(_: Any, __: Any, value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an integer >= {floor}, not {value!r}")
+        if value < floor:
+            raise ValueError(f"{name} must be >= {floor}, not {value!r}")
+
+    return check
+
+
+def _callable_or_none(name: str) -> Callable[[Any, Any, Any], None]:
+    def check(_: Any, __: Any, value: Any) -> None:
+        if value is not None and not callable(value):
+            raise TypeError(f"{name} must be callable or None, not {type(value).__name__}")
+
+    return check
+
+
+def command_line(command: str | os.PathLike[str], args: object) -> tuple[str, tuple[str, ...]]:
+    """Check a server's command and arguments; return them as strings.
+
+    Raises:
+        TypeError: ``args`` is a single string, or an item is not a string.
+    """
+    if not isinstance(command, str | os.PathLike):
+        raise TypeError(f"the command must be a string or a path, not {command!r}")
+    program = os.fspath(command)
+    if not isinstance(program, str):
+        raise TypeError(f"the command must be a string or a path, not {command!r}")
+    value = args
+    if isinstance(value, str | bytes):
+        raise TypeError("args must be a sequence of strings, not a single string")
+    if not isinstance(value, Sequence):
+        raise TypeError(f"args must be a sequence of strings, not {type(value).__name__}")
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"the command, args and env must be strings, not {item!r}")
+    return program, items
+
+
+def _environment(value: object) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"env must be a mapping of strings to strings, not {type(value).__name__}")
+    env = dict(value)
+    for key, item in env.items():
+        if not isinstance(key, str) or not isinstance(item, str):
+            raise TypeError(f"the command, args and env must be strings, not {key!r}: {item!r}")
+    return env
+
+
+def _path_or_none(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str | os.PathLike):
+        raise TypeError(f"cwd must be a path or None, not {type(value).__name__}")
+    path = os.fspath(value)
+    if not isinstance(path, str):
+        raise TypeError("cwd must be a str path")
+    return path
+
+
+# ------------------------------------------------------------ connection
+
+
+@attrs.frozen(kw_only=True)
+class ConnectionOptions:
+    """Options of the JSON-RPC session, over whatever transport carries it."""
+
+    on_log: Callable[[str], object] | None = attrs.field(default=None, validator=_callable_or_none("on_log"))
+    """Called with the session's own diagnostics (dropped lines, late answers,
+    refused requests, a dead server), each naming the server. Repeated
+    diagnostics are rate-limited: after a burst, one line says how many were
+    suppressed. Default: the ``trio_mcp.transport`` logger at INFO."""
+    request_timeout: float | None = attrs.field(
+        default=None, validator=_seconds("request_timeout", none=True)
+    )
+    """A budget, in seconds, that every request of this connection gets; `None`
+    (the default) for none. Off by default: bound a call with
+    `trio.fail_after` or `trio.move_on_after` around it, the Trio way. A
+    request over budget raises `RequestTimeout` and is withdrawn from the
+    server."""
+    max_message_bytes: int = attrs.field(
+        default=64 * 1024 * 1024, validator=_at_least("max_message_bytes", 1)
+    )
+    """The longest message accepted from the server, in bytes; a longer one is
+    discarded as it streams in, and fails the request it answered with
+    `MessageTooLarge` when its id can be recovered."""
+    notification_buffer: int = attrs.field(default=256, validator=_at_least("notification_buffer", 0))
+    """How many notifications a `Session.notifications` stream holds for a
+    slow consumer before newer ones are dropped (and counted)."""
+    on_wire: Callable[[str, bytes], object] | None = attrs.field(
+        default=None, validator=_callable_or_none("on_wire")
+    )
+    """Called with every message the session sends, as ``("out", line)``, and
+    every message it reads, as ``("in", line)``: the raw bytes, for
+    debugging and tracing (lines too long to keep are not shown). It runs
+    inline with the traffic: keep it quick."""
+
+
+@attrs.frozen(kw_only=True)
+class SinkOptions:
+    """Where a session without a client sends what no request claims."""
+
+    on_notification: NotificationCallback | None = attrs.field(
+        default=None, validator=_callable_or_none("on_notification")
+    )
+    """The connection-wide sink: called, in a task of its own, with every
+    notification that no request claims. May be sync or async."""
+    on_request: RequestHandler | None = attrs.field(default=None, validator=_callable_or_none("on_request"))
+    """``(method, params) -> result``, answering requests the server sends
+    (initialize era). Raise `RpcError` to answer with an error; return `None`
+    to send no answer at all. Without it such requests are answered with
+    ``-32601``. ``ping`` is always answered. May be sync or async."""
+
+
+# ---------------------------------------------------------------- process
+
+
+@attrs.frozen(kw_only=True)
+class ProcessOptions:
+    """How a server is started as a child process, and how it is stopped."""
+
+    env: dict[str, str] | None = attrs.field(default=None, converter=_environment)
+    """Environment variables for the server, layered over the inherited
+    environment (unless ``inherit_env`` is false)."""
+    inherit_env: bool = True
+    """`False` gives the server exactly ``env`` and nothing else."""
+    cwd: str | None = attrs.field(default=None, converter=_path_or_none)
+    """The server's working directory (default: ours)."""
+    on_stderr: Callable[[str], object] | None = attrs.field(
+        default=None, validator=_callable_or_none("on_stderr")
+    )
+    """Called with each line the server writes to stderr, decoded leniently,
+    without its newline. stderr is always drained, so a chatty server never
+    blocks. Default: the ``trio_mcp.server`` logger at DEBUG. Keep it quick:
+    it runs in the draining task."""
+    kill_grace: float = attrs.field(default=2.0, validator=_seconds("kill_grace", zero=True))
+    """Seconds the server gets to exit after its stdin is closed, before its
+    process group is terminated. Closing never takes longer than the caller's
+    own deadline either: a close inside ``trio.move_on_after(1)`` is over in
+    about a second."""
+    stderr_tail_bytes: int = attrs.field(default=8 * 1024, validator=_at_least("stderr_tail_bytes", 0))
+    """How much of the end of stderr `ServerGone` carries."""
+
+
+# ----------------------------------------------------------------- client
+
+
+def _protocol(_: Any, __: Any, value: Any) -> None:
+    if value not in PROTOCOLS:
+        raise ValueError(f"protocol must be 'auto' or one of {list(PROTOCOLS[1:])}, not {value!r}")
+
+
+def _log_level(_: Any, __: Any, value: Any) -> None:
+    if value is not None and value not in LOG_LEVELS:
+        raise ValueError(f"log_level must be None or one of {list(LOG_LEVELS)}, not {value!r}")
+
+
+def _client_info(_: Any, __: Any, value: Any) -> None:
+    if isinstance(value, tuple):
+        if len(value) != 2 or not all(isinstance(item, str) for item in value):
+            raise TypeError("client_info must be (name, version), two strings, or an Implementation")
+        return
+    if not attrs.has(type(value)) or type(value).__name__ != "Implementation":
+        raise TypeError(
+            f"client_info must be (name, version) or an Implementation, not {type(value).__name__}"
+        )
+
+
+def _capabilities(value: object) -> dict[str, JSON] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError("capabilities must be a mapping (a ClientCapabilities object)")
+    return dict(value)
+
+
+@attrs.frozen(kw_only=True)
+class ClientOptions:
+    """How the client negotiates, answers the server's questions, and caches."""
+
+    protocol: str = attrs.field(default="auto", validator=_protocol)
+    """``"auto"`` (probe with ``server/discover``, fall back to
+    ``initialize``), ``"2026-07-28"``, or an initialize-era revision such as
+    ``"2025-11-25"`` (offered in ``initialize``; the server may choose another
+    initialize-era revision)."""
+    probe_timeout: float = attrs.field(default=10.0, validator=_seconds("probe_timeout"))
+    """How long ``auto`` waits for the probe's answer before it takes the
+    server for an initialize-era one."""
+    handshake_timeout: float | None = attrs.field(
+        default=60.0, validator=_seconds("handshake_timeout", none=True)
+    )
+    """The budget of the handshake the library runs itself (``initialize``,
+    or a pinned ``server/discover``); `None` for none. Exceeded, it raises
+    `RequestTimeout`."""
+    client_info: tuple[str, str] | Implementation = attrs.field(
+        default=("trio-mcp", __version__), validator=_client_info
+    )
+    """``(name, version)`` or an `Implementation`, sent to the server."""
+    on_elicitation: ElicitationHook | None = attrs.field(
+        default=None, validator=_callable_or_none("on_elicitation")
+    )
+    """``(params) -> ElicitResult | dict``: answers elicitation requests (form
+    or URL mode). Giving it declares the ``elicitation`` capability."""
+    on_sampling: SamplingHook | None = attrs.field(default=None, validator=_callable_or_none("on_sampling"))
+    """``(params) -> CreateMessageResult | dict``: answers sampling requests
+    with your model's reply; declares ``sampling``."""
+    on_roots: RootsHook | None = attrs.field(default=None, validator=_callable_or_none("on_roots"))
+    """``() -> list[Root] | dict``: your roots; declares ``roots``."""
+    on_notification: NotificationCallback | None = attrs.field(
+        default=None, validator=_callable_or_none("on_notification")
+    )
+    """Called with every notification that names no request of yours: log
+    messages, list changes, resource updates (see :doc:`notifications`)."""
+    log_level: str | None = attrs.field(default=None, validator=_log_level)
+    """The least severe log level wanted (``"debug"``, ``"info"``, ...).
+    2026-07-28 era: the ``logLevel`` every request asks for; initialize era:
+    sent once with ``logging/setLevel`` when the server has the ``logging``
+    capability. `None`: no logs are asked for."""
+    max_rounds: int = attrs.field(default=10, validator=_at_least("max_rounds", 1))
+    """The most requests one multi round-trip operation may take."""
+    input_timeout: float | None = attrs.field(default=None, validator=_seconds("input_timeout", none=True))
+    """A budget for one whole multi round-trip operation, hooks included;
+    `None` (the default) for none: bound the call with a cancel scope instead.
+    Exceeded, it raises `RequestTimeout`."""
+    cache: bool = True
+    """Keep list, read and discover results while their ``ttlMs`` says they
+    are fresh; list-change notifications invalidate them."""
+    capabilities: dict[str, JSON] | None = attrs.field(default=None, converter=_capabilities)
+    """``ClientCapabilities`` to declare on top of those the hooks imply, for
+    example ``{"elicitation": {"form": {}}}`` to answer input requests
+    yourself in manual mode, or extensions."""
+
+
+# ------------------------------------------------------------ keywords
+
+
+class ConnectionKwargs(TypedDict, total=False):
+    """The keyword arguments of `ConnectionOptions`."""
+
+    on_log: Callable[[str], object] | None
+    request_timeout: float | None
+    max_message_bytes: int
+    notification_buffer: int
+    on_wire: Callable[[str, bytes], object] | None
+
+
+class SinkKwargs(TypedDict, total=False):
+    """The keyword arguments of `SinkOptions`."""
+
+    on_notification: NotificationCallback | None
+    on_request: RequestHandler | None
+
+
+class ProcessKwargs(TypedDict, total=False):
+    """The keyword arguments of `ProcessOptions`."""
+
+    env: Mapping[str, str] | None
+    inherit_env: bool
+    cwd: str | os.PathLike[str] | None
+    on_stderr: Callable[[str], object] | None
+    kill_grace: float
+    stderr_tail_bytes: int
+
+
+class ClientKwargs(TypedDict, total=False):
+    """The keyword arguments of `ClientOptions`."""
+
+    protocol: str
+    probe_timeout: float
+    handshake_timeout: float | None
+    client_info: tuple[str, str] | Implementation
+    on_elicitation: ElicitationHook | None
+    on_sampling: SamplingHook | None
+    on_roots: RootsHook | None
+    on_notification: NotificationCallback | None
+    log_level: str | None
+    max_rounds: int
+    input_timeout: float | None
+    cache: bool
+    capabilities: Mapping[str, JSON] | None
+
+
+class StdioTransportKwargs(ConnectionKwargs, SinkKwargs, ProcessKwargs, total=False):
+    """The options of `open_stdio_transport`."""
+
+
+class StreamTransportKwargs(ConnectionKwargs, SinkKwargs, total=False):
+    """The options of `open_stream_transport`."""
+
+
+class StdioClientKwargs(ConnectionKwargs, ProcessKwargs, ClientKwargs, total=False):
+    """The options of `open_stdio_client`."""
+
+
+class StreamClientKwargs(ConnectionKwargs, ClientKwargs, total=False):
+    """The options of `open_stream_client` and `wrap_client_stream`."""
+
+
+# --------------------------------------------------------------- building
+
+
+#: Each options class, with the keyword names it takes.
+_FIELDS: dict[type, frozenset[str]] = {}
+
+
+def fields_of(cls: type) -> frozenset[str]:
+    """The option names of one options class."""
+    found = _FIELDS.get(cls)
+    if found is None:
+        found = _FIELDS[cls] = frozenset(field.name for field in attrs.fields(cls))
+    return found
+
+
+def split_options(where: str, given: Mapping[str, Any], *classes: type) -> tuple[Any, ...]:
+    """Build one options object per class from keyword arguments.
+
+    Each class takes the names it knows (a name two classes know goes to
+    both). Raises `TypeError` for a name no class knows, as a function with
+    those keyword parameters would, and whatever the classes' checks raise.
+    """
+    known: set[str] = set()
+    for cls in classes:
+        known |= fields_of(cls)
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+    return tuple(cls(**{k: v for k, v in given.items() if k in fields_of(cls)}) for cls in classes)

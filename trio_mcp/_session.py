@@ -1,0 +1,1070 @@
+"""The Trio session: one JSON-RPC connection over a message channel.
+
+Everything that can be decided without I/O lives in the pure core
+(`trio_mcp._core`); moving messages is the channel's job (`trio_mcp._channel`:
+a child process, a Trio stream, an in-memory server, HTTP). The session sits
+between the two and owns what needs Trio: correlation of answers with the
+tasks that wait for them, deadlines and cancellation, the server's requests
+and the delivery of notifications. It knows nothing about processes.
+
+* A request is a slot in a table. The caller's own task parks on it; whoever
+  reads the answer fills it and wakes the task. The caller's task also runs
+  the request's ``on_notification`` callback, so a slow callback delays only
+  its own request, never the reader and never anybody else's answer.
+* A lone request may read its own answer in its own task (`Channel.read_until`),
+  with no task switch at all; while others are in flight the channel's reader
+  task reads for everyone.
+* One watcher task keeps every request's deadline (no cancel scope per
+  request), when the connection-wide ``request_timeout`` is set.
+* Server requests run in tasks of their own, at most `MAX_SERVER_REQUESTS`
+  at once; none starts once the session is closing or failed, and closing
+  cancels every one, so that close is bounded whatever the handlers do.
+* Closing fails everything in flight with `TransportClosed`, then closes the
+  channel, bounded by the channel's grace and by the caller's deadline.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import logging
+import math
+import weakref
+from collections import deque
+from typing import TYPE_CHECKING, Any, Final, Self, TypeAlias
+
+import attrs
+import trio
+
+from ._core.jsonrpc import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    Answered,
+    Connection,
+    Diagnostic,
+    Event,
+    Failed,
+    Note,
+    Send,
+    ServerRequest,
+    ServerRequestCancelled,
+    request_key,
+)
+from ._core.limits import LogLimiter
+from ._errors import MCPError, RpcError, SpawnFailed, TransportClosed, TrioMCPInternalError
+from ._options import ConnectionOptions, NotificationCallback, RequestHandler, SinkOptions
+from ._parking import Parking
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from types import TracebackType
+
+    from ._channel import Channel
+    from ._core.framing import Oversized
+
+__all__ = [
+    "Attachment",
+    "NotificationStream",
+    "RequestTimeout",
+    "Session",
+    "TransportStatistics",
+    "call_maybe_async",
+]
+
+JSON: TypeAlias = Any
+
+_logger = logging.getLogger("trio_mcp.transport")
+
+#: The server may have this many requests of its own running at once.
+MAX_SERVER_REQUESTS: Final = 64
+#: Notifications held for one request's callback, or for the sink, before
+#: further ones are dropped (and counted).
+CALLBACK_BACKLOG: Final = 4096
+
+
+class RequestTimeout(MCPError, trio.TooSlowError):
+    """A request outlived a budget the library keeps.
+
+    Raised when the connection-wide ``request_timeout`` (off by default) or a
+    step the library runs itself (the handshake, ``input_timeout``) runs out
+    of time. The connection survives: the request was withdrawn (the server
+    was sent ``notifications/cancelled``), a late answer to it is dropped,
+    and the next request goes out normally. It is also a `trio.TooSlowError`,
+    the error `trio.fail_after` raises, so code that handles Trio timeouts
+    handles this one too.
+
+    Attributes:
+        method: The method of the request that timed out.
+        timeout: The budget it had, in seconds.
+        server: Who the request went to, e.g. ``server 'node index.js' (pid 4242)``.
+    """
+
+    def __init__(
+        self, message: str = "request timed out", *, method: str = "", timeout: float = 0.0, server: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.method = method
+        self.timeout = timeout
+        self.server = server
+
+
+@attrs.frozen
+class TransportStatistics:
+    """A snapshot of a session's counters, from `Session.statistics`."""
+
+    pid: int | None
+    """The server's process id, or `None` when it is not a local process (or never started)."""
+    returncode: int | None
+    """The server's exit status once it has been reaped; minus the signal number if a signal ended it."""
+    requests_in_flight: int
+    """Requests sent and not yet answered."""
+    requests_sent: int
+    """Requests written since the start."""
+    notifications_received: int
+    """Notifications the server sent."""
+    notifications_dropped: int
+    """Notifications not delivered to a full subscriber or callback backlog."""
+    lines_dropped: int
+    """How many lines or messages from the server were dropped or worked around (each reported through ``on_log``)."""
+    stderr_lines: int
+    """Lines the server wrote to stderr."""
+    server_requests: int
+    """Requests the server sent us (initialize era)."""
+
+
+class _Mailbox(Parking):
+    """Where the reader leaves work for one parked task (a request or the sink)."""
+
+    __slots__ = ("callback", "deadline", "done", "dropped", "error", "notes", "result", "scope", "timed_out")
+
+    def __init__(self, callback: NotificationCallback | None, deadline: float = math.inf) -> None:
+        self.task = None
+        self.callback = callback
+        # Created on the first notification: most requests never get one.
+        self.notes: deque[dict[str, JSON]] | None = None
+        self.result: dict[str, JSON] | None = None
+        self.error: BaseException | None = None
+        self.done = False
+        self.timed_out = False
+        self.dropped = 0
+        # When the request times out (trio.current_time() clock).
+        self.deadline = deadline
+        # Set while the owner runs a notification callback, so that a
+        # timeout can interrupt it.
+        self.scope: trio.CancelScope | None = None
+
+    def is_done(self) -> bool:
+        return self.done
+
+    def put(self, note: dict[str, JSON]) -> bool:
+        notes = self.notes
+        if notes is None:
+            notes = self.notes = deque()
+        elif len(notes) >= CALLBACK_BACKLOG:
+            self.dropped += 1
+            return False
+        notes.append(note)
+        self.wake()
+        return True
+
+    def finish(self, result: dict[str, JSON] | None, error: BaseException | None) -> None:
+        if not self.done:
+            self.done = True
+            self.result = result
+            self.error = error
+            self.wake()
+
+
+async def call_maybe_async(callback: Callable[..., Any], *args: Any) -> Any:
+    """Call a callback that may be a plain or an async function; return its result."""
+    outcome = callback(*args)
+    if inspect.isawaitable(outcome):
+        return await outcome
+    return outcome
+
+
+def _fresh(exc: MCPError) -> MCPError:
+    """A copy of a shared error, so that each raise gets its own traceback."""
+    new = copy.copy(exc)
+    new.__cause__ = exc.__cause__
+    new.__traceback__ = None
+    return new
+
+
+class NotificationStream:
+    """Every notification the server sends, from the moment of subscription.
+
+    Returned by `Session.notifications`. Iterate it with ``async for``; the
+    loop ends when the session is closed, and raises `ServerGone` when the
+    server dies. It holds at most ``buffer`` notifications: when the consumer
+    falls behind, newer ones are dropped (counted in `dropped` and reported
+    through ``on_log``) rather than stalling the connection.
+
+    It is also an async context manager; leaving it unsubscribes.
+    """
+
+    def __init__(self, buffer: int) -> None:
+        self._send, self._receive = trio.open_memory_channel[dict[str, JSON]](buffer)
+        self._error: MCPError | None = None
+        self.dropped = 0
+        """How many notifications this subscriber missed because its buffer was full."""
+
+    @property
+    def error(self) -> MCPError | None:
+        """The error the stream ended with (iteration raises it), or `None`."""
+        return self._error
+
+    def publish(self, note: dict[str, JSON]) -> bool:
+        """Offer one notification; `False` when the buffer was full (it is dropped and counted)."""
+        try:
+            self._send.send_nowait(note)
+        except trio.WouldBlock:
+            self.dropped += 1
+            return False
+        except trio.ClosedResourceError:
+            return True
+        return True
+
+    def end(self, error: MCPError | None) -> None:
+        """End the stream: iteration stops, or raises ``error`` once the buffer is empty."""
+        if self._error is None:
+            self._error = error
+        self._send.close()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> dict[str, JSON]:
+        try:
+            return await self._receive.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            if self._error is not None:
+                raise _fresh(self._error) from None
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        """Unsubscribe; later iteration ends at once."""
+        self._send.close()
+        await self._receive.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class Attachment:
+    """A client layer's hold on a session: its server-request handler and its notification handler.
+
+    Made by `Session.attach`; `detach` gives the session back. One client at
+    a time: while it is attached, the server's requests go to its
+    ``on_request`` and the notifications no request claims reach its
+    ``on_notification`` first.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        on_request: RequestHandler | None,
+        on_notification: NotificationCallback | None,
+    ) -> None:
+        self.session = session
+        self.on_request = on_request
+        self.on_notification = on_notification
+
+    @property
+    def attached(self) -> bool:
+        """Whether this attachment still holds its session."""
+        return self.session.attachment is self
+
+    def detach(self) -> None:
+        """Stop handling the session's requests and notifications; idempotent."""
+        self.session.release(self)
+
+
+def _default_log(name: str) -> Callable[[str], object]:
+    def log(message: str) -> None:
+        _logger.info("%s: %s", name, message)
+
+    return log
+
+
+class Session:
+    """A JSON-RPC connection to one MCP server, over any message channel.
+
+    Sessions come from `open_stdio_transport` (a child process, as a
+    `StdioTransport`) and `open_stream_transport` (any Trio byte stream), and
+    sit under every `Client` (`Client.session`). Use it as an async context
+    manager: entering connects the channel (and blocks until the server
+    runs), leaving closes it (see `aclose`). Or start it in a nursery of your
+    own with `start` and close it yourself.
+
+    Everything it raises is an `MCPError`: `ServerGone` when the server dies
+    (and for every call after), `TransportClosed` once closed, `RpcError` for
+    an error answer, `ProtocolError` for a broken one, `RequestTimeout` for a
+    ``request_timeout`` that ran out.
+    """
+
+    def __init__(
+        self,
+        channel: Channel,
+        options: ConnectionOptions | None = None,
+        sink: SinkOptions | None = None,
+    ) -> None:
+        options = options if options is not None else ConnectionOptions()
+        sink = sink if sink is not None else SinkOptions()
+        self.channel = channel
+        """The transport's side of the connection."""
+        self.request_timeout = options.request_timeout
+        """The budget of every request, in seconds, or `None` for no budget (the default)."""
+        self.max_message_bytes = options.max_message_bytes
+        """The longest message accepted from the server."""
+        self._options = options
+        self._on_log = options.on_log
+        self._on_wire = options.on_wire
+        self._notification_buffer = options.notification_buffer
+        self._handler = sink.on_request
+        self._limiter = LogLimiter()
+
+        self._conn = Connection()
+        self._calls: dict[int, _Mailbox] = {}
+        self._sink: _Mailbox | None = None
+        self._sink_running = False
+        self._own_sink = sink.on_notification
+        self._attachment: Attachment | None = None
+        self._streams: weakref.WeakSet[NotificationStream] = weakref.WeakSet()
+
+        self._nursery: trio.Nursery | None = None
+        self._nursery_manager: Any = None
+        self._shield = False
+        self._scopes: list[trio.CancelScope] = []
+        self._failure: MCPError | None = None
+        self._started = False
+        self._running = False
+        self._closing = False
+        self._closed = trio.Event()
+
+        self._timer = Parking()
+        self._timer_wake_at = math.inf
+        self._last_deadline = -math.inf
+        self._deadlines_ordered = True
+
+        self._server_tasks: dict[tuple[bool, int | str], trio.CancelScope] = {}
+
+        self._requests_sent = 0
+        self._notes_received = 0
+        self._notes_dropped = 0
+        self._lines_dropped = 0
+        self._last_dropped = ""
+        self._server_requests = 0
+
+    # ------------------------------------------------------------ lifecycle
+
+    @property
+    def name(self) -> str:
+        """Who is on the other end, for messages: e.g. ``server 'node index.js' (pid 4242)``."""
+        return self.channel.name
+
+    async def __aenter__(self) -> Self:
+        if self._started:
+            raise RuntimeError(f"a {type(self).__name__} can only be entered once")
+        manager = trio.open_nursery()
+        nursery = await manager.__aenter__()
+        try:
+            await self.start(nursery, _shield=True)
+        except BaseException as exc:
+            # Nothing was left running: a channel whose start fails cleans up
+            # after itself, so the nursery is empty.
+            self._nursery = None
+            try:
+                await manager.__aexit__(None, None, None)
+            except BaseExceptionGroup as group:
+                _reraise(group, exc)
+            raise
+        self._nursery_manager = manager
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
+        if self._nursery_manager is None:
+            return False
+        try:
+            await self.aclose()
+        finally:
+            manager, self._nursery_manager = self._nursery_manager, None
+            try:
+                # The body's exception is not handed to the nursery: every
+                # background task is finished by now, and the user's error
+                # must reach the user unwrapped.
+                await manager.__aexit__(None, None, None)
+            except BaseExceptionGroup as group:
+                _reraise(group, exc)
+        return False
+
+    async def start(self, nursery: trio.Nursery, *, _shield: bool = False) -> None:
+        """Connect the channel and start the session's tasks in ``nursery``.
+
+        For code that owns a nursery already (``async with`` does this for
+        you). The session then runs until `aclose`, which is yours to call;
+        cancelling ``nursery`` ends it too.
+
+        Raises:
+            SpawnFailed: The server could not be started (process channels).
+            RuntimeError: The session was started before.
+        """
+        if self._started:
+            raise RuntimeError(f"a {type(self).__name__} can only be started once")
+        self._started = True
+        self._nursery = nursery
+        self._shield = _shield
+        try:
+            await self.channel.start(self._start_task, self)
+        except SpawnFailed as exc:
+            self._failure = exc
+            self._closed.set()
+            raise
+        except BaseException:
+            self._closing = True
+            self._closed.set()
+            raise
+        self._running = True
+        self._start_task(self._expire_requests, "expire_requests")
+        if self._sink is not None or self._own_sink is not None:
+            self._install_sink()
+
+    def _start_task(self, fn: Callable[[], Awaitable[None]], name: str) -> None:
+        # Shielded in ``async with`` mode: the caller's cancel scopes surround
+        # our nursery, but the background tasks must live until aclose()
+        # ends them, so that code the caller shields keeps a working
+        # connection.
+        scope = trio.CancelScope(shield=self._shield)
+        self._scopes.append(scope)
+
+        async def run() -> None:
+            with scope:
+                await fn()
+
+        assert self._nursery is not None
+        self._nursery.start_soon(run, name=f"trio_mcp:{name}")
+
+    def start_soon(self, fn: Callable[..., Awaitable[object]], *args: object, name: str) -> None:
+        """Run ``fn(*args)`` in the session's nursery, beside its own tasks.
+
+        For layers above (a client's ``listen`` streams): the task is not
+        shielded, and must end by itself before the session's block ends.
+        """
+        self.check_usable()
+        assert self._nursery is not None
+        self._nursery.start_soon(fn, *args, name=f"trio_mcp:{name}")
+
+    async def aclose(self) -> None:
+        """Close the connection and stop the server; idempotent and bounded.
+
+        Requests in flight fail with `TransportClosed`, and so does everything
+        attempted afterwards; the server's requests still running are
+        cancelled. Then the channel is closed: for a child process, its stdin
+        is closed (how a well-behaved server is asked to stop) and it gets
+        ``kill_grace`` seconds to exit, then its whole process group gets
+        SIGTERM and, a second later, SIGKILL, and it is reaped.
+
+        This is shielded from cancellation and bounded in time (about
+        ``kill_grace + 3`` seconds at worst), and never takes much longer than
+        the caller's own deadline: inside ``trio.move_on_after(1)``, or once
+        the caller's scope is cancelled, the server gets correspondingly less
+        grace. A second call waits for the first to finish.
+        """
+        if not self._running:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._closing:
+            await self._closed.wait()
+            return
+        deadline = trio.current_effective_deadline()
+        self._closing = True
+        with trio.CancelScope(shield=True):
+            closed = TransportClosed(f"the connection to {self.name} was closed")
+            if self._failure is not None:
+                closed.__cause__ = self._failure
+            self._fail(closed, quiet_streams=True)
+            try:
+                await self.channel.aclose(deadline)
+            finally:
+                for scope in self._scopes:
+                    scope.cancel()
+                summary = self._limiter.flush(trio.current_time())
+                if summary is not None:
+                    self._emit(summary)
+        self._closed.set()
+
+    @property
+    def closing(self) -> bool:
+        """Whether `aclose` has begun."""
+        return self._closing
+
+    @property
+    def failure(self) -> MCPError | None:
+        """Why the session can no longer be used (`ServerGone`, `TransportClosed`, ...), or `None`."""
+        return self._failure
+
+    def check_usable(self) -> None:
+        """Raise the reason the session cannot carry requests, if there is one.
+
+        Raises:
+            ServerGone: The server died.
+            TransportClosed: The session was closed.
+            SpawnFailed: The server never started.
+            RuntimeError: The session was not started.
+        """
+        if self._failure is not None:
+            raise _fresh(self._failure)
+        if not self._running:
+            raise RuntimeError(f"use the {type(self).__name__} inside 'async with' (it was not started)")
+
+    # ------------------------------------------------------------ requests
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, JSON] | None = None,
+        *,
+        on_notification: NotificationCallback | None = None,
+        cancel_on_abandon: bool = True,
+        long_lived: bool = False,
+    ) -> dict[str, JSON]:
+        """Send a request and wait for its result.
+
+        Bound the wait the Trio way, with `trio.fail_after` or
+        `trio.move_on_after` around the call; ``request_timeout``, off by
+        default, is a connection-wide budget on top.
+
+        Args:
+            method: The JSON-RPC method, for example ``"tools/list"``.
+            params: The params object (a dict that can be written as JSON), or
+                `None` to send none. A ``params["_meta"]["progressToken"]``
+                ties ``notifications/progress`` to this request.
+            on_notification: Called (in this task, before the result is
+                returned) with every notification routed to this request; may
+                be sync or async. The first callback a session is ever given
+                also becomes its connection-wide sink, unless the session has
+                one (an ``on_notification`` option, or a client attached). An
+                exception it raises abandons the request and propagates.
+            cancel_on_abandon: Whether abandoning the request (a cancelled
+                caller, a timeout) sends ``notifications/cancelled``. MCP
+                forbids cancelling ``initialize``; pass `False` for it.
+            long_lived: The request is meant to stay open (a
+                ``subscriptions/listen`` stream): ``request_timeout`` does not
+                apply to it.
+
+        Returns:
+            The ``result`` object of the response.
+
+        Raises:
+            RpcError: The server answered with a JSON-RPC error.
+            ProtocolError: The answer broke the protocol (or was over
+                ``max_message_bytes``: `MessageTooLarge`).
+            RequestTimeout: No answer within ``request_timeout``.
+            ServerGone: The server died (or died earlier).
+            TransportClosed: The session was closed.
+            TypeError: ``params`` is not a dict or cannot be written as JSON.
+
+        Cancellation: if the caller's cancel scope cancels the wait, the
+        request is abandoned (the server is sent ``notifications/cancelled``
+        and a late answer is dropped), and the caller's `trio.Cancelled`
+        propagates.
+        """
+        if self._failure is not None or not self._running:
+            await trio.lowlevel.checkpoint()
+            self.check_usable()
+        if on_notification is not None and self._sink is None:
+            self._own_sink = on_notification
+            self._install_sink()
+        request_id, data = self._conn.start_request(method, params, wants_notes=on_notification is not None)
+        timeout = None if long_lived else self.request_timeout
+        calls = self._calls
+        if timeout is None:
+            box = _Mailbox(on_notification)
+        else:
+            # No cancel scope per request: one watcher task keeps every
+            # deadline (see _expire_requests).
+            deadline = trio.current_time() + timeout
+            if deadline < self._last_deadline:
+                self._deadlines_ordered = False  # request_timeout was lowered
+            else:
+                self._last_deadline = deadline
+            if deadline < self._timer_wake_at:
+                self._timer.wake()
+            box = _Mailbox(on_notification, deadline)
+        calls[request_id] = box
+        self._requests_sent += 1
+        if self._on_wire is not None:
+            self._wire("out", data)
+        self.channel.send(data, request_id, batch=len(calls) > 1)
+        try:
+            if on_notification is None:
+                if len(calls) == 1 and timeout is None and not box.done:
+                    # Alone in flight: read the answer in this task, if the
+                    # channel can.
+                    await self.channel.read_until(box.is_done)
+                while not box.done:
+                    await box.park()
+            else:
+                await self._wait(box)
+        except BaseException:
+            self._abandon(request_id, "cancelled by the client", cancel_on_abandon)
+            raise
+        if box.timed_out:
+            self._abandon(request_id, "timed out", cancel_on_abandon)
+            raise RequestTimeout(
+                f"request {request_id} ({method}) to {self.name} got no answer within {timeout} s"
+                f"{self._timeout_hint()}",
+                method=method,
+                timeout=timeout or 0.0,
+                server=self.name,
+            )
+        if box.error is not None:
+            raise box.error
+        assert box.result is not None
+        return box.result
+
+    async def _wait(self, box: _Mailbox) -> None:
+        while True:
+            if box.timed_out:
+                return
+            notes = box.notes
+            if notes:
+                note = notes.popleft()
+                assert box.callback is not None
+                with trio.CancelScope() as box.scope:
+                    await call_maybe_async(box.callback, note)
+                box.scope = None
+                continue
+            if box.done:
+                return
+            await box.park()
+
+    async def _expire_requests(self) -> None:
+        """Time requests out: one task and one cancel scope for all of them.
+
+        A request is inserted in ``_calls`` (a dict keeps insertion order) as
+        it starts, with the same ``request_timeout`` as the one before, and
+        the clock only goes forward: the deadlines in ``_calls`` never
+        decrease, and only the front needs looking at. (Should
+        ``request_timeout`` be lowered at run time, ``_deadlines_ordered``
+        says so and the whole table is scanned until it empties.)
+
+        The watcher sleeps until the earliest pending deadline; a new request
+        wakes it only when its deadline is earlier than that, which in
+        practice means when the watcher was idle: once per ``request_timeout``
+        at most under steady traffic, however many requests go by.
+        """
+        while True:
+            now = trio.current_time()
+            wake_at = math.inf
+            ordered = self._deadlines_ordered
+            for box in self._calls.values():
+                if box.done:
+                    continue
+                if box.deadline > now:
+                    wake_at = min(wake_at, box.deadline)
+                    if ordered:
+                        break
+                    continue
+                box.timed_out = True
+                box.finish(None, None)
+                if box.scope is not None:
+                    box.scope.cancel()
+            if not self._calls:
+                self._deadlines_ordered = True
+                self._last_deadline = -math.inf
+            self._timer_wake_at = wake_at
+            with trio.move_on_at(wake_at):
+                await self._timer.park()
+
+    def _timeout_hint(self) -> str:
+        # A server that answers with the wrong ids, or garbles its answers,
+        # looks like one that never answers: say what was dropped.
+        if self._lines_dropped:
+            return (
+                f" ({self._lines_dropped} lines or responses were dropped so far;"
+                f" the last: {self._last_dropped})"
+            )
+        return ""
+
+    def _abandon(self, request_id: int, reason: str, tell_server: bool = True) -> None:
+        self._calls.pop(request_id, None)
+        if not self._conn.is_pending(request_id):
+            return
+        if not tell_server or self._closing or self._failure is not None or self.channel.withdraw(request_id):
+            self._conn.abandon(request_id)
+            return
+        line = self._conn.abandon(request_id, reason)
+        if line is not None:
+            self._send(line)
+
+    async def notify(self, method: str, params: dict[str, JSON] | None = None) -> None:
+        """Send a notification (no answer is expected).
+
+        The message is queued for writing and this returns at once (it does
+        not wait for the server to read it).
+
+        Raises:
+            ServerGone: The server died.
+            TransportClosed: The session was closed.
+            TypeError: ``params`` is not a dict or cannot be written as JSON.
+        """
+        await trio.lowlevel.checkpoint()
+        self.check_usable()
+        self._send(self._conn.notification(method, params))
+
+    def notifications(self, *, buffer: int | None = None) -> NotificationStream:
+        """Subscribe to every notification the server sends from now on.
+
+        Whoever else receives a notification, every subscriber sees it too:
+        for logging, or a debugging view of the traffic.
+
+        Args:
+            buffer: How many notifications may wait for the consumer before
+                newer ones are dropped; defaults to ``notification_buffer``.
+        """
+        stream = NotificationStream(self._notification_buffer if buffer is None else buffer)
+        if self._failure is not None:
+            stream.end(None if isinstance(self._failure, TransportClosed) else self._failure)
+        else:
+            self._streams.add(stream)
+        return stream
+
+    def statistics(self) -> TransportStatistics:
+        """Return a snapshot of the session's counters."""
+        channel = self.channel
+        return TransportStatistics(
+            pid=channel.pid,
+            returncode=channel.returncode,
+            requests_in_flight=self._conn.in_flight,
+            requests_sent=self._requests_sent,
+            notifications_received=self._notes_received,
+            notifications_dropped=self._notes_dropped,
+            lines_dropped=self._lines_dropped,
+            stderr_lines=channel.stderr_lines,
+            server_requests=self._server_requests,
+        )
+
+    # ------------------------------------------------------ for the client
+
+    @property
+    def attachment(self) -> Attachment | None:
+        """The client layer attached to this session, or `None`."""
+        return self._attachment
+
+    def attach(
+        self, *, on_request: RequestHandler | None, on_notification: NotificationCallback | None
+    ) -> Attachment:
+        """Hand the server's requests and the unclaimed notifications to a client layer.
+
+        While attached, server requests go to ``on_request`` (instead of the
+        session's own), and every notification that no request claims
+        reaches ``on_notification`` (in the sink's task), before the
+        session's own sink, if any. `Attachment.detach` ends it.
+
+        Raises:
+            RuntimeError: Another client is attached.
+        """
+        if self._attachment is not None:
+            raise RuntimeError(f"the connection to {self.name} already has a client; one at a time")
+        attachment = Attachment(self, on_request, on_notification)
+        self._attachment = attachment
+        if self._sink is None and on_notification is not None:
+            self._install_sink()
+        return attachment
+
+    def release(self, attachment: Attachment) -> None:
+        """Detach ``attachment`` (what `Attachment.detach` calls); idempotent."""
+        if self._attachment is attachment:
+            self._attachment = None
+
+    @property
+    def serves_requests(self) -> bool:
+        """Whether the server's requests are answered.
+
+        `False` in the 2026-07-28 era, where servers send none: one that
+        does is ignored (never answered), ``ping`` included.
+        """
+        return self._conn.serves_requests
+
+    @serves_requests.setter
+    def serves_requests(self, value: bool) -> None:
+        self._conn.serves_requests = value
+
+    def log(self, message: str) -> None:
+        """Report a diagnostic through ``on_log`` (rate-limited like the session's own)."""
+        admit, summary = self._limiter.admit(trio.current_time())
+        if not admit:
+            return
+        if summary is not None:
+            self._emit(summary)
+        self._emit(message)
+
+    def _send(self, data: bytes) -> None:
+        if self._on_wire is not None:
+            self._wire("out", data)
+        self.channel.send(data)
+
+    def _wire(self, direction: str, data: bytes) -> None:
+        callback = self._on_wire
+        assert callback is not None
+        try:
+            callback(direction, data)
+        except Exception as exc:
+            self._on_wire = None
+            self.log(f"on_wire raised {exc!r}; it is called no more")
+
+    def _emit(self, message: str) -> None:
+        callback = self._on_log
+        try:
+            if callback is None:
+                _logger.info("%s: %s", self.name, message)
+            else:
+                callback(message)
+        except Exception:
+            _logger.exception("on_log raised")
+
+    # ------------------------------------------------- channel: Receiver
+
+    def message_received(self, message: bytes | Oversized) -> None:
+        """The channel read one message: decode it and act on it."""
+        if self._on_wire is not None and isinstance(message, bytes):
+            self._wire("in", message)
+        for event in self._conn.receive_line(message):
+            self._dispatch(event)
+
+    def channel_ended(self, error: MCPError) -> None:
+        """The channel can carry nothing more: fail everything with ``error``."""
+        if self._closing or self._failure is not None:
+            return
+        self.log(str(error).split("\n", 1)[0])
+        self._fail(error)
+
+    def channel_log(self, text: str) -> None:
+        """A diagnostic of the channel's."""
+        self.log(text)
+
+    def is_idle(self) -> bool:
+        """Whether no request awaits an answer (a channel may then rest its reader)."""
+        return not self._calls
+
+    # ------------------------------------------------------------ dispatch
+
+    def _dispatch(self, event: Event) -> None:
+        if isinstance(event, Answered):
+            box = self._calls.pop(event.request_id, None)
+            if box is not None:
+                box.finish(event.result, None)
+        elif isinstance(event, Note):
+            self._deliver(event)
+        elif isinstance(event, Failed):
+            box = self._calls.pop(event.request_id, None)
+            if box is not None:
+                box.finish(None, event.error)
+        elif isinstance(event, Diagnostic):
+            self._lines_dropped += 1
+            self._last_dropped = event.text
+            self.log(event.text)
+        elif isinstance(event, Send):
+            self._send(event.data)
+        elif isinstance(event, ServerRequest):
+            self._start_server_request(event)
+        elif isinstance(event, ServerRequestCancelled):
+            scope = self._server_tasks.pop(request_key(event.request_id), None)
+            if scope is not None:
+                scope.cancel()
+
+    def _deliver(self, event: Note) -> None:
+        self._notes_received += 1
+        note = event.message
+        for stream in self._streams:
+            if not stream.publish(note):
+                self._notes_dropped += 1
+                if stream.dropped in (1, 10, 100, 1000) or stream.dropped % 10000 == 0:
+                    self.log(
+                        f"a notifications() subscriber is full; {stream.dropped} notifications dropped so far"
+                    )
+        target = event.target
+        box = self._calls.get(target) if target is not None else self._sink
+        if box is None and target is not None:
+            box = self._sink
+        if box is not None and not box.put(note):
+            self._notes_dropped += 1
+            if box.dropped in (1, 10, 100, 1000) or box.dropped % 10000 == 0:
+                self.log(f"a notification callback is falling behind; {box.dropped} notifications dropped")
+
+    def _fail(self, error: MCPError, *, quiet_streams: bool = False) -> None:
+        """Fail everything in flight and everything after with ``error``."""
+        if self._failure is None or isinstance(error, TransportClosed):
+            self._failure = error
+        self._conn.fail_all()
+        calls, self._calls = self._calls, {}
+        for box in calls.values():
+            box.finish(None, _fresh(error))
+        for scope in self._server_tasks.values():
+            scope.cancel()
+        self._server_tasks.clear()
+        for stream in list(self._streams):
+            stream.end(None if quiet_streams else error)
+        self._streams.clear()
+        if self._sink is not None:
+            self._sink.finish(None, None)
+
+    # ---------------------------------------------------------------- sink
+
+    def _install_sink(self) -> None:
+        if self._sink is None:
+            self._sink = _Mailbox(self._call_sink)
+        if self._running and not self._sink_running:
+            self._sink_running = True
+            self._start_task(self._run_sink, "sink")
+
+    async def _call_sink(self, note: dict[str, JSON]) -> None:
+        attachment = self._attachment
+        if attachment is not None and attachment.on_notification is not None:
+            try:
+                await call_maybe_async(attachment.on_notification, note)
+            except Exception as exc:
+                self.log(f"the client's notification handler raised {exc!r} for {note.get('method')!r}")
+        own = self._own_sink
+        if own is not None:
+            try:
+                await call_maybe_async(own, note)
+            except Exception as exc:
+                self.log(f"the on_notification sink raised {exc!r} for {note.get('method')!r}")
+
+    async def _run_sink(self) -> None:
+        box = self._sink
+        assert box is not None
+        while True:
+            while box.notes:
+                await self._call_sink(box.notes.popleft())
+            if box.done:
+                return
+            await box.park()
+
+    # ------------------------------------------------------ server requests
+
+    def _start_server_request(self, event: ServerRequest) -> None:
+        self._server_requests += 1
+        attachment = self._attachment
+        handler = attachment.on_request if attachment is not None else self._handler
+        if self._closing or self._failure is not None:
+            # Nothing new starts once closing: close stays bounded.
+            self._conn.forget_server_request(event.request_id)
+            self.log(f"ignored server request {event.method!r} (id {event.request_id!r}): closing")
+            return
+        if handler is None or len(self._server_tasks) >= MAX_SERVER_REQUESTS or self._nursery is None:
+            if handler is None:
+                why = "no handler for server requests"
+                line = self._conn.respond_error(
+                    event.request_id, METHOD_NOT_FOUND, f"Method not found: {event.method}"
+                )
+            else:
+                why = "too many server requests at once"
+                line = self._conn.respond_error(
+                    event.request_id, INTERNAL_ERROR, "client busy: too many requests"
+                )
+            self.log(f"refused server request {event.method!r} (id {event.request_id!r}): {why}")
+            if line is not None:
+                self._send(line)
+            return
+        # Ended by the server (notifications/cancelled), _fail or aclose.
+        scope = trio.CancelScope(shield=self._shield)
+        self._server_tasks[request_key(event.request_id)] = scope
+        self._nursery.start_soon(self._serve_request, handler, event, scope, name=f"trio_mcp:{event.method}")
+
+    async def _serve_request(
+        self, handler: RequestHandler, event: ServerRequest, scope: trio.CancelScope
+    ) -> None:
+        line: bytes | None = None
+        with scope:
+            try:
+                result: object = await call_maybe_async(handler, event.method, event.params)
+            except RpcError as exc:
+                line = self._conn.respond_error(event.request_id, exc.code, exc.message, exc.data)
+            except Exception as exc:
+                self.log(f"the handler for server request {event.method!r} raised {exc!r}")
+                line = self._conn.respond_error(event.request_id, INTERNAL_ERROR, f"client error: {exc}")
+            else:
+                if isinstance(result, dict):
+                    line = self._conn.respond(event.request_id, result)
+                elif result is None:
+                    # The handler chose not to answer (a server request in an
+                    # era where servers send none is ignored, not answered).
+                    self._conn.forget_server_request(event.request_id)
+                else:
+                    self.log(f"the handler for {event.method!r} returned {type(result).__name__}, not a dict")
+                    line = self._conn.respond_error(
+                        event.request_id, INTERNAL_ERROR, "client error: bad result"
+                    )
+        if self._server_tasks.get(request_key(event.request_id)) is scope:
+            del self._server_tasks[request_key(event.request_id)]
+        # A withdrawn request (or a dead connection) gets no answer: the core
+        # has forgotten it, so ``line`` is None or the scope was cancelled.
+        if line is not None and not scope.cancelled_caught and not self._closing:
+            self._send(line)
+
+
+# ---------------------------------------------------------- task failures
+
+
+def _first_cancelled(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first `trio.Cancelled` of a group made only of cancellations."""
+    leaf: BaseException = group
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    return leaf
+
+
+def unexpected(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """Turn a group from one of our nurseries into one exception for the caller.
+
+    Returns `None` when the group holds nothing but cancellations; a
+    `KeyboardInterrupt` or `SystemExit` inside is returned as it is;
+    anything else is a bug of ours, a `TrioMCPInternalError`.
+    """
+    leaves: list[BaseException] = []
+
+    def walk(exc: BaseException) -> None:
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                walk(inner)
+        elif not isinstance(exc, trio.Cancelled):
+            leaves.append(exc)
+
+    walk(group)
+    if not leaves:
+        return None
+    for leaf in leaves:
+        if isinstance(leaf, KeyboardInterrupt | SystemExit):
+            return leaf
+    return TrioMCPInternalError(f"a trio_mcp background task failed: {leaves!r}; please report this bug")
+
+
+def _reraise(group: BaseExceptionGroup[BaseException], exc: BaseException | None) -> None:
+    """Raise what a nursery's group means for the caller; the caller's own exception wins.
+
+    Called while the caller's ``exc`` (or `None`) is on its way out. Only a
+    `KeyboardInterrupt` or `SystemExit` beats it; an internal failure is
+    attached to it (as a note, and as its context when it has none).
+    """
+    failure = unexpected(group)
+    if failure is None:
+        if exc is None:
+            # Only a cancellation of the caller's: let it through.
+            raise _first_cancelled(group) from None
+        return
+    if exc is None or isinstance(failure, KeyboardInterrupt | SystemExit):
+        raise failure from group
+    failure.__cause__ = group
+    exc.add_note(f"(meanwhile, inside trio_mcp: {failure})")
+    if exc.__context__ is None:
+        exc.__context__ = failure

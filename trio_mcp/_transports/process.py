@@ -1,0 +1,663 @@
+"""The child-process channel: an MCP server on the other end of a pipe.
+
+Everything the failure contract says about processes lives here, and
+nothing about JSON-RPC:
+
+* Spawning, with every argument and environment entry checked before any
+  system call, and a `SpawnFailed` that says what was searched.
+* Four tasks: the stdout reader, the stdin writer, the stderr drainer and
+  the process watcher. stderr is always drained (a chatty server never
+  blocks) into a bounded tail and ``on_stderr``.
+* Writes are never done under a lock. A lone message is written with one
+  non-blocking ``write(2)``; while others are in flight, messages go to the
+  writer task's queue, which joins them into one write. Whatever the pipe
+  does not take waits in the queue. A server that stops reading stdin
+  therefore blocks only the writer task, which closing can always cancel.
+* A lone request reads its own answer in its own task (`ProcessChannel.read_until`):
+  the reader task hands stdout over when nothing is in flight, and takes it
+  back when a caller is not back within `LEASE` seconds.
+* Death is watched on the process itself (``waitid``/pidfd), not only
+  through stdout EOF, so a server whose grandchild keeps stdout open is still
+  seen to die; the output written just before the death is read first.
+* Close is bounded and shielded: close stdin, give the server ``kill_grace``
+  seconds, then SIGTERM and SIGKILL its whole process group, and reap it;
+  the caller's own deadline shortens the graces.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import select
+import shlex
+import signal as signal_module
+import subprocess
+from collections import deque
+from typing import TYPE_CHECKING, Final, Literal
+
+import trio
+
+from .._channel import Channel
+from .._core.framing import LineFramer, clean_line
+from .._errors import ServerGone, SpawnFailed
+from .._parking import Parking
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from .._channel import Receiver, TaskStarter
+    from .._options import ProcessOptions
+
+__all__ = ["ProcessChannel", "describe_command", "signal_name"]
+
+#: After the process exits (or stdout ends), how long to wait for the rest of
+#: its output before failing the requests in flight.
+EXIT_DRAIN: Final = 0.5
+#: The longest that unread output of a dead server delays `ServerGone`.
+EXIT_DRAIN_MAX: Final = 5.0
+#: How long the process group gets between SIGTERM and SIGKILL.
+TERM_GRACE: Final = 1.0
+#: How long to wait for the kernel to reap the process after SIGKILL.
+REAP_WAIT: Final = 2.0
+#: A stderr "line" without a newline is cut at this many bytes.
+STDERR_LINE_MAX: Final = 64 * 1024
+#: How long the reader task leaves stdout to callers that read their own
+#: answers, before it takes it back (only while nothing is in flight: a
+#: notification then waits at most about this long).
+LEASE: Final = 0.005
+#: How many characters of the command line the server's name shows.
+NAME_MAX: Final = 60
+
+_READ_SIZE: Final = 256 * 1024
+
+_Reading = Literal["reader", "direct", "idle"]
+
+
+def signal_name(number: int) -> str:
+    """``SIGKILL`` for 9, and so on."""
+    try:
+        return signal_module.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def describe_command(command: str, args: tuple[str, ...], limit: int = NAME_MAX) -> str:
+    """The command line as a shell would show it, shortened in the middle to ``limit`` characters."""
+    text = shlex.join([command, *args])
+    if len(text) <= limit:
+        return text
+    head = (limit - 3) * 2 // 3
+    return text[:head] + "..." + text[-(limit - 3 - head) :]
+
+
+def _default_stderr(line: str) -> None:
+    import logging
+
+    logging.getLogger("trio_mcp.server").debug("%s", line)
+
+
+class ProcessChannel(Channel):
+    """A channel to an MCP server running as a child process, over its stdin and stdout.
+
+    Args:
+        command: The program, looked up on ``PATH`` unless it contains a slash.
+        args: Its arguments.
+        options: How to start and stop it.
+        max_message_bytes: The longest line accepted on stdout.
+    """
+
+    def __init__(
+        self, command: str, args: tuple[str, ...], options: ProcessOptions, max_message_bytes: int
+    ) -> None:
+        self.command = command
+        self.args = args
+        self.options = options
+        self.kill_grace = options.kill_grace
+        self._max_line = max_message_bytes
+        self._on_stderr: Callable[[str], object] = (
+            options.on_stderr if options.on_stderr is not None else _default_stderr
+        )
+        self._described = describe_command(command, args)
+        self._receiver: Receiver | None = None
+        self._starter: TaskStarter | None = None
+        self._proc: trio.Process | None = None
+        self._stdin_fd = -1
+        self._stdout_fd = -1
+        self._closing = False
+        self._closed = trio.Event()
+        self._ended = False
+        self._gone_started = False
+
+        self._exited = trio.Event()
+        self._stdout_eof = trio.Event()
+        self._stderr_eof = trio.Event()
+
+        # Writing.
+        self._queue: deque[list[bytes | None]] = deque()
+        self._unsent: dict[int, list[bytes | None]] = {}
+        self._writing = False
+        self._writer = Parking()
+        self._write_broken = False
+
+        # Reading: who reads stdout now (see read_until).
+        self._framer = LineFramer(max_message_bytes)
+        self._reading: _Reading = "reader"
+        self._reader = Parking()
+        self._direct_reads = 0
+
+        self._stderr_tail: deque[str] = deque()
+        self._stderr_tail_size = 0
+        self._stderr_lines = 0
+
+    # --------------------------------------------------------------- names
+
+    @property
+    def name(self) -> str:
+        pid = self.pid
+        where = f" (pid {pid})" if pid is not None else ""
+        return f"server {self._described!r}{where}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode if self._proc is not None else None
+
+    @property
+    def stderr_tail(self) -> str:
+        return "".join(line + "\n" for line in self._stderr_tail)
+
+    @property
+    def stderr_lines(self) -> int:
+        return self._stderr_lines
+
+    # ------------------------------------------------------------- start
+
+    async def start(self, start_task: TaskStarter, receiver: Receiver) -> None:
+        proc = await self._spawn()
+        self._proc = proc
+        self._receiver = receiver
+        self._starter = start_task
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        self._stdin_fd = proc.stdin.fileno()  # type: ignore[attr-defined]
+        self._stdout_fd = proc.stdout.fileno()  # type: ignore[attr-defined]
+        # No checkpoint from here on: a cancellation reaches the caller only
+        # once the tasks that close everything are running.
+        start_task(self._read_stdout, "read_stdout")
+        start_task(self._read_stderr, "read_stderr")
+        start_task(self._watch_process, "watch_process")
+        start_task(self._write_queued, "write_stdin")
+
+    async def _spawn(self) -> trio.Process:
+        command = self.command
+        argv: list[str] = [command, *self.args]
+        for item in argv:
+            if "\0" in item:
+                raise SpawnFailed(
+                    f"cannot start {command!r}: an argument contains a NUL byte", command=command
+                )
+        options = self.options
+        extra = options.env if options.env is not None else {}
+        for key, value in extra.items():
+            if "\0" in key or "\0" in value:
+                raise SpawnFailed(
+                    f"cannot start {command!r}: env {key!r} contains a NUL byte", command=command
+                )
+            if not key or "=" in key:
+                raise SpawnFailed(f"cannot start {command!r}: invalid env name {key!r}", command=command)
+        cwd = options.cwd
+        if cwd is not None and "\0" in cwd:
+            raise SpawnFailed(f"cannot start {command!r}: cwd contains a NUL byte", command=command)
+        env = {**os.environ, **extra} if options.inherit_env else dict(extra)
+        try:
+            return await trio.lowlevel.open_process(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise SpawnFailed(self._spawn_message(exc, env), command=command) from exc
+
+    def _spawn_message(self, exc: OSError, env: Mapping[str, str]) -> str:
+        command = self.command
+        cwd = self.options.cwd
+        if cwd is not None and exc.filename == cwd:
+            return f"cannot start {command!r}: working directory {cwd!r}: {exc.strerror}"
+        if isinstance(exc, FileNotFoundError):
+            if os.sep in command:
+                return f"cannot start {command!r}: no such file"
+            path = env.get("PATH", os.defpath)
+            return f"cannot start {command!r}: command not found (searched PATH={path!r})"
+        if isinstance(exc, PermissionError):
+            return f"cannot start {command!r}: permission denied (not executable?)"
+        return f"cannot start {command!r}: {exc.strerror or exc}"
+
+    def _log(self, text: str) -> None:
+        if self._receiver is not None:
+            self._receiver.channel_log(text)
+
+    # ------------------------------------------------------------- writing
+
+    def send(self, data: bytes, request_id: int | None = None, *, batch: bool = False) -> None:
+        if self._write_broken:
+            return
+        if self._queue or self._writing or batch:
+            # Other messages are queued or likely to follow: leave this one
+            # to the writer task, which joins whatever is queued during this
+            # scheduler pass into one write.
+            entry: list[bytes | None] = [data]
+            self._queue.append(entry)
+            if request_id is not None:
+                self._unsent[request_id] = entry
+            self._writer.wake()
+            return
+        try:
+            written = os.write(self._stdin_fd, data)
+        except BlockingIOError:
+            written = 0
+        except OSError as exc:
+            self._broken_pipe(exc)
+            return
+        if written < len(data):
+            self._queue.append([data[written:]])
+            self._writer.wake()
+
+    def withdraw(self, request_id: int) -> bool:
+        entry = self._unsent.pop(request_id, None)
+        if entry is None:
+            return False
+        # Never written: void it where it waits, in O(1).
+        entry[0] = None
+        return True
+
+    async def _write_queued(self) -> None:
+        fd = self._stdin_fd
+        queue = self._queue
+        while True:
+            while not queue:
+                await self._writer.park()
+            if len(queue) == 1:
+                batch = queue[0][0] or b""
+            else:
+                batch = b"".join([data for (data,) in queue if data is not None])
+            queue.clear()
+            self._unsent.clear()
+            if not batch:
+                continue
+            self._writing = True
+            try:
+                # Write at once, without waiting: the stream's send_all would
+                # first yield for a whole scheduler pass. Wait only when the
+                # pipe is full.
+                view = memoryview(batch)
+                while view:
+                    try:
+                        view = view[os.write(fd, view) :]
+                    except BlockingIOError:
+                        await trio.lowlevel.wait_writable(fd)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                self._broken_pipe(exc)
+                return
+            finally:
+                self._writing = False
+
+    def _broken_pipe(self, exc: BaseException) -> None:
+        if self._write_broken:
+            return
+        self._write_broken = True
+        self._queue.clear()
+        self._unsent.clear()
+        if not self._closing:
+            self._log(f"writing to {self.name} failed ({exc!r}); it stopped reading its stdin")
+            self._begin_gone()
+
+    # ------------------------------------------------------------- reading
+
+    def _feed(self, data: bytes) -> None:
+        receiver = self._receiver
+        assert receiver is not None
+        deliver = receiver.message_received
+        for line in self._framer.feed(data):
+            if isinstance(line, bytes) and not (line[:1] == b"{" and line[-1:] == b"}"):
+                line = clean_line(line)
+                if not line:
+                    continue
+            deliver(line)
+
+    def _stdout_ended(self, exc: BaseException | None = None) -> None:
+        if self._stdout_eof.is_set():
+            return
+        if exc is not None and not self._closing:
+            self._log(f"reading the stdout of {self.name} failed: {exc!r}")
+        if exc is None:
+            receiver = self._receiver
+            assert receiver is not None
+            for line in self._framer.eof():
+                if isinstance(line, bytes):
+                    line = clean_line(line)
+                    if not line:
+                        continue
+                receiver.message_received(line)
+        self._stdout_eof.set()
+        if not self._closing:
+            self._begin_gone()
+
+    def _read_some(self) -> bytes | None:
+        """One non-blocking read of stdout: bytes, ``b""`` at EOF, `None` when nothing is there yet."""
+        try:
+            return os.read(self._stdout_fd, _READ_SIZE)
+        except BlockingIOError:
+            return None
+
+    async def _read_stdout(self) -> None:
+        receiver = self._receiver
+        assert receiver is not None
+        fd = self._stdout_fd
+        try:
+            while not self._stdout_eof.is_set():
+                if self._reading != "reader":
+                    # A caller reads stdout itself (or may soon): rest, and
+                    # take stdout back when nobody came for LEASE seconds.
+                    seen = self._direct_reads
+                    with trio.move_on_after(LEASE):
+                        await self._reader.park()
+                    if self._reading == "idle" and self._direct_reads == seen:
+                        self._reading = "reader"
+                    continue
+                data = self._read_some()
+                if data is None:
+                    await trio.lowlevel.wait_readable(fd)
+                    continue
+                if not data:
+                    self._stdout_ended()
+                    return
+                self._feed(data)
+                if receiver.is_idle() and not self._closing:
+                    # Nothing in flight: the next lone request may read its
+                    # own answer.
+                    self._reading = "idle"
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            self._stdout_ended(None if self._closing else exc)
+
+    async def read_until(self, done: Callable[[], bool]) -> bool:
+        if self._reading != "idle" or self._stdout_eof.is_set():
+            # (Closing, the reader takes stdout back: never "idle" then.)
+            return False
+        self._reading = "direct"
+        self._direct_reads += 1
+        fd = self._stdout_fd
+        waited = False
+        try:
+            while not done():
+                try:
+                    data = self._read_some()
+                    if data is None:
+                        waited = True
+                        await trio.lowlevel.wait_readable(fd)
+                        continue
+                except (trio.ClosedResourceError, OSError) as exc:
+                    if not isinstance(exc, trio.ClosedResourceError):
+                        self._stdout_ended(exc)
+                    return True
+                if not data:
+                    self._stdout_ended()
+                    return True
+                self._feed(data)
+        finally:
+            if self._reading == "direct":
+                receiver = self._receiver
+                assert receiver is not None
+                if receiver.is_idle() and not self._closing and not self._stdout_eof.is_set():
+                    self._reading = "idle"
+                else:
+                    self._reading = "reader"
+                    self._reader.wake()
+        if not waited:
+            await trio.lowlevel.checkpoint()
+        return True
+
+    def _take_stdout_back(self) -> None:
+        """Make the reader task read stdout again (the server died, or we close)."""
+        if self._reading == "direct":
+            # The caller reading it is waiting for a line that may never
+            # come: wake it (it sees ClosedResourceError and stops).
+            trio.lowlevel.notify_closing(self._stdout_fd)
+        self._reading = "reader"
+        self._reader.wake()
+
+    # -------------------------------------------------------------- stderr
+
+    async def _read_stderr(self) -> None:
+        proc = self._proc
+        assert proc is not None
+        assert proc.stderr is not None
+        stderr = proc.stderr
+        pending = b""
+        try:
+            while True:
+                data = bytes(await stderr.receive_some(65536))
+                if not data:
+                    break
+                data = pending + data if pending else data
+                lines = data.split(b"\n")
+                pending = lines.pop()
+                for line in lines:
+                    self._stderr_line(line)
+                while len(pending) > STDERR_LINE_MAX:
+                    self._stderr_line(pending[:STDERR_LINE_MAX])
+                    pending = pending[STDERR_LINE_MAX:]
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            pass
+        if pending:
+            self._stderr_line(pending)
+        self._stderr_eof.set()
+
+    def _stderr_line(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").rstrip("\r")
+        self.stderr_line(text)
+
+    def stderr_line(self, text: str) -> None:
+        """Record one line the server wrote to stderr (in the tail, and to ``on_stderr``)."""
+        self._stderr_lines += 1
+        limit = self.options.stderr_tail_bytes
+        tail = self._stderr_tail
+        tail.append(text)
+        self._stderr_tail_size += len(text) + 1
+        while self._stderr_tail_size > limit and len(tail) > 1:
+            self._stderr_tail_size -= len(tail.popleft()) + 1
+        if self._stderr_tail_size > limit:
+            # One line alone is over the bound: keep its end.
+            keep = tail[0][-limit:] if limit else ""
+            tail[0] = keep
+            self._stderr_tail_size = len(keep) + 1
+            if not keep:
+                tail.clear()
+                self._stderr_tail_size = 0
+        try:
+            self._on_stderr(text)
+        except Exception as exc:
+            self._log(f"on_stderr raised {exc!r}")
+
+    # ---------------------------------------------------------------- death
+
+    async def _watch_process(self) -> None:
+        proc = self._proc
+        assert proc is not None
+        await proc.wait()
+        self._exited.set()
+        if not self._closing:
+            self._begin_gone()
+
+    def _begin_gone(self) -> None:
+        if self._gone_started or self._closing or self._ended:
+            return
+        self._gone_started = True
+        if self._reading == "idle":
+            # Nobody is reading stdout: the last words must be read.
+            self._reading = "reader"
+            self._reader.wake()
+        if self._starter is not None:
+            self._starter(self._gone, "server_gone")
+
+    async def _gone(self) -> None:
+        proc = self._proc
+        assert proc is not None
+        # Give the pipes a moment: the answers and stderr lines written just
+        # before the exit are worth having. A grandchild may hold the pipes
+        # open forever, so the wait is bounded; but as long as stdout still
+        # has unread bytes (a busy machine, a big last answer) it is
+        # extended, up to a hard limit.
+        deadline = trio.current_time() + EXIT_DRAIN_MAX
+        while True:
+            with trio.move_on_after(EXIT_DRAIN):
+                await self._exited.wait()
+                await self._stdout_eof.wait()
+                await self._stderr_eof.wait()
+            if self._stdout_eof.is_set() and self._stderr_eof.is_set():
+                break
+            if trio.current_time() >= deadline or not self._stdout_has_data():
+                break
+        if self._closing or self._ended:
+            return
+        self._ended = True
+        error = self._gone_error()
+        if not self._stdout_eof.is_set():
+            self._take_stdout_back()
+        receiver = self._receiver
+        assert receiver is not None
+        receiver.channel_ended(error)
+        if proc.returncode is None:
+            with trio.CancelScope(shield=True):
+                await self._terminate()
+
+    def _gone_error(self) -> ServerGone:
+        code = self.returncode
+        if code is None:
+            if self._stdout_eof.is_set():
+                what = "closed its stdout but kept running; it is being stopped"
+            else:
+                what = "stopped reading its stdin; it is being stopped"
+        elif code < 0:
+            what = f"was killed by {signal_name(-code)}"
+        else:
+            what = f"exited with code {code}"
+        return ServerGone(
+            f"{self.name} {what}",
+            exit_code=code if code is not None and code >= 0 else None,
+            signal=-code if code is not None and code < 0 else None,
+            stderr_tail=self.stderr_tail,
+            server=self.name,
+            command=self.command,
+            arguments=self.args,
+            pid=self.pid,
+        )
+
+    def _stdout_has_data(self) -> bool:
+        if self._stdout_eof.is_set():
+            return False
+        poller = select.poll()
+        poller.register(self._stdout_fd, select.POLLIN)
+        return bool(poller.poll(0))
+
+    # ---------------------------------------------------------------- close
+
+    async def aclose(self, deadline: float | None = None) -> None:
+        if deadline is None:
+            deadline = trio.current_effective_deadline()
+        if self._proc is None:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._closing:
+            await self._closed.wait()
+            return
+        self._closing = True
+        with trio.CancelScope(shield=True):
+            if not self._stdout_eof.is_set():
+                self._take_stdout_back()
+            try:
+                await self._terminate(deadline)
+            finally:
+                proc = self._proc
+                for stream in (proc.stdin, proc.stdout, proc.stderr):
+                    if stream is not None:
+                        await stream.aclose()
+        self._closed.set()
+
+    async def _terminate(self, deadline: float = math.inf) -> None:
+        """Stop the server: close stdin, wait, SIGTERM the group, wait, SIGKILL, reap.
+
+        The waits fit before ``deadline`` (the caller's): with no time left,
+        the group gets SIGTERM and SIGKILL at once.
+        """
+        proc = self._proc
+        assert proc is not None
+        self._write_broken = True
+        self._queue.clear()
+        self._unsent.clear()
+        if proc.stdin is not None:
+            await proc.stdin.aclose()
+        if proc.returncode is None:
+            with trio.move_on_after(max(0.0, min(self.kill_grace, deadline - trio.current_time()))):
+                await proc.wait()
+        # Whether or not the leader left politely, what is left of its group
+        # (npx's node, uvx's python, ...) is asked to go, then made to.
+        if self._signal_group(signal_module.SIGTERM):
+            with trio.move_on_after(max(0.0, min(TERM_GRACE, deadline - trio.current_time()))):
+                await proc.wait()
+                # Group members are not our children: no event tells us they
+                # are gone, so poll.
+                while self._group_alive():  # noqa: ASYNC110
+                    await trio.sleep(0.02)
+            self._signal_group(signal_module.SIGKILL)
+        if proc.returncode is None:
+            proc.kill()
+            with trio.move_on_after(REAP_WAIT):
+                await proc.wait()
+            if proc.returncode is None:
+                self._log(f"{self.name} could not be reaped after SIGKILL; abandoned")
+
+    def _signal_group(self, sig: int) -> bool:
+        proc = self._proc
+        assert proc is not None
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    def _group_alive(self) -> bool:
+        proc = self._proc
+        assert proc is not None
+        return self._signal_group(0) and _group_has_live_member(proc.pid)
+
+
+def _group_has_live_member(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is still running (zombies aside).
+
+    ``kill(-pgid, 0)`` also succeeds for exited children that their new
+    parent has not reaped yet; where ``/proc`` exists, look past those.
+    """
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        # After the command: state, parent pid, process group.
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
+            return True
+    return False

@@ -1,0 +1,172 @@
+"""The stream channel: MCP over any Trio byte stream.
+
+A socket, an SSH channel, `trio.testing.memory_stream_pair`, a
+`trio.StapledStream` of two pipes: one JSON-RPC message per line, as on
+stdio. Two tasks move the bytes: a reader (framing lines, bounded, linear)
+and a writer (which joins whatever was queued meanwhile into one
+``send_all``, so that a peer that stops reading blocks only the writer).
+The end of the stream, or an error on it, ends the connection with
+`ServerGone`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Final
+
+import trio
+
+from .._channel import Channel
+from .._core.framing import LineFramer, clean_line
+from .._errors import ServerGone
+from .._parking import Parking
+
+if TYPE_CHECKING:
+    from .._channel import Receiver, TaskStarter
+
+__all__ = ["StreamChannel"]
+
+_READ_SIZE: Final = 256 * 1024
+#: How long closing waits for the stream's own graceful close.
+CLOSE_GRACE: Final = 2.0
+
+
+class StreamChannel(Channel):
+    """A channel over one Trio `~trio.abc.Stream`, one message per line.
+
+    Args:
+        stream: The byte stream to the server. The channel owns it from now
+            on: closing the channel closes it.
+        max_message_bytes: The longest line accepted.
+        name: How to name the server in messages; by default the stream's
+            type.
+    """
+
+    def __init__(self, stream: trio.abc.Stream, max_message_bytes: int, name: str | None = None) -> None:
+        self.stream = stream
+        self._name = name if name is not None else f"server on a {type(stream).__name__}"
+        self._framer = LineFramer(max_message_bytes)
+        self._receiver: Receiver | None = None
+        self._queue: deque[list[bytes | None]] = deque()
+        self._unsent: dict[int, list[bytes | None]] = {}
+        self._writer = Parking()
+        self._broken = False
+        self._ended = False
+        self._closing = False
+        self._closed = trio.Event()
+        self._started = False
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def start(self, start_task: TaskStarter, receiver: Receiver) -> None:
+        await trio.lowlevel.checkpoint()
+        self._receiver = receiver
+        self._started = True
+        start_task(self._read, "read_stream")
+        start_task(self._write, "write_stream")
+
+    # ------------------------------------------------------------- writing
+
+    def send(self, data: bytes, request_id: int | None = None, *, batch: bool = False) -> None:
+        if self._broken:
+            return
+        entry: list[bytes | None] = [data]
+        self._queue.append(entry)
+        if request_id is not None:
+            self._unsent[request_id] = entry
+        self._writer.wake()
+
+    def withdraw(self, request_id: int) -> bool:
+        entry = self._unsent.pop(request_id, None)
+        if entry is None:
+            return False
+        entry[0] = None
+        return True
+
+    async def _write(self) -> None:
+        queue = self._queue
+        while True:
+            while not queue:
+                await self._writer.park()
+            batch = b"".join([data for (data,) in queue if data is not None])
+            queue.clear()
+            self._unsent.clear()
+            if not batch:
+                continue
+            try:
+                await self.stream.send_all(batch)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                self._broken = True
+                queue.clear()
+                if not self._closing:
+                    self._end(f"{self.name} stopped reading ({exc!r})")
+                return
+
+    # ------------------------------------------------------------- reading
+
+    async def _read(self) -> None:
+        receiver = self._receiver
+        assert receiver is not None
+        framer = self._framer
+        deliver = receiver.message_received
+        why = f"{self.name} closed the connection"
+        try:
+            while True:
+                data = await self.stream.receive_some(_READ_SIZE)
+                if not data:
+                    break
+                for line in framer.feed(bytes(data)):
+                    if isinstance(line, bytes) and not (line[:1] == b"{" and line[-1:] == b"}"):
+                        line = clean_line(line)
+                        if not line:
+                            continue
+                    deliver(line)
+            for line in framer.eof():
+                if isinstance(line, bytes):
+                    line = clean_line(line)
+                    if not line:
+                        continue
+                deliver(line)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            why = f"the connection to {self.name} broke ({exc!r})"
+        if not self._closing:
+            self._end(why)
+
+    def _end(self, why: str) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        receiver = self._receiver
+        assert receiver is not None
+        receiver.channel_ended(self.gone(why))
+
+    def gone(self, why: str) -> ServerGone:
+        """The error for the end of the stream (``why`` says how it ended)."""
+        return ServerGone(why, server=self.name)
+
+    def log(self, text: str) -> None:
+        """Report a diagnostic of the channel's to the session."""
+        if self._receiver is not None:
+            self._receiver.channel_log(text)
+
+    # ---------------------------------------------------------------- close
+
+    async def aclose(self, deadline: float | None = None) -> None:
+        if deadline is None:
+            deadline = trio.current_effective_deadline()
+        if self._closing:
+            await self._closed.wait()
+            return
+        self._closing = True
+        self._broken = True
+        with trio.CancelScope(shield=True):
+            # A stream's own close may say goodbye to the peer (TLS does):
+            # bounded, then forceful.
+            with trio.move_on_after(max(0.0, min(CLOSE_GRACE, deadline - trio.current_time()))):
+                await self.stream.aclose()
+                self._closed.set()
+            if not self._closed.is_set():
+                await trio.aclose_forcefully(self.stream)
+        self._closed.set()
