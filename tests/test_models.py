@@ -8,8 +8,9 @@
   of the same name, in revisions 2026-07-28 and 2025-11-25.
 * Bad shapes are one `ProtocolError` whose message names the model and the
   path of the bad field; never a cattrs error or an ExceptionGroup.
-* The special rules: unknown content types, ``ttlMs`` clamping, defaults for
-  missing fields, the ``mode`` and ``text``/``blob`` discriminators.
+* The special rules: unknown content types, ``ttlMs`` clamping (the cache's
+  rule), defaults for missing fields, the ``mode`` and ``text``/``blob``
+  discriminators.
 * The models stand apart from the converter: importing them loads no cattrs.
 * Properties (Hypothesis): whatever JSON object comes in, `structure` gives a
   model or a `ProtocolError`, and a model survives unstructure/structure.
@@ -35,6 +36,7 @@ from hypothesis import given, strategies as st
 from schema_support import NO_SCHEMAS, SCHEMA_DIR, defs, validator
 
 from trio_mcp import ProtocolError, _models as models
+from trio_mcp._core.cache import TtlCache, clamp_ttl
 from trio_mcp._models import (
     Annotations,
     AudioContent,
@@ -811,12 +813,15 @@ def test_structured_content_may_be_any_json_value():
         (-5000.5, 0),
         (1.9, 1),
         (0.5, 0),
-        (1e20, 10**20),
+        (1e20, 2**62),
+        (2**62 + 1, 2**62),
+        pytest.param(10**400, 2**62, id="10**400"),
         ("600", 0),
         (True, 0),
         ([1], 0),
         ({"ms": 1}, 0),
-        (math.inf, 0),
+        (math.inf, 2**62),
+        (-math.inf, 0),
         (math.nan, 0),
     ],
 )
@@ -831,6 +836,27 @@ def test_ttl_is_a_non_negative_integer(cls, wire_ttl, ttl):
     assert model.ttl_ms == ttl
     assert type(model.ttl_ms) is int
     assert "ttlMs" not in model.extra
+
+
+@pytest.mark.property
+@given(
+    value=st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.booleans()
+    | st.none()
+    | st.text(max_size=5)
+)
+def test_ttl_follows_the_cache_rule(value):
+    """One rule for ``ttlMs``: the model keeps what `clamp_ttl` makes of it."""
+    assert structure({"tools": [], "ttlMs": value}, ListToolsResult).ttl_ms == clamp_ttl(value)
+
+
+def test_every_ttl_a_model_keeps_can_go_into_the_cache():
+    cache = TtlCache()
+    for wire_ttl in (10**400, math.inf, 1e300):
+        page = structure({"tools": [], "ttlMs": wire_ttl}, ListToolsResult)
+        cache.put("tools/list", "", page, page.ttl_ms, 0.0)
+        assert cache.get("tools/list", "", 10.0**9) is page
 
 
 def test_missing_ttl_is_zero_and_scope_private():

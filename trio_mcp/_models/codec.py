@@ -33,9 +33,10 @@ Rules that hold for every model:
   know becomes `UnknownContent`, which keeps the whole object. Resource
   contents are told apart by ``text`` or ``blob``, elicitation parameters by
   ``mode`` (missing means form).
-* ``ttlMs`` becomes a non-negative integer whatever arrives (the spec says a
-  missing or negative value means 0); ``cacheScope`` defaults to
-  ``"private"``.
+* ``ttlMs`` becomes a non-negative integer whatever arrives, by the rule the
+  cache uses (`trio_mcp._core.cache.clamp_ttl`: missing, negative or not a
+  number is 0, a fraction is floored, anything above 2**62 is 2**62);
+  ``cacheScope`` defaults to ``"private"``.
 
 Speed: the generated cattrs functions do the work, with ``detailed
 validation`` on (which costs nothing measurable here and tells which field
@@ -47,13 +48,13 @@ commonest of all, text blocks only, is built without the converter.
 from __future__ import annotations
 
 import functools
-import math
 from types import UnionType
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar, overload
 
 import attrs
 import orjson
 
+from .._core.cache import clamp_ttl
 from .._errors import ProtocolError
 from .types import (
     _CONTENT_CLASSES,
@@ -172,12 +173,8 @@ def _wire_name_of(cls: type, name: str) -> str:
 
 
 def _structure_ttl(value: Any, _: Any) -> int:
-    """``ttlMs``: missing, negative or not a number is 0; a fraction is floored."""
-    if type(value) is int:
-        return value if value > 0 else 0
-    if type(value) is float and 0 < value < math.inf:
-        return math.floor(value)
-    return 0
+    """``ttlMs``: the cache's rule, so that what is kept is what the cache can hold."""
+    return clamp_ttl(value)
 
 
 def _constant(expected: Any) -> Callable[[Any, Any], Any]:
