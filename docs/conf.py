@@ -85,12 +85,17 @@ def _merge_private_module_sources(app: Sphinx) -> None:
     """
     from sphinx.pycode import ModuleAnalyzer
 
+    package = ROOT / "trio_mcp"
     public = ModuleAnalyzer.for_module("trio_mcp")
     public.analyze()
-    for path in sorted((ROOT / "trio_mcp").glob("_*.py")):
-        if path.name == "__init__.py":
+    # The private modules, and the modules of the private packages.
+    for path in sorted([*package.glob("_*.py"), *package.glob("_*/*.py")]):
+        if path.parent == package and path.name == "__init__.py":
             continue
-        private = ModuleAnalyzer.for_module(f"trio_mcp.{path.stem}")
+        parts = path.relative_to(package).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        private = ModuleAnalyzer.for_module(".".join(("trio_mcp", *parts)))
         private.analyze()
         for key, doc in private.attr_docs.items():
             public.attr_docs.setdefault(key, doc)

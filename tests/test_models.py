@@ -1,4 +1,4 @@
-"""The models and their wire format (``trio_mcp._models``).
+"""The models and their wire format (``trio_mcp._models``: ``types`` and ``codec``).
 
 * Round trip: wire -> model -> wire is the identity for a representative
   message of every model, with unknown keys and ``_meta`` at every level,
@@ -8,8 +8,10 @@
   of the same name, in revisions 2026-07-28 and 2025-11-25.
 * Bad shapes are one `ProtocolError` whose message names the model and the
   path of the bad field; never a cattrs error or an ExceptionGroup.
-* The special rules: unknown content types, ``ttlMs`` clamping, defaults for
-  missing fields, the ``mode`` and ``text``/``blob`` discriminators.
+* The special rules: unknown content types, ``ttlMs`` clamping (the cache's
+  rule), defaults for missing fields, the ``mode`` and ``text``/``blob``
+  discriminators.
+* The models stand apart from the converter: importing them loads no cattrs.
 * Properties (Hypothesis): whatever JSON object comes in, `structure` gives a
   model or a `ProtocolError`, and a model survives unstructure/structure.
 
@@ -20,11 +22,13 @@ without them the schema tests are skipped, saying why.
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import attrs
 import pytest
@@ -32,6 +36,7 @@ from hypothesis import given, strategies as st
 from schema_support import NO_SCHEMAS, SCHEMA_DIR, defs, validator
 
 from trio_mcp import ProtocolError, _models as models
+from trio_mcp._core.cache import TtlCache, clamp_ttl
 from trio_mcp._models import (
     Annotations,
     AudioContent,
@@ -79,11 +84,13 @@ from trio_mcp._models import (
     ToolResultContent,
     ToolUseContent,
     UnknownContent,
-    _wire_name,
+    codec,
     structure,
     to_wire,
+    types as model_types,
     unstructure,
 )
+from trio_mcp._models.codec import _wire_name
 
 REVISIONS = ("2026-07-28", "2025-11-25")
 EXAMPLES = SCHEMA_DIR / "examples" / "2026-07-28"
@@ -96,7 +103,7 @@ DEFINITION = {
 }
 
 #: Every model class (UnknownContent is tested on its own: no schema has it).
-MODEL_CLASSES = models._MODELS
+MODEL_CLASSES = model_types._MODELS
 
 
 def test_every_public_model_is_registered():
@@ -806,12 +813,15 @@ def test_structured_content_may_be_any_json_value():
         (-5000.5, 0),
         (1.9, 1),
         (0.5, 0),
-        (1e20, 10**20),
+        (1e20, 2**62),
+        (2**62 + 1, 2**62),
+        pytest.param(10**400, 2**62, id="10**400"),
         ("600", 0),
         (True, 0),
         ([1], 0),
         ({"ms": 1}, 0),
-        (math.inf, 0),
+        (math.inf, 2**62),
+        (-math.inf, 0),
         (math.nan, 0),
     ],
 )
@@ -826,6 +836,27 @@ def test_ttl_is_a_non_negative_integer(cls, wire_ttl, ttl):
     assert model.ttl_ms == ttl
     assert type(model.ttl_ms) is int
     assert "ttlMs" not in model.extra
+
+
+@pytest.mark.property
+@given(
+    value=st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.booleans()
+    | st.none()
+    | st.text(max_size=5)
+)
+def test_ttl_follows_the_cache_rule(value):
+    """One rule for ``ttlMs``: the model keeps what `clamp_ttl` makes of it."""
+    assert structure({"tools": [], "ttlMs": value}, ListToolsResult).ttl_ms == clamp_ttl(value)
+
+
+def test_every_ttl_a_model_keeps_can_go_into_the_cache():
+    cache = TtlCache()
+    for wire_ttl in (10**400, math.inf, 1e300):
+        page = structure({"tools": [], "ttlMs": wire_ttl}, ListToolsResult)
+        cache.put("tools/list", "", page, page.ttl_ms, 0.0)
+        assert cache.get("tools/list", "", 10.0**9) is page
 
 
 def test_missing_ttl_is_zero_and_scope_private():
@@ -1014,6 +1045,26 @@ def test_to_wire_refuses_bad_values_with_type_error(value, cls, message):
 # ------------------------------------------------------------ import weight
 
 
+def test_the_models_do_not_import_cattrs():
+    """``trio_mcp._models.types`` holds the classes; cattrs is the codec's alone."""
+    code = """
+import json, sys
+import trio_mcp._models.types
+print(json.dumps(sorted(sys.modules)))
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    loaded = {name.partition(".")[0] for name in json.loads(proc.stdout.strip().splitlines()[-1])}
+    assert "cattrs" not in loaded
+    # Nor anywhere in the module, inside functions included.
+    tree = ast.parse(Path(model_types.__file__).read_text(encoding="utf-8"))
+    imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    assert [name for name in imported if name.partition(".")[0] == "cattrs"] == []
+
+
 def test_cattrs_is_imported_on_first_use_only():
     code = """
 import sys
@@ -1189,12 +1240,12 @@ def test_plain_tool_results_take_the_fast_path_with_the_same_outcome(
         "resultType": result_type,
     }
     data = {"content": content, **{key: value for key, value in optional.items() if value is not None}}
-    hook = models._converter().get_structure_hook(CallToolResult)
+    hook = codec._converter().get_structure_hook(CallToolResult)
     try:
         expected = hook(data, CallToolResult)
     except Exception:
         expected = None
-    fast = models._plain_call_tool_result(data)
+    fast = codec._plain_call_tool_result(data)
     if fast is not None:
         assert fast == expected
     try:
