@@ -392,17 +392,30 @@ class Session:
     ) -> bool:
         if self._nursery_manager is None:
             return False
+        suppress = False
         try:
             await self.aclose()
         finally:
-            manager, self._nursery_manager = self._nursery_manager, None
-            try:
-                # The body's exception is not handed to the nursery: every
-                # background task is finished by now, and the user's error
-                # must reach the user unwrapped.
-                await manager.__aexit__(None, None, None)
-            except BaseExceptionGroup as group:
-                _reraise(group, exc)
+            suppress = await self._exit_nursery(exc_type, exc, tb)
+        return suppress
+
+    async def _exit_nursery(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
+        manager, self._nursery_manager = self._nursery_manager, None
+        nursery = self._nursery
+        ours = isinstance(exc, trio.Cancelled) and nursery is not None and nursery.cancel_scope.cancel_called
+        try:
+            if ours:
+                # A background task crashed and the nursery cancelled the
+                # body: that cancellation is the nursery's to absorb.
+                return bool(await manager.__aexit__(exc_type, exc, tb))
+            # Otherwise the body's exception is not handed to the nursery:
+            # every background task is finished by now, and the user's error
+            # must reach the user unwrapped.
+            await manager.__aexit__(None, None, None)
+        except BaseExceptionGroup as group:
+            _reraise(group, None if ours else exc)
         return False
 
     async def start(self, nursery: trio.Nursery, *, _shield: bool = False) -> None:

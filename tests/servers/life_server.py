@@ -15,6 +15,7 @@ it does with a request depends on the request's method:
   without answering.
 * ``kill``: kills itself with SIGKILL, without answering.
 * ``close_stdout``: closes its stdout and goes on reading stdin.
+* ``garbage``: writes a line that is not JSON to stdout, then answers like ``echo``.
 * ``spawn``: starts a child that sleeps, in the server's own process group,
   and answers ``{"pid": ...}``. With ``params["inherit"]`` the child inherits
   the server's stdout and stderr; without, it holds none of its pipes.
@@ -27,6 +28,7 @@ Command-line flags change how the server ends:
 * ``--ignore-term``: survive SIGTERM.
 * ``--no-read``: never read stdin at all.
 * ``--exit-at-once CODE``: exit with CODE before reading anything.
+* ``--tag TEXT``: ignored; tells servers with one command apart.
 
 Nothing it starts outlives the test run by much: every sleep ends after
 ``LIFETIME`` seconds.
@@ -116,6 +118,7 @@ def main() -> None:
     parser.add_argument("--ignore-term", action="store_true")
     parser.add_argument("--no-read", action="store_true")
     parser.add_argument("--exit-at-once", type=int)
+    parser.add_argument("--tag")
     options = parser.parse_args()
 
     if options.record is not None:
@@ -146,6 +149,11 @@ def main() -> None:
         method = message.get("method")
         params = message.get("params") or {}
         if method == "echo":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"method": method, "params": params}})
+        elif method == "garbage":
+            with _out_lock:
+                sys.stdout.buffer.write(b"this is not JSON at all\n")
+                sys.stdout.buffer.flush()
             send({"jsonrpc": "2.0", "id": request_id, "result": {"method": method, "params": params}})
         elif method == "seen":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"lines": seen}})

@@ -465,6 +465,15 @@ class Connection:
             )
             events.append(Diagnostic(f"refused server request {method!r}: params are not an object"))
             return
+        if _key(raw_id) in self._server_requests:
+            # Ids must be unique among requests in flight: answering this one
+            # would answer (or fail) the first. Drop it; the first stands.
+            events.append(
+                Diagnostic(
+                    f"dropped a server request {method!r} reusing the id {raw_id!r} of one still in flight"
+                )
+            )
+            return
         self._server_requests[_key(raw_id)] = raw_id
         events.append(ServerRequest(raw_id, method, params))
 

@@ -261,7 +261,7 @@ class Negotiator:
         protocol: ``"auto"``, a 2026-07-28-era version (probe only), or an
             initialize-era version (``initialize`` only).
         restarted: The server was started again after it died on the probe:
-            skip the probe.
+            skip the probe (``auto`` only: a pinned era never restarts).
     """
 
     def __init__(self, protocol: str, *, restarted: bool = False) -> None:
@@ -303,7 +303,7 @@ class Negotiator:
         self._expect("new")
         if self.protocol in LEGACY_VERSIONS:
             return self._initialize(self.protocol)
-        if self.restarted:
+        if self.restarted and self.protocol == "auto":
             return self._initialize(LEGACY_VERSIONS[0])
         return self._probe(self._probe_version)
 

@@ -82,12 +82,27 @@ def signal_name(number: int) -> str:
 
 
 def describe_command(command: str, args: tuple[str, ...], limit: int = NAME_MAX) -> str:
-    """The command line as a shell would show it, shortened in the middle to ``limit`` characters."""
-    text = shlex.join([command, *args])
+    """The command line as a shell would show it, short enough for a message.
+
+    The program is named by its file name (``python``, not
+    ``/usr/local/bin/python``); when that is still longer than ``limit``
+    characters, long paths among the arguments are shortened to their file
+    names too, and then the middle is cut.
+    """
+    program = os.path.basename(command) or command
+    text = shlex.join([program, *args])
+    if len(text) > limit:
+        text = shlex.join([program, *(_short_path(arg) for arg in args)])
     if len(text) <= limit:
         return text
     head = (limit - 3) * 2 // 3
     return text[:head] + "..." + text[-(limit - 3 - head) :]
+
+
+def _short_path(arg: str) -> str:
+    if os.sep in arg and len(arg) > 24 and not arg.startswith("-"):
+        return "..." + os.sep + os.path.basename(arg.rstrip(os.sep))
+    return arg
 
 
 def _default_stderr(line: str) -> None:
@@ -360,6 +375,7 @@ class ProcessChannel(Channel):
         receiver = self._receiver
         assert receiver is not None
         fd = self._stdout_fd
+        waited = True
         try:
             while not self._stdout_eof.is_set():
                 if self._reading != "reader":
@@ -374,7 +390,13 @@ class ProcessChannel(Channel):
                 data = self._read_some()
                 if data is None:
                     await trio.lowlevel.wait_readable(fd)
+                    waited = True
                     continue
+                if not waited:
+                    # More right after a chunk: a server that writes without
+                    # pause must not starve the other tasks.
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                waited = False
                 if not data:
                     self._stdout_ended()
                     return
@@ -410,6 +432,9 @@ class ProcessChannel(Channel):
                     self._stdout_ended()
                     return True
                 self._feed(data)
+                if not done():
+                    waited = True
+                    await trio.lowlevel.checkpoint()
         finally:
             if self._reading == "direct":
                 receiver = self._receiver
