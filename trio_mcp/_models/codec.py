@@ -55,6 +55,7 @@ import attrs
 import orjson
 
 from .._core.cache import clamp_ttl
+from .._core.eras import SERVER_INFO
 from .._errors import ProtocolError
 from .types import (
     _CONTENT_CLASSES,
@@ -67,6 +68,7 @@ from .types import (
     ElicitFormParams,
     ElicitRequestParams,
     ElicitUrlParams,
+    Implementation,
     TextContent,
     TextResourceContents,
     UnknownContent,
@@ -195,6 +197,8 @@ def _field_hook(field: attrs.Attribute[Any]) -> Callable[[Any, Any], Any] | None
         return _structure_ttl
     if rule == "constant":
         return _constant(field.default)
+    if rule == "server-info":
+        return None
     raise ValueError(f"{field.name}: unknown wire rule {rule!r}")  # pragma: no cover - a typo in types
 
 
@@ -442,6 +446,16 @@ def _null_means_default(hook: Callable[[Any, Any], Any], default: Any) -> Callab
     return structure_or_default
 
 
+def _server_info(meta: Any) -> Implementation | None:
+    """The ``Implementation`` a ``_meta`` object names, or `None` when absent or malformed."""
+    if not isinstance(meta, dict) or SERVER_INFO not in meta:
+        return None
+    try:
+        return structure(meta[SERVER_INFO], Implementation)
+    except ProtocolError:
+        return None
+
+
 def _model_structure_hook(c: Converter, cls: type) -> Callable[[Any, Any], Any]:
     from cattrs.gen import make_dict_structure_fn, override
 
@@ -453,9 +467,14 @@ def _model_structure_hook(c: Converter, cls: type) -> Callable[[Any, Any], Any]:
         known.add("type")
     if cls in _RESULTS:
         known.add("resultType")
+    derived = False
     for field in attrs.fields(cls):
         if field.name == "extra":
             overrides[field.name] = override(omit=True)
+            continue
+        if field.metadata.get(_WIRE_RULE) == "server-info":
+            overrides[field.name] = override(omit=True)
+            derived = True
             continue
         wire = _wire_name(field)
         known.add(wire)
@@ -475,6 +494,8 @@ def _model_structure_hook(c: Converter, cls: type) -> Callable[[Any, Any], Any]:
         if not known_keys.issuperset(value):
             # Frozen, but not yet seen by anyone: fill in the unknown keys.
             object.__setattr__(obj, "extra", {k: v for k, v in value.items() if k not in known_keys})
+        if derived:
+            object.__setattr__(obj, "server_info", _server_info(value.get("_meta")))
         return obj
 
     if kind is None:
@@ -496,7 +517,7 @@ def _model_unstructure_hook(c: Converter, cls: type) -> Callable[[Any], dict[str
     attrs.resolve_types(cls)
     overrides: dict[str, Any] = {}
     for field in attrs.fields(cls):
-        if field.name == "extra":
+        if field.name == "extra" or field.metadata.get(_WIRE_RULE) == "server-info":
             overrides[field.name] = override(omit=True)
         else:
             overrides[field.name] = override(rename=_wire_name(field), omit_if_default=field.default is None)

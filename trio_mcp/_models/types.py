@@ -15,9 +15,10 @@ What holds for every class:
   content block of a ``type`` this version does not know.
 * A field whose wire value follows a rule of its own names the rule in its
   metadata, under ``_WIRE_RULE``: ``"ttl"`` for ``ttlMs`` (a non-negative
-  integer whatever arrives) and ``"constant"`` for the ``mode`` of
-  elicitations (only the default is accepted; missing means the default).
-  The codec carries the rules out.
+  integer whatever arrives), ``"constant"`` for the ``mode`` of
+  elicitations (only the default is accepted; missing means the default),
+  and ``"server-info"`` for a ``DiscoverResult``'s ``server_info``, read from
+  ``_meta`` rather than from a wire field. The codec carries the rules out.
 
 The unions `ContentBlock` and `ElicitRequestParams` are type aliases; the
 codec tells their members apart by the wire ``type`` and ``mode``.
@@ -28,9 +29,6 @@ from __future__ import annotations
 from typing import Any, ClassVar, Final, TypeAlias
 
 import attrs
-
-from .._core.eras import SERVER_INFO
-from .._errors import ProtocolError
 
 __all__ = [
     "Annotations",
@@ -971,20 +969,12 @@ class DiscoverResult:
     """``"public"`` (shareable across users) or ``"private"`` (wire ``cacheScope``)."""
     meta: dict[str, Any] | None = None
     """The ``_meta`` object, if any."""
+    server_info: Implementation | None = attrs.field(default=None, metadata={_WIRE_RULE: "server-info"})
+    """The server's self-description, read from ``_meta`` (its
+    ``io.modelcontextprotocol/serverInfo``), or `None` when absent or
+    malformed. It is not a wire field of its own."""
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Wire keys this model does not know, written back unchanged."""
-
-    @property
-    def server_info(self) -> Implementation | None:
-        """The server's self-description from ``_meta``, or `None` if absent or malformed."""
-        if self.meta is None or SERVER_INFO not in self.meta:
-            return None
-        from .codec import structure  # the codec imports this module
-
-        try:
-            return structure(self.meta[SERVER_INFO], Implementation)
-        except ProtocolError:
-            return None
 
 
 @attrs.frozen(kw_only=True)
