@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from trio_mcp import _cli, cli
+from trio_mcp import cli
 from trio_mcp._models import (
     AudioContent,
     BlobResourceContents,
@@ -49,6 +49,7 @@ from trio_mcp._models import (
     ToolUseContent,
     UnknownContent,
 )
+from trio_mcp.cli import _run as _cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "tests" / "servers" / "mcp_server.py"

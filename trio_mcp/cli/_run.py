@@ -1,8 +1,8 @@
 """The Trio half of the ``trio-mcp`` command: connect, run the command, show the result.
 
-`trio_mcp.cli` parses the command line, and imports this module (and with it
-Trio and the client) only when a command is to be run, so that ``--help``
-and usage errors come back at once.
+`trio_mcp.cli` parses the command line (`._args`), and imports this module
+(and with it Trio and the client) only when a command is to be run, so that
+``--help`` and usage errors come back at once.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import trio
 
-from ._client import open_stdio_client
-from ._errors import (
+from .._client import open_stdio_client
+from .._errors import (
     InputRequestFailed,
     MCPError,
     NotSupported,
@@ -27,7 +27,7 @@ from ._errors import (
     TransportClosed,
     VersionMismatch,
 )
-from ._models import (
+from .._models import (
     AudioContent,
     BlobResourceContents,
     CallToolResult,
@@ -46,8 +46,8 @@ from ._models import (
     UnknownContent,
     unstructure,
 )
-from ._transport import RequestTimeout
-from .cli import (
+from .._transport import RequestTimeout
+from ._args import (
     EXIT_BROKEN_PIPE,
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -66,8 +66,8 @@ from .cli import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from ._client import Client
-    from ._models import ContentBlock, Prompt, Resource, ResourceTemplate, Tool
+    from .._client import Client
+    from .._models import ContentBlock, Prompt, Resource, ResourceTemplate, Tool
 
 _Item = TypeVar("_Item")
 
