@@ -49,7 +49,7 @@ from trio_mcp._models import (
     ToolUseContent,
     UnknownContent,
 )
-from trio_mcp.cli import _run as _cli
+from trio_mcp.cli import _console, _forms, _render, _run
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "tests" / "servers" / "mcp_server.py"
@@ -688,12 +688,12 @@ def b64(data: bytes) -> str:
     ("size", "text"), [(0, "0 B"), (1023, "1023 B"), (1024, "1.0 KiB"), (12_595, "12.3 KiB")]
 )
 def test_human_size(size, text):
-    assert _cli.human_size(size) == text
-    assert _cli.base64_size(b64(b"x" * size)) == size
+    assert _render.human_size(size) == text
+    assert _render.base64_size(b64(b"x" * size)) == size
 
 
 def test_render_blocks():
-    render = _cli.render_block
+    render = _render.render_block
     assert render(TextContent(text="hi")) == "hi"
     assert (
         render(ImageContent(data=b64(b"x" * 12_595), mime_type="image/png")) == "[image: image/png, 12.3 KiB]"
@@ -717,15 +717,15 @@ def test_render_blocks():
 
 def test_render_call_result_skips_structured_content_already_in_the_text():
     result = CallToolResult(content=[TextContent(text='{"sum": 3}')], structured_content={"sum": 3})
-    assert _cli.render_call_result(result) == '{"sum": 3}\n'
+    assert _render.render_call_result(result) == '{"sum": 3}\n'
     only = CallToolResult(structured_content={"sum": 3})
-    assert _cli.render_call_result(only) == '{\n  "sum": 3\n}\n'
-    assert _cli.render_call_result(CallToolResult()) == ""
+    assert _render.render_call_result(only) == '{\n  "sum": 3\n}\n'
+    assert _render.render_call_result(CallToolResult()) == ""
 
 
 def test_render_read_and_prompt_results():
     single = ReadResourceResult(contents=[TextResourceContents(uri="a://1", text="one\n")])
-    assert _cli.render_read_result(single) == "one\n"
+    assert _render.render_read_result(single) == "one\n"
     prompt = GetPromptResult(
         description="d",
         messages=[
@@ -733,20 +733,20 @@ def test_render_read_and_prompt_results():
             PromptMessage(role="assistant", content=ImageContent(data="AAAA", mime_type="image/png")),
         ],
     )
-    assert _cli.render_prompt_result(prompt) == "# d\n[user]\nhi\n[assistant]\n[image: image/png, 3 B]\n"
+    assert _render.render_prompt_result(prompt) == "# d\n[user]\nhi\n[assistant]\n[image: image/png, 3 B]\n"
 
 
 def test_render_capabilities():
     caps = ServerCapabilities(
         tools={"listChanged": True}, logging={}, extensions={"io.x/y": {}}, extra={"custom": {}}
     )
-    assert _cli.render_capabilities(caps) == "tools (listChanged), logging, extensions: io.x/y, custom"
-    assert _cli.render_capabilities(ServerCapabilities()) == "none"
+    assert _render.render_capabilities(caps) == "tools (listChanged), logging, extensions: io.x/y, custom"
+    assert _render.render_capabilities(ServerCapabilities()) == "none"
 
 
 def test_console_progress_bar_and_plain_lines(monkeypatch):
     monkeypatch.setenv("COLUMNS", "60")
-    monkeypatch.setattr(_cli, "FRAME", 0)  # draw every frame
+    monkeypatch.setattr(_console, "FRAME", 0)  # draw every frame
 
     class Tty(io.StringIO):
         encoding = "utf-8"
@@ -755,7 +755,7 @@ def test_console_progress_bar_and_plain_lines(monkeypatch):
             return True
 
     tty = Tty()
-    console = _cli.Console(err=tty)
+    console = _console.Console(err=tty)
     console.progress(1, 4, "one")
     console.say("a message")
     console.progress(4, 4, "done")
@@ -768,7 +768,7 @@ def test_console_progress_bar_and_plain_lines(monkeypatch):
     assert "] 100% 4/4 done\x1b[K" in out
     assert out.endswith(" 7\x1b[K\r\x1b[K")
     plain = io.StringIO()
-    console = _cli.Console(err=plain)
+    console = _console.Console(err=plain)
     console.progress(1, 4, "one")
     console.progress(1, 4, "one")
     console.progress(2.5, None, None)
@@ -791,9 +791,9 @@ class Lines:
 
 def asker(*lines):
     err = io.StringIO()
-    budget = _cli.Budget(None)
-    ask = _cli.Asker(
-        _cli.Console(err=err),
+    budget = _run.Budget(None)
+    ask = _forms.Asker(
+        _console.Console(err=err),
         budget,
         interactive=True,
         server_name=lambda: "'srv'",
@@ -917,7 +917,9 @@ async def test_url_elicitation_asks_for_consent():
 
 async def test_not_interactive_declines_at_once():
     err = io.StringIO()
-    ask = _cli.Asker(_cli.Console(err=err), _cli.Budget(None), interactive=False, server_name=lambda: "s")
+    ask = _forms.Asker(
+        _console.Console(err=err), _run.Budget(None), interactive=False, server_name=lambda: "s"
+    )
     assert await ask(FORM) == {"action": "decline"}
     assert err.getvalue() == (
         'trio-mcp: declined the server\'s request for input ("Tell me"): stdin is not a terminal\n'
@@ -925,7 +927,7 @@ async def test_not_interactive_declines_at_once():
 
 
 async def test_budget_pauses_while_asking():
-    budget = _cli.Budget(5)
+    budget = _run.Budget(5)
     budget.start()
     deadline = budget.scope.deadline
     budget.pause()
