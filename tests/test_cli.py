@@ -444,6 +444,26 @@ def test_timeout_while_connecting():
     assert json.loads(result.stdout)["error"]["kind"] == "timeout"
 
 
+@pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
+def test_a_program_that_echoes_its_input_is_not_taken_for_a_server(protocol):
+    # cat writes back every request it is sent. Each one is recognised as
+    # ours, not as a request of the server's, and fails the command at once.
+    # With no time budget (--timeout 0), a missed echo would hang the
+    # command until the subprocess guard, rather than end it.
+    result = run(
+        "--timeout", "0", "--protocol", protocol, "--json", "call", "echo", "text=hi", server=["cat"]
+    )
+    line = one_error_line(result, cli.EXIT_PROTOCOL)
+    assert line.startswith("trio-mcp: protocol error while connecting: the server echoed request ")
+    assert line.endswith(
+        "back instead of answering it; it is probably not an MCP server"
+        " (a program that copies its input, such as cat)"
+    )
+    error = json.loads(result.stdout)["error"]
+    assert error["kind"] == "protocol"
+    assert error["exitCode"] == cli.EXIT_PROTOCOL
+
+
 def test_version_mismatch():
     result = run("--protocol", "2026-07-28", "info", server=scripted("legacy"))
     line = one_error_line(result, cli.EXIT_PROTOCOL)
