@@ -136,6 +136,7 @@ MODERN_ONLY = {
     "read-blob": ["read", "mem://blob"],
     "prompt-json": ["prompt", "greet", "--json", '{"name": "Ann"}', "--json"],
     "ask-url": ["call", "ask", "mode=url"],
+    "ask-forever": ["call", "endless", "ask=true"],
 }
 
 
@@ -338,6 +339,23 @@ def test_url_elicitation_is_declined_when_stdin_is_not_a_terminal(matrix, era):
     url = ok(matrix, era, "ask-url")
     assert url.stdout.startswith("action decline\n")
     assert '("Sign in"): stdin is not a terminal' in url.stderr
+
+
+@modern_only
+def test_a_question_asked_again_after_a_decline_is_declined_quietly(matrix, era):
+    # The server asks the same question in every round, whatever the answer:
+    # the decline is said once, and when the rounds run out the command says
+    # why it could not give the input.
+    result = matrix[era, "ask-forever"]
+    assert result.returncode == cli.EXIT_INPUT, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        'trio-mcp: declined the server\'s request for input ("What is your name?"): stdin is not a terminal',
+        (
+            "trio-mcp: the server kept asking for input after it was declined (stdin is not a terminal):"
+            " tools/call still asked for input after 10 rounds (max_rounds=10)"
+        ),
+    ]
 
 
 def test_progress_is_plain_lines_when_stderr_is_not_a_terminal(matrix, era):
@@ -918,9 +936,21 @@ async def test_form_rejects_bad_formats_and_requires_required_fields():
 async def test_form_declined_at_the_confirmation_or_at_end_of_input():
     ask, _ = asker("Ada", "1", "", "", "", "", "", "", "n")
     assert await ask(FORM) == {"action": "decline"}
+    assert ask.declined is None  # a person's answer
     ask, err = asker("Ada")
     assert await ask(FORM) == {"action": "decline"}
     assert err.getvalue().endswith("\ntrio-mcp: declined (end of input)\n")
+    assert ask.declined == "end of input"
+    # Input has ended: later questions are declined without asking, the
+    # same one quietly.
+    asked = err.getvalue()
+    assert await ask(FORM) == {"action": "decline"}
+    assert err.getvalue() == asked
+    other = ElicitFormParams(message="Again?", requested_schema={"type": "object", "properties": {}})
+    assert await ask(other) == {"action": "decline"}
+    assert err.getvalue() == asked + (
+        'trio-mcp: declined the server\'s request for input ("Again?"): end of input\n'
+    )
 
 
 async def test_url_elicitation_asks_for_consent():
@@ -940,9 +970,16 @@ async def test_not_interactive_declines_at_once():
     ask = _forms.Asker(
         _console.Console(err=err), _run.Budget(None), interactive=False, server_name=lambda: "s"
     )
+    assert ask.declined is None
     assert await ask(FORM) == {"action": "decline"}
+    assert ask.declined == "stdin is not a terminal"
+    # The same question again: the same answer, not said again; another question is said.
+    assert await ask(FORM) == {"action": "decline"}
+    url = ElicitUrlParams(message="Sign in", url="https://example.com/")
+    assert await ask(url) == {"action": "decline"}
     assert err.getvalue() == (
         'trio-mcp: declined the server\'s request for input ("Tell me"): stdin is not a terminal\n'
+        'trio-mcp: declined the server\'s request for input ("Sign in"): stdin is not a terminal\n'
     )
 
 
@@ -1053,6 +1090,21 @@ def test_elicitation_declined_with_ctrl_d():
     assert "action decline\r\n" in output
 
 
+def test_questions_after_end_of_input_are_declined_without_asking():
+    terminal = Terminal("call", "endless", "ask=true", "--", *scripted("modern"))
+    terminal.expect("  Name [required]: ")
+    terminal.send("\x04")  # Ctrl-D: end of input, for this question and every later one
+    code, output = terminal.finish()
+    assert code == cli.EXIT_INPUT, output
+    assert output.count("asks: What is your name?") == 1
+    assert output.count("declined") == 2
+    assert output.endswith(
+        "trio-mcp: declined (end of input)\r\n"
+        "trio-mcp: the server kept asking for input after it was declined (end of input):"
+        " tools/call still asked for input after 10 rounds (max_rounds=10)\r\n"
+    )
+
+
 def test_interrupted_while_asking():
     terminal = Terminal("call", "ask", "--", *scripted("legacy"))
     terminal.expect("  Name [required]: ")
@@ -1096,6 +1148,18 @@ def test_demo_server_lists_and_calls():
     add = run("--json", "call", "add", "a=1", "b=2.5")
     assert add.returncode == 0, add.stderr
     assert json.loads(add.stdout)["structuredContent"] == {"sum": 3.5}
+
+
+@pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
+def test_demo_server_ask_declined_when_stdin_is_not_a_terminal(protocol):
+    # A decline is an answer: the tool's result is shown once, and the exit
+    # status is the result's.
+    result = run("--protocol", protocol, "call", "ask")
+    assert result.returncode == cli.EXIT_OK, result.stderr
+    assert result.stdout == "The user declined to give their name.\n"
+    assert result.stderr == (
+        'trio-mcp: declined the server\'s request for input ("What is your name?"): stdin is not a terminal\n'
+    )
 
 
 def test_demo_server_ask_on_a_terminal():

@@ -41,7 +41,9 @@ its form is asked for on the terminal, by its schema, and the answer is shown
 for confirmation before it is sent; end of input (Ctrl-D) declines. A URL is
 shown with its domain, and nothing is opened: accepting only tells the server
 that you agree to open it yourself. When stdin is not a terminal every request
-is declined, saying so on stderr. Sampling and roots are not offered (the
+is declined, saying so on stderr once for each question (a server that asks
+again gets the same answer; one that keeps asking until the rounds run out
+ends the command with `EXIT_INPUT`). Sampling and roots are not offered (the
 command has no language model and no roots): a server that needs them gets
 nothing, and the command says why.
 

@@ -59,7 +59,7 @@ EXIT_RPC_ERROR: Final = 6
 EXIT_PROTOCOL: Final = 7
 """The server broke the protocol, or shares no protocol version with the client."""
 EXIT_INPUT: Final = 8
-"""The server needed input the command does not give (sampling, roots)."""
+"""The server needed input the command does not give (sampling, roots), or kept asking after a decline."""
 EXIT_INTERNAL: Final = 70
 """A bug in trio-mcp (``--verbose`` prints the traceback)."""
 EXIT_INTERRUPTED: Final = 130
@@ -77,7 +77,7 @@ EXIT_CODES: Final[Mapping[int, str]] = {
     EXIT_TIMEOUT: "timed out (--timeout)",
     EXIT_RPC_ERROR: "the server answered with a JSON-RPC error",
     EXIT_PROTOCOL: "the server broke the protocol, or no protocol version in common",
-    EXIT_INPUT: "the server needed input trio-mcp does not give (sampling, roots)",
+    EXIT_INPUT: "the server needed input trio-mcp does not give (sampling, roots), or kept asking after a decline",
     EXIT_INTERNAL: "a bug in trio-mcp (--verbose shows the traceback)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
     EXIT_BROKEN_PIPE: "stdout was closed early (| head)",
@@ -136,8 +136,8 @@ object, '{...}') gives the arguments at once; KEY=VALUE words add to it.
 Given alone, --json asks for JSON output, as with every command.
 
 When the server asks for input, its form is asked for on the terminal (stdin
-must be a terminal; otherwise the request is declined). Progress shows on
-stderr.
+must be a terminal; otherwise the request is declined, and said so once).
+Progress shows on stderr.
 """
 
 _PROMPT_DESCRIPTION = """\

@@ -251,7 +251,11 @@ class Asker:
     """Answers the server's elicitation requests on the terminal, or declines them.
 
     Questions go to stderr and answers come from stdin, one request at a
-    time; the command's time budget is paused meanwhile.
+    time; the command's time budget is paused meanwhile. When stdin is not
+    a terminal, or once its input has ended (Ctrl-D), every request is
+    declined without asking: the first time a question comes, saying so on
+    stderr; when the server asks it again, quietly (the answer cannot
+    change).
     """
 
     def __init__(
@@ -268,16 +272,17 @@ class Asker:
         self.interactive = interactive
         self.server_name = server_name
         self.reader = reader if reader is not None else TerminalInput()
+        self.declined: str | None = None
+        """Why requests were declined without a person's answer (``"stdin is not
+        a terminal"``, ``"end of input"``), once one was; else `None`."""
+        self._ended = False
+        self._said: list[ElicitFormParams | ElicitUrlParams] = []
         self._lock = trio.Lock()
 
     async def __call__(self, params: ElicitFormParams | ElicitUrlParams) -> dict[str, JSON]:
-        if not self.interactive:
-            self.console.error(
-                f"declined the server's request for input ({compact(params.message, 120)}):"
-                " stdin is not a terminal"
-            )
-            return {"action": "decline"}
         async with self._lock:
+            if not self.interactive or self._ended:
+                return self._decline(params, "end of input" if self._ended else "stdin is not a terminal")
             self.budget.pause()
             try:
                 if isinstance(params, ElicitUrlParams):
@@ -286,9 +291,22 @@ class Asker:
             except _Declined:
                 self.console.end_line()
                 self.console.error("declined (end of input)")
+                self._ended = True
+                self._said.append(params)
+                self.declined = "end of input"
                 return {"action": "decline"}
             finally:
                 self.budget.resume()
+
+    def _decline(self, params: ElicitFormParams | ElicitUrlParams, why: str) -> dict[str, JSON]:
+        """Decline without asking; say so unless this very question was declined before."""
+        self.declined = why
+        if params not in self._said:
+            self._said.append(params)
+            self.console.error(
+                f"declined the server's request for input ({compact(params.message, 120)}): {why}"
+            )
+        return {"action": "decline"}
 
     async def _line(self, question: str) -> str:
         self.console.ask(question)

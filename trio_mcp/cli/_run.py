@@ -325,7 +325,7 @@ async def _session(options: Options, console: Console) -> tuple[int, Session]:
             session.stage = "connecting"
             code = await _connect_and_run(session, asker, on_stderr, on_log, on_notification)
     except MCPError as exc:
-        raise _explain(exc, options, session.stage) from None
+        raise _explain(exc, options, session.stage, declined=asker.declined) from None
     if budget.scope.cancelled_caught:
         seconds = number(options.timeout or 0)
         raise _Failure(
@@ -382,8 +382,12 @@ def _server_words(options: Options) -> str:
     return f"the server {_command_line(options)}"
 
 
-def _explain(exc: BaseException, options: Options, stage: str) -> _Failure:
-    """The exit status and message for an error of the library."""
+def _explain(exc: BaseException, options: Options, stage: str, *, declined: str | None = None) -> _Failure:
+    """The exit status and message for an error of the library.
+
+    ``declined`` is why questions were declined without asking anyone, if
+    some were (the server may keep asking them).
+    """
     where = "while connecting" if stage == "connecting" else f"during {stage}"
     if isinstance(exc, SpawnFailed):
         return _Failure(EXIT_SPAWN, str(exc), kind="spawn")
@@ -437,6 +441,9 @@ def _explain(exc: BaseException, options: Options, stage: str) -> _Failure:
             )
         elif exc.method == "roots/list":
             message = f"the server asked for roots {where}; {PROG} offers none"
+        elif not exc.method and declined is not None:
+            # The rounds ran out: the server asked again whatever the answer.
+            message = f"the server kept asking for input after it was declined ({declined}): {exc}"
         else:
             message = f"{exc} ({where})"
         return _Failure(EXIT_INPUT, message, kind="input", method=exc.method)
