@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from trio_mcp import _cli, cli
+from trio_mcp import cli
 from trio_mcp._models import (
     AudioContent,
     BlobResourceContents,
@@ -49,6 +49,7 @@ from trio_mcp._models import (
     ToolUseContent,
     UnknownContent,
 )
+from trio_mcp.cli import _console, _forms, _render, _run
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "tests" / "servers" / "mcp_server.py"
@@ -135,6 +136,7 @@ MODERN_ONLY = {
     "read-blob": ["read", "mem://blob"],
     "prompt-json": ["prompt", "greet", "--json", '{"name": "Ann"}', "--json"],
     "ask-url": ["call", "ask", "mode=url"],
+    "ask-forever": ["call", "endless", "ask=true"],
 }
 
 
@@ -339,6 +341,23 @@ def test_url_elicitation_is_declined_when_stdin_is_not_a_terminal(matrix, era):
     assert '("Sign in"): stdin is not a terminal' in url.stderr
 
 
+@modern_only
+def test_a_question_asked_again_after_a_decline_is_declined_quietly(matrix, era):
+    # The server asks the same question in every round, whatever the answer:
+    # the decline is said once, and when the rounds run out the command says
+    # why it could not give the input.
+    result = matrix[era, "ask-forever"]
+    assert result.returncode == cli.EXIT_INPUT, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        'trio-mcp: declined the server\'s request for input ("What is your name?"): stdin is not a terminal',
+        (
+            "trio-mcp: the server kept asking for input after it was declined (stdin is not a terminal):"
+            " tools/call still asked for input after 10 rounds (max_rounds=10)"
+        ),
+    ]
+
+
 def test_progress_is_plain_lines_when_stderr_is_not_a_terminal(matrix, era):
     result = ok(matrix, era, "slow")
     assert result.stdout == "3 steps\n"
@@ -441,6 +460,26 @@ def test_timeout_while_connecting():
     line = one_error_line(result, cli.EXIT_TIMEOUT)
     assert line == "trio-mcp: timed out after 1 s (connecting)"
     assert json.loads(result.stdout)["error"]["kind"] == "timeout"
+
+
+@pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
+def test_a_program_that_echoes_its_input_is_not_taken_for_a_server(protocol):
+    # cat writes back every request it is sent. Each one is recognised as
+    # ours, not as a request of the server's, and fails the command at once.
+    # With no time budget (--timeout 0), a missed echo would hang the
+    # command until the subprocess guard, rather than end it.
+    result = run(
+        "--timeout", "0", "--protocol", protocol, "--json", "call", "echo", "text=hi", server=["cat"]
+    )
+    line = one_error_line(result, cli.EXIT_PROTOCOL)
+    assert line.startswith("trio-mcp: protocol error while connecting: the server echoed request ")
+    assert line.endswith(
+        "back instead of answering it; it is probably not an MCP server"
+        " (a program that copies its input, such as cat)"
+    )
+    error = json.loads(result.stdout)["error"]
+    assert error["kind"] == "protocol"
+    assert error["exitCode"] == cli.EXIT_PROTOCOL
 
 
 def test_version_mismatch():
@@ -687,12 +726,12 @@ def b64(data: bytes) -> str:
     ("size", "text"), [(0, "0 B"), (1023, "1023 B"), (1024, "1.0 KiB"), (12_595, "12.3 KiB")]
 )
 def test_human_size(size, text):
-    assert _cli.human_size(size) == text
-    assert _cli.base64_size(b64(b"x" * size)) == size
+    assert _render.human_size(size) == text
+    assert _render.base64_size(b64(b"x" * size)) == size
 
 
 def test_render_blocks():
-    render = _cli.render_block
+    render = _render.render_block
     assert render(TextContent(text="hi")) == "hi"
     assert (
         render(ImageContent(data=b64(b"x" * 12_595), mime_type="image/png")) == "[image: image/png, 12.3 KiB]"
@@ -716,15 +755,15 @@ def test_render_blocks():
 
 def test_render_call_result_skips_structured_content_already_in_the_text():
     result = CallToolResult(content=[TextContent(text='{"sum": 3}')], structured_content={"sum": 3})
-    assert _cli.render_call_result(result) == '{"sum": 3}\n'
+    assert _render.render_call_result(result) == '{"sum": 3}\n'
     only = CallToolResult(structured_content={"sum": 3})
-    assert _cli.render_call_result(only) == '{\n  "sum": 3\n}\n'
-    assert _cli.render_call_result(CallToolResult()) == ""
+    assert _render.render_call_result(only) == '{\n  "sum": 3\n}\n'
+    assert _render.render_call_result(CallToolResult()) == ""
 
 
 def test_render_read_and_prompt_results():
     single = ReadResourceResult(contents=[TextResourceContents(uri="a://1", text="one\n")])
-    assert _cli.render_read_result(single) == "one\n"
+    assert _render.render_read_result(single) == "one\n"
     prompt = GetPromptResult(
         description="d",
         messages=[
@@ -732,20 +771,20 @@ def test_render_read_and_prompt_results():
             PromptMessage(role="assistant", content=ImageContent(data="AAAA", mime_type="image/png")),
         ],
     )
-    assert _cli.render_prompt_result(prompt) == "# d\n[user]\nhi\n[assistant]\n[image: image/png, 3 B]\n"
+    assert _render.render_prompt_result(prompt) == "# d\n[user]\nhi\n[assistant]\n[image: image/png, 3 B]\n"
 
 
 def test_render_capabilities():
     caps = ServerCapabilities(
         tools={"listChanged": True}, logging={}, extensions={"io.x/y": {}}, extra={"custom": {}}
     )
-    assert _cli.render_capabilities(caps) == "tools (listChanged), logging, extensions: io.x/y, custom"
-    assert _cli.render_capabilities(ServerCapabilities()) == "none"
+    assert _render.render_capabilities(caps) == "tools (listChanged), logging, extensions: io.x/y, custom"
+    assert _render.render_capabilities(ServerCapabilities()) == "none"
 
 
 def test_console_progress_bar_and_plain_lines(monkeypatch):
     monkeypatch.setenv("COLUMNS", "60")
-    monkeypatch.setattr(_cli, "FRAME", 0)  # draw every frame
+    monkeypatch.setattr(_console, "FRAME", 0)  # draw every frame
 
     class Tty(io.StringIO):
         encoding = "utf-8"
@@ -754,7 +793,7 @@ def test_console_progress_bar_and_plain_lines(monkeypatch):
             return True
 
     tty = Tty()
-    console = _cli.Console(err=tty)
+    console = _console.Console(err=tty)
     console.progress(1, 4, "one")
     console.say("a message")
     console.progress(4, 4, "done")
@@ -767,7 +806,7 @@ def test_console_progress_bar_and_plain_lines(monkeypatch):
     assert "] 100% 4/4 done\x1b[K" in out
     assert out.endswith(" 7\x1b[K\r\x1b[K")
     plain = io.StringIO()
-    console = _cli.Console(err=plain)
+    console = _console.Console(err=plain)
     console.progress(1, 4, "one")
     console.progress(1, 4, "one")
     console.progress(2.5, None, None)
@@ -790,9 +829,9 @@ class Lines:
 
 def asker(*lines):
     err = io.StringIO()
-    budget = _cli.Budget(None)
-    ask = _cli.Asker(
-        _cli.Console(err=err),
+    budget = _run.Budget(None)
+    ask = _forms.Asker(
+        _console.Console(err=err),
         budget,
         interactive=True,
         server_name=lambda: "'srv'",
@@ -897,9 +936,21 @@ async def test_form_rejects_bad_formats_and_requires_required_fields():
 async def test_form_declined_at_the_confirmation_or_at_end_of_input():
     ask, _ = asker("Ada", "1", "", "", "", "", "", "", "n")
     assert await ask(FORM) == {"action": "decline"}
+    assert ask.declined is None  # a person's answer
     ask, err = asker("Ada")
     assert await ask(FORM) == {"action": "decline"}
     assert err.getvalue().endswith("\ntrio-mcp: declined (end of input)\n")
+    assert ask.declined == "end of input"
+    # Input has ended: later questions are declined without asking, the
+    # same one quietly.
+    asked = err.getvalue()
+    assert await ask(FORM) == {"action": "decline"}
+    assert err.getvalue() == asked
+    other = ElicitFormParams(message="Again?", requested_schema={"type": "object", "properties": {}})
+    assert await ask(other) == {"action": "decline"}
+    assert err.getvalue() == asked + (
+        'trio-mcp: declined the server\'s request for input ("Again?"): end of input\n'
+    )
 
 
 async def test_url_elicitation_asks_for_consent():
@@ -916,15 +967,24 @@ async def test_url_elicitation_asks_for_consent():
 
 async def test_not_interactive_declines_at_once():
     err = io.StringIO()
-    ask = _cli.Asker(_cli.Console(err=err), _cli.Budget(None), interactive=False, server_name=lambda: "s")
+    ask = _forms.Asker(
+        _console.Console(err=err), _run.Budget(None), interactive=False, server_name=lambda: "s"
+    )
+    assert ask.declined is None
     assert await ask(FORM) == {"action": "decline"}
+    assert ask.declined == "stdin is not a terminal"
+    # The same question again: the same answer, not said again; another question is said.
+    assert await ask(FORM) == {"action": "decline"}
+    url = ElicitUrlParams(message="Sign in", url="https://example.com/")
+    assert await ask(url) == {"action": "decline"}
     assert err.getvalue() == (
         'trio-mcp: declined the server\'s request for input ("Tell me"): stdin is not a terminal\n'
+        'trio-mcp: declined the server\'s request for input ("Sign in"): stdin is not a terminal\n'
     )
 
 
 async def test_budget_pauses_while_asking():
-    budget = _cli.Budget(5)
+    budget = _run.Budget(5)
     budget.start()
     deadline = budget.scope.deadline
     budget.pause()
@@ -1030,6 +1090,21 @@ def test_elicitation_declined_with_ctrl_d():
     assert "action decline\r\n" in output
 
 
+def test_questions_after_end_of_input_are_declined_without_asking():
+    terminal = Terminal("call", "endless", "ask=true", "--", *scripted("modern"))
+    terminal.expect("  Name [required]: ")
+    terminal.send("\x04")  # Ctrl-D: end of input, for this question and every later one
+    code, output = terminal.finish()
+    assert code == cli.EXIT_INPUT, output
+    assert output.count("asks: What is your name?") == 1
+    assert output.count("declined") == 2
+    assert output.endswith(
+        "trio-mcp: declined (end of input)\r\n"
+        "trio-mcp: the server kept asking for input after it was declined (end of input):"
+        " tools/call still asked for input after 10 rounds (max_rounds=10)\r\n"
+    )
+
+
 def test_interrupted_while_asking():
     terminal = Terminal("call", "ask", "--", *scripted("legacy"))
     terminal.expect("  Name [required]: ")
@@ -1073,6 +1148,18 @@ def test_demo_server_lists_and_calls():
     add = run("--json", "call", "add", "a=1", "b=2.5")
     assert add.returncode == 0, add.stderr
     assert json.loads(add.stdout)["structuredContent"] == {"sum": 3.5}
+
+
+@pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
+def test_demo_server_ask_declined_when_stdin_is_not_a_terminal(protocol):
+    # A decline is an answer: the tool's result is shown once, and the exit
+    # status is the result's.
+    result = run("--protocol", protocol, "call", "ask")
+    assert result.returncode == cli.EXIT_OK, result.stderr
+    assert result.stdout == "The user declined to give their name.\n"
+    assert result.stderr == (
+        'trio-mcp: declined the server\'s request for input ("What is your name?"): stdin is not a terminal\n'
+    )
 
 
 def test_demo_server_ask_on_a_terminal():

@@ -8,6 +8,9 @@
 * Every exception the package exports is an ``MCPError``, except the one
   that reports bugs in trio_mcp itself.
 * ``import trio_mcp`` stays light.
+* The command line's parsing (``trio_mcp.cli``: ``--help``, usage errors,
+  a whole command line) loads neither Trio nor the client, and the modules
+  of ``trio_mcp.cli`` import each other in one direction only.
 """
 
 from __future__ import annotations
@@ -249,3 +252,122 @@ def test_the_names_for_type_checkers_are_the_lazy_names() -> None:
         for alias in node.names
     }
     assert static == trio_mcp._LAZY
+
+
+# ------------------------------------------------------------ the command line
+
+#: What parsing the command line must not load (``--help`` and usage errors
+#: are answered at once; the client comes with the command that needs it).
+CLI_PARSING_MUST_NOT_LOAD = ("trio", "cattrs", f"{PACKAGE}._client", f"{PACKAGE}.cli._run")
+
+#: The modules of ``trio_mcp.cli``, lowest first: each imports only modules
+#: before it in this list (the package itself never).
+CLI_LAYERS = ("_args", "_render", "_console", "_forms", "_run")
+
+_CLI_PROBE = """
+import contextlib, io, json, sys
+import trio_mcp.cli as cli
+outcome = {}
+sys.argv = ["trio-mcp", "--help"]
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    try:
+        cli.main()
+    except SystemExit as exc:
+        outcome["help"] = [exc.code, "exit status:" in out.getvalue()]
+with contextlib.redirect_stderr(io.StringIO()) as err:
+    outcome["usage"] = [cli.run(["call", "echo", "text"]), err.getvalue()]
+options = cli.parse_args(
+    ["--timeout", "5", "call", "add", "a=1", "b=x", "--json", '{"c": [3]}', "-v",
+     "--env", "K=V", "--protocol", "2025-11-25", "--", "my-server", "--stdio"]
+)
+outcome["call"] = [options.command, options.target, options.arguments, options.server,
+                   options.timeout, options.env, options.protocol, options.verbose]
+EXTRA
+outcome["modules"] = sorted(sys.modules)
+print(json.dumps(outcome))
+"""
+
+
+def _cli_probe(extra: str = "") -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, "-c", _CLI_PROBE.replace("EXTRA", extra)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    outcome: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return outcome
+
+
+def _in(modules: object, name: str) -> bool:
+    """Whether the module or package ``name`` (or one of its submodules) is among ``modules``."""
+    assert isinstance(modules, list)
+    return any(module == name or module.startswith(name + ".") for module in modules)
+
+
+def test_cli_parsing_loads_neither_trio_nor_the_client() -> None:
+    """``--help``, a usage error and a whole ``call`` command line, in a fresh interpreter."""
+    outcome = _cli_probe()
+    # The three really happened...
+    assert outcome["help"] == [0, True]
+    usage = outcome["usage"]
+    assert isinstance(usage, list)
+    assert usage[0] == 2
+    assert "expected an argument as KEY=VALUE, got 'text'" in usage[1]
+    assert outcome["call"] == [
+        "call",
+        "add",
+        {"c": [3], "a": 1, "b": "x"},
+        ["my-server", "--stdio"],
+        5,
+        {"K": "V"},
+        "2025-11-25",
+        True,
+    ]
+    # ...and loaded none of it.
+    assert [name for name in CLI_PARSING_MUST_NOT_LOAD if _in(outcome["modules"], name)] == []
+    # The probe does see each of them once loaded (the converter, cattrs, comes with
+    # the first result that needs it).
+    ran = _cli_probe("import trio_mcp.cli._run, cattrs")
+    assert [name for name in CLI_PARSING_MUST_NOT_LOAD if _in(ran["modules"], name)] == list(
+        CLI_PARSING_MUST_NOT_LOAD
+    )
+
+
+def test_cli_parsing_module_never_imports_trio_or_the_client() -> None:
+    """``cli._args``, and every module of the package it imports, at any depth, in any branch."""
+    seen: set[str] = set()
+    stack = [(f"{PACKAGE}.cli._args", (f"{PACKAGE}.cli._args",))]
+    while stack:
+        current, chain = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        external, internal = _imports(current)
+        via = " -> ".join(chain)
+        for name in CLI_PARSING_MUST_NOT_LOAD:
+            assert name not in external, f"{via} imports {name}"
+            assert name not in internal, f"{via} imports {name}"
+        stack.extend((target, (*chain, target)) for target in internal if _module_path(target) is not None)
+    assert f"{PACKAGE}._core.eras" in seen  # the walk did follow the imports
+
+
+def test_cli_modules_import_each_other_one_way() -> None:
+    """Each module of ``trio_mcp.cli`` imports only those below it; the package imports ``_run`` lazily."""
+    for rank, name in enumerate(CLI_LAYERS):
+        _, internal = _imports(f"{PACKAGE}.cli.{name}")
+        siblings = {target for target in internal if target.startswith(f"{PACKAGE}.cli")}
+        allowed = {f"{PACKAGE}.cli.{below}" for below in CLI_LAYERS[:rank]}
+        assert siblings <= allowed, f"cli.{name} imports {sorted(siblings - allowed)}"
+    init = _module_path(f"{PACKAGE}.cli")
+    assert init is not None
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    # At module level, the package reads the parser only; run() imports _run when a command runs.
+    eager = {
+        _resolve_relative(f"{PACKAGE}.cli", node) for node in tree.body if isinstance(node, ast.ImportFrom)
+    }
+    assert {name for name in eager if name.startswith(PACKAGE)} == {f"{PACKAGE}.cli._args"}
+    _, everything = _imports(f"{PACKAGE}.cli")
+    assert f"{PACKAGE}.cli._run" in everything

@@ -561,6 +561,57 @@ def test_cancelled_server_request_is_withdrawn() -> None:
     assert conn.is_pending(1)
 
 
+@pytest.mark.parametrize("method", ["server/discover", "initialize", "ping", "tools/call"])
+@pytest.mark.parametrize("era", ["before", "legacy", "modern"])
+def test_our_own_request_echoed_back_fails_it(method: str, era: str) -> None:
+    # A program that copies its input to its output (cat) sends each request
+    # back: the same id, the same method. It is not the server asking.
+    conn = Connection()
+    if era == "modern":
+        conn.serves_requests = False
+        conn.answers_ping = False
+    elif era == "legacy":
+        conn.start_request("initialize", {})  # an earlier request, answered
+        conn.receive_line(wire(id=1, result={}))
+    other, _ = conn.start_request("tools/list", None)
+    request_id, line = conn.start_request(method, {"_meta": {"progressToken": "p"}})
+    events = conn.receive_line(line.rstrip(b"\n"))
+    assert [type(event) for event in events] == [Failed, Diagnostic]
+    failed = events[0]
+    assert isinstance(failed, Failed)
+    assert failed.request_id == request_id
+    assert isinstance(failed.error, ProtocolError)
+    assert str(failed.error) == (
+        f"the server echoed request {request_id} ({method}) back instead of answering it;"
+        " it is probably not an MCP server (a program that copies its input, such as cat)"
+    )
+    assert f"our request {request_id} ({method}) back" in texts(events)
+    # Not taken for a request of the server's: nothing to answer, and the
+    # request is no longer in flight (its progress token is free again).
+    assert conn.respond(request_id, {}) is None
+    assert not conn.is_pending(request_id)
+    assert conn.is_pending(other)
+    conn.start_request("tools/call", {"_meta": {"progressToken": "p"}})
+    # Echoed again (it was in flight no longer): a request of the server's now.
+    again = conn.receive_line(line.rstrip(b"\n"))
+    assert not any(isinstance(event, Failed) for event in again)
+
+
+def test_a_server_request_with_one_of_our_ids_is_not_an_echo() -> None:
+    # The server numbers its requests itself; the same id with another method
+    # is its own request, and the same method with another id too.
+    conn = Connection()
+    ours, _ = conn.start_request("ping", None)
+    assert conn.receive_line(wire(id=ours, method="roots/list")) == [ServerRequest(ours, "roots/list", None)]
+    assert conn.receive_line(wire(id=str(ours), method="ping")) == [
+        Send(orjson.dumps({"jsonrpc": "2.0", "id": str(ours), "result": {}}) + b"\n")
+    ]
+    assert conn.receive_line(wire(id=ours + 1, method="ping"))[0] == Send(
+        orjson.dumps({"jsonrpc": "2.0", "id": ours + 1, "result": {}}) + b"\n"
+    )
+    assert conn.is_pending(ours)
+
+
 # ------------------------------------------------------- notification routing
 
 
@@ -932,6 +983,7 @@ class CorrelationMachine(RuleBasedStateMachine):
         self.wants: dict[int, bool] = {}
         self.token: dict[int, str | None] = {}
         self.resolutions: Counter[int] = Counter()
+        self.sent: dict[int, bytes] = {}
         self.last_id = 0
 
     # -------------------------------------------------------------- model
@@ -957,8 +1009,9 @@ class CorrelationMachine(RuleBasedStateMachine):
         if self.state[request_id] == ABANDONED:
             assert "abandoned" in texts(events)
 
-    def register(self, request_id: int, token: str | None, wants_notes: bool) -> None:
+    def register(self, request_id: int, line: bytes, token: str | None, wants_notes: bool) -> None:
         assert type(request_id) is int
+        self.sent[request_id] = line
         assert request_id > self.last_id
         self.last_id = request_id
         self.state[request_id] = PENDING
@@ -973,7 +1026,7 @@ class CorrelationMachine(RuleBasedStateMachine):
         params = {"_meta": {"progressToken": token}} if token else {}
         request_id, line = self.conn.start_request("tools/call", params, wants_notes=wants_notes)
         assert decode(line)["id"] == request_id
-        self.register(request_id, token, wants_notes)
+        self.register(request_id, line, token, wants_notes)
         return request_id
 
     @rule(target=requests, old=requests, wants_notes=st.booleans())
@@ -986,8 +1039,8 @@ class CorrelationMachine(RuleBasedStateMachine):
             with pytest.raises(ValueError, match="already used"):
                 self.conn.start_request("tools/call", params, wants_notes=wants_notes)
             return multiple()
-        request_id, _ = self.conn.start_request("tools/call", params, wants_notes=wants_notes)
-        self.register(request_id, token, wants_notes)
+        request_id, line = self.conn.start_request("tools/call", params, wants_notes=wants_notes)
+        self.register(request_id, line, token, wants_notes)
         return request_id
 
     @rule(request_id=requests, result=st.dictionaries(st.text(max_size=4), st.integers(0, 9), max_size=2))
@@ -1053,6 +1106,22 @@ class CorrelationMachine(RuleBasedStateMachine):
             self.state[request_id] = ANSWERED
         else:
             self.expect_dropped(request_id, events)
+
+    @rule(request_id=requests)
+    def echo(self, request_id: int) -> None:
+        """The request's own line comes back: it fails while in flight, else it is a server request."""
+        events = self.receive(self.sent[request_id].rstrip(b"\n"))
+        if self.state[request_id] == PENDING:
+            assert [type(e) for e in events] == [Failed, Diagnostic]
+            assert isinstance(events[0], Failed)
+            assert isinstance(events[0].error, ProtocolError)
+            assert "echoed" in str(events[0].error)
+            self.state[request_id] = ANSWERED
+        else:
+            (event,) = events
+            assert isinstance(event, ServerRequest)
+            assert (event.request_id, event.method) == (request_id, "tools/call")
+            self.conn.forget_server_request(request_id)
 
     @rule(request_id=requests, reason=st.none() | st.text(max_size=6))
     def abandon(self, request_id: int, reason: str | None) -> None:

@@ -21,6 +21,11 @@ Notification routing (the first rule that applies wins):
 A rule applies only when the request it picks asked for notifications. A
 notification that *names* a request (rules 1 and 2) that is no longer in
 flight goes to the sink, never to another request by rule 3.
+
+A server request with the id *and* the method of one of our requests in
+flight is that request come back (the other end copies its input, as
+``cat`` does): the request fails with a `ProtocolError` saying so, and the
+echo is neither served nor answered, since the answer would come back too.
 """
 
 from __future__ import annotations
@@ -77,7 +82,7 @@ class Answered:
 
 @attrs.frozen
 class Failed:
-    """The request ``request_id`` failed: an error answer or a broken one."""
+    """The request ``request_id`` failed: an error answer, a broken one, or the request echoed back."""
 
     request_id: int
     error: MCPError
@@ -451,6 +456,24 @@ class Connection:
             events.append(Diagnostic(f"dropped a server request with an invalid id: {_snippet(line)}"))
             return
         assert isinstance(raw_id, int | str)
+        pending = self._pending.get(raw_id) if isinstance(raw_id, int) else None
+        if isinstance(raw_id, int) and pending is not None and pending.method == method:
+            # Our own request, come back: the other end copies its input to
+            # its output. Answering it would only be echoed in turn.
+            self._forget(raw_id)
+            events.append(
+                Failed(
+                    raw_id,
+                    ProtocolError(
+                        f"the server echoed request {raw_id} ({method}) back instead of answering it;"
+                        " it is probably not an MCP server (a program that copies its input, such as cat)"
+                    ),
+                )
+            )
+            events.append(
+                Diagnostic(f"the server sent our request {raw_id} ({method}) back: {_snippet(line)}")
+            )
+            return
         if not self.serves_requests:
             events.append(
                 Diagnostic(f"ignored a server request (servers send none in this era): {_snippet(line)}")

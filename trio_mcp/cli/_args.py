@@ -1,77 +1,25 @@
-"""The ``trio-mcp`` command: look into any stdio MCP server, and call it, from the shell.
+"""The command line of ``trio-mcp``, parsed: `Options`, the exit statuses, the help texts.
 
-::
-
-    trio-mcp [OPTIONS] COMMAND [ARGS...] [-- SERVER_COMMAND [SERVER_ARGS...]]
-
-The server is the command after ``--``, started as a child process for the
-length of one command; without ``--``, the bundled demo server
-(``python -m trio_mcp.demo``). The commands:
-
-``info``
-    The protocol era and version chosen, the server's name and version, its
-    capabilities and instructions.
-``tools [--schema]``, ``prompts``, ``resources``, ``templates``
-    What the server offers (with ``--schema``, each tool's input and output
-    schemas).
-``call TOOL [KEY=VALUE...] [--json OBJECT]``
-    Call a tool and print its result: text as text, images and audio as
-    their type and size, resources readably, structured content as JSON.
-    A value is read as JSON when it parses (``n=3`` is a number,
-    ``on=true`` a boolean, ``tags='["a","b"]'`` a list) and is a string
-    otherwise (``text=hi``); a value that parses but whose argument the
-    tool declares as a string stays a string (``text=123``).
-    ``--json '{...}'`` gives the arguments as one JSON object, which
-    ``KEY=VALUE`` pairs then add to.
-``read URI``
-    Read a resource.
-``prompt NAME [KEY=VALUE...] [--json OBJECT]``
-    Get a prompt (prompt arguments are strings).
-
-Options, before or after the command: ``--json`` (print one JSON document on
-stdout, for scripts: the result as the server sent it, or ``{"error": {"kind",
-"message", "exitCode", ...}}``), ``-v``/``--verbose`` (the server's stderr, its log
-messages and other notifications, on stderr), ``--timeout SECONDS`` (the
-budget of the whole command, time spent answering questions excluded;
-default 60, 0 for none), ``--protocol auto|VERSION``, ``--env KEY=VALUE``
-(repeatable), ``--cwd DIR``.
-
-Input requests: when the server asks for input (elicitation), each field of
-its form is asked for on the terminal, by its schema, and the answer is shown
-for confirmation before it is sent; end of input (Ctrl-D) declines. A URL is
-shown with its domain, and nothing is opened: accepting only tells the server
-that you agree to open it yourself. When stdin is not a terminal every request
-is declined, saying so on stderr. Sampling and roots are not offered (the
-command has no language model and no roots): a server that needs them gets
-nothing, and the command says why.
-
-Progress notifications show as a live bar on stderr when stderr is a
-terminal, and as plain lines otherwise; stdout holds only the result.
-
-Errors are one line on stderr, never a traceback (a server that died adds
-the last lines of its stderr), and each kind has its own exit status; see
-`EXIT_CODES`.
-
-The Python interface of this module is `main` (the console script) and
-`run` (the same, returning the exit status instead of exiting); the rest
-serves them.
+Nothing here imports Trio or the client, so that ``--help`` and usage
+errors come back at once.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
-from ._core.eras import LEGACY_VERSIONS, MODERN_VERSIONS
-from ._version import __version__
+from .._core.eras import LEGACY_VERSIONS, MODERN_VERSIONS
+from .._version import __version__
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 __all__ = [
+    "COMMANDS",
+    "DEFAULT_TIMEOUT",
     "EXIT_BROKEN_PIPE",
     "EXIT_CODES",
     "EXIT_INPUT",
@@ -85,8 +33,11 @@ __all__ = [
     "EXIT_TIMEOUT",
     "EXIT_TOOL_ERROR",
     "EXIT_USAGE",
-    "main",
-    "run",
+    "PROG",
+    "PROTOCOLS",
+    "Options",
+    "UsageError",
+    "parse_args",
 ]
 
 JSON = Any
@@ -108,7 +59,7 @@ EXIT_RPC_ERROR: Final = 6
 EXIT_PROTOCOL: Final = 7
 """The server broke the protocol, or shares no protocol version with the client."""
 EXIT_INPUT: Final = 8
-"""The server needed input the command does not give (sampling, roots)."""
+"""The server needed input the command does not give (sampling, roots), or kept asking after a decline."""
 EXIT_INTERNAL: Final = 70
 """A bug in trio-mcp (``--verbose`` prints the traceback)."""
 EXIT_INTERRUPTED: Final = 130
@@ -126,7 +77,7 @@ EXIT_CODES: Final[Mapping[int, str]] = {
     EXIT_TIMEOUT: "timed out (--timeout)",
     EXIT_RPC_ERROR: "the server answered with a JSON-RPC error",
     EXIT_PROTOCOL: "the server broke the protocol, or no protocol version in common",
-    EXIT_INPUT: "the server needed input trio-mcp does not give (sampling, roots)",
+    EXIT_INPUT: "the server needed input trio-mcp does not give (sampling, roots), or kept asking after a decline",
     EXIT_INTERNAL: "a bug in trio-mcp (--verbose shows the traceback)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
     EXIT_BROKEN_PIPE: "stdout was closed early (| head)",
@@ -185,8 +136,8 @@ object, '{...}') gives the arguments at once; KEY=VALUE words add to it.
 Given alone, --json asks for JSON output, as with every command.
 
 When the server asks for input, its form is asked for on the terminal (stdin
-must be a terminal; otherwise the request is declined). Progress shows on
-stderr.
+must be a terminal; otherwise the request is declined, and said so once).
+Progress shows on stderr.
 """
 
 _PROMPT_DESCRIPTION = """\
@@ -486,34 +437,3 @@ def parse_args(argv: Sequence[str]) -> Options:
         }
     options.arguments = arguments
     return options
-
-
-def run(argv: Sequence[str] | None = None) -> int:
-    """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return the exit status.
-
-    Writes the result to stdout and everything else to stderr; never
-    raises (but `SystemExit` after ``--help`` and ``--version``).
-    """
-    args = list(sys.argv[1:] if argv is None else argv)
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            with contextlib.suppress(ValueError, OSError):
-                reconfigure(errors="backslashreplace")
-    try:
-        options = parse_args(args)
-    except UsageError as exc:
-        prog = PROG
-        command = next((word for word in args if word in COMMANDS), None)
-        if command is not None:
-            prog += f" {command}"
-        sys.stderr.write(f"{prog}: error: {exc} (see '{prog} --help')\n")
-        return EXIT_USAGE
-    from ._cli import execute
-
-    return execute(options)
-
-
-def main() -> NoReturn:
-    """The console script: run the command line and exit with its status."""
-    sys.exit(run())

@@ -1,0 +1,142 @@
+"""The ``trio-mcp`` command: look into any stdio MCP server, and call it, from the shell.
+
+::
+
+    trio-mcp [OPTIONS] COMMAND [ARGS...] [-- SERVER_COMMAND [SERVER_ARGS...]]
+
+The server is the command after ``--``, started as a child process for the
+length of one command; without ``--``, the bundled demo server
+(``python -m trio_mcp.demo``). The commands:
+
+``info``
+    The protocol era and version chosen, the server's name and version, its
+    capabilities and instructions.
+``tools [--schema]``, ``prompts``, ``resources``, ``templates``
+    What the server offers (with ``--schema``, each tool's input and output
+    schemas).
+``call TOOL [KEY=VALUE...] [--json OBJECT]``
+    Call a tool and print its result: text as text, images and audio as
+    their type and size, resources readably, structured content as JSON.
+    A value is read as JSON when it parses (``n=3`` is a number,
+    ``on=true`` a boolean, ``tags='["a","b"]'`` a list) and is a string
+    otherwise (``text=hi``); a value that parses but whose argument the
+    tool declares as a string stays a string (``text=123``).
+    ``--json '{...}'`` gives the arguments as one JSON object, which
+    ``KEY=VALUE`` pairs then add to.
+``read URI``
+    Read a resource.
+``prompt NAME [KEY=VALUE...] [--json OBJECT]``
+    Get a prompt (prompt arguments are strings).
+
+Options, before or after the command: ``--json`` (print one JSON document on
+stdout, for scripts: the result as the server sent it, or ``{"error": {"kind",
+"message", "exitCode", ...}}``), ``-v``/``--verbose`` (the server's stderr, its log
+messages and other notifications, on stderr), ``--timeout SECONDS`` (the
+budget of the whole command, time spent answering questions excluded;
+default 60, 0 for none), ``--protocol auto|VERSION``, ``--env KEY=VALUE``
+(repeatable), ``--cwd DIR``.
+
+Input requests: when the server asks for input (elicitation), each field of
+its form is asked for on the terminal, by its schema, and the answer is shown
+for confirmation before it is sent; end of input (Ctrl-D) declines. A URL is
+shown with its domain, and nothing is opened: accepting only tells the server
+that you agree to open it yourself. When stdin is not a terminal every request
+is declined, saying so on stderr once for each question (a server that asks
+again gets the same answer; one that keeps asking until the rounds run out
+ends the command with `EXIT_INPUT`). Sampling and roots are not offered (the
+command has no language model and no roots): a server that needs them gets
+nothing, and the command says why.
+
+Progress notifications show as a live bar on stderr when stderr is a
+terminal, and as plain lines otherwise; stdout holds only the result.
+
+Errors are one line on stderr, never a traceback (a server that died adds
+the last lines of its stderr), and each kind has its own exit status; see
+`EXIT_CODES`.
+
+The Python interface of this package is `main` (the console script) and
+`run` (the same, returning the exit status instead of exiting). Parsing the
+command line (`._args`) imports neither Trio nor the client; running a
+command (`._run`) does, once the command line is known to be right.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import TYPE_CHECKING, NoReturn
+
+from ._args import (
+    COMMANDS as COMMANDS,
+    DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
+    EXIT_BROKEN_PIPE as EXIT_BROKEN_PIPE,
+    EXIT_CODES as EXIT_CODES,
+    EXIT_INPUT as EXIT_INPUT,
+    EXIT_INTERNAL as EXIT_INTERNAL,
+    EXIT_INTERRUPTED as EXIT_INTERRUPTED,
+    EXIT_OK as EXIT_OK,
+    EXIT_PROTOCOL as EXIT_PROTOCOL,
+    EXIT_RPC_ERROR as EXIT_RPC_ERROR,
+    EXIT_SERVER_GONE as EXIT_SERVER_GONE,
+    EXIT_SPAWN as EXIT_SPAWN,
+    EXIT_TIMEOUT as EXIT_TIMEOUT,
+    EXIT_TOOL_ERROR as EXIT_TOOL_ERROR,
+    EXIT_USAGE as EXIT_USAGE,
+    PROG,
+    Options as Options,
+    UsageError,
+    parse_args as parse_args,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_CODES",
+    "EXIT_INPUT",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PROTOCOL",
+    "EXIT_RPC_ERROR",
+    "EXIT_SERVER_GONE",
+    "EXIT_SPAWN",
+    "EXIT_TIMEOUT",
+    "EXIT_TOOL_ERROR",
+    "EXIT_USAGE",
+    "main",
+    "run",
+]
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return the exit status.
+
+    Writes the result to stdout and everything else to stderr; never
+    raises (but `SystemExit` after ``--help`` and ``--version``).
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+    try:
+        options = parse_args(args)
+    except UsageError as exc:
+        prog = PROG
+        command = next((word for word in args if word in COMMANDS), None)
+        if command is not None:
+            prog += f" {command}"
+        sys.stderr.write(f"{prog}: error: {exc} (see '{prog} --help')\n")
+        return EXIT_USAGE
+    # Only now, with a command to run: Trio and the client.
+    from ._run import execute
+
+    return execute(options)
+
+
+def main() -> NoReturn:
+    """The console script: run the command line and exit with its status."""
+    sys.exit(run())
