@@ -462,6 +462,33 @@ def test_timeout_while_connecting():
     assert json.loads(result.stdout)["error"]["kind"] == "timeout"
 
 
+#: Answers nothing, ignores the end of its stdin and SIGTERM; writes to the file
+#: it is given when stdin ended and when SIGTERM came, with the time of each.
+STUBBORN = """
+import signal, sys, time
+path = sys.argv[1]
+def note(what):
+    with open(path, "a") as f:
+        f.write(f"{what} {time.monotonic()}\\n")
+signal.signal(signal.SIGTERM, lambda *_: note("TERM"))
+sys.stdin.read()
+note("EOF")
+time.sleep(60)
+"""
+
+
+def test_timeout_is_the_budget_of_the_whole_command_closing_included(tmp_path):
+    """--timeout bounds the close too: once the budget is spent, a server that ignores the end of
+    its stdin gets no grace (the library's default of 2 s): SIGTERM follows stdin's end at once."""
+    record = tmp_path / "events"
+    result = run("--timeout", "1", "info", server=[sys.executable, "-c", STUBBORN, str(record)])
+    assert result.returncode == cli.EXIT_TIMEOUT
+    events = dict(line.split() for line in record.read_text().splitlines())
+    assert set(events) == {"EOF", "TERM"}
+    # With the grace, 2 s would pass between the two (the grace is 2 s).
+    assert float(events["TERM"]) - float(events["EOF"]) < 1.0
+
+
 @pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
 def test_a_program_that_echoes_its_input_is_not_taken_for_a_server(protocol):
     # cat writes back every request it is sent. Each one is recognised as

@@ -57,6 +57,9 @@ EXIT_DRAIN: Final = 0.5
 EXIT_DRAIN_MAX: Final = 5.0
 #: How long the process group gets between SIGTERM and SIGKILL.
 TERM_GRACE: Final = 1.0
+#: ... and at least, even when the caller's deadline has passed: a moment to
+#: act on SIGTERM (flush, remove a lock file) before SIGKILL.
+TERM_GRACE_MIN: Final = 0.1
 #: How long to wait for the kernel to reap the process after SIGKILL.
 REAP_WAIT: Final = 2.0
 #: A stderr "line" without a newline is cut at this many bytes.
@@ -619,7 +622,8 @@ class ProcessChannel(Channel):
         """Stop the server: close stdin, wait, SIGTERM the group, wait, SIGKILL, reap.
 
         The waits fit before ``deadline`` (the caller's): with no time left,
-        the group gets SIGTERM and SIGKILL at once.
+        stdin's end gets no grace, and SIGKILL follows SIGTERM after
+        `TERM_GRACE_MIN`.
         """
         proc = self._proc
         assert proc is not None
@@ -634,7 +638,7 @@ class ProcessChannel(Channel):
         # Whether or not the leader left politely, what is left of its group
         # (npx's node, uvx's python, ...) is asked to go, then made to.
         if self._signal_group(signal_module.SIGTERM):
-            with trio.move_on_after(max(0.0, min(TERM_GRACE, deadline - trio.current_time()))):
+            with trio.move_on_after(max(TERM_GRACE_MIN, min(TERM_GRACE, deadline - trio.current_time()))):
                 await proc.wait()
                 # Group members are not our children: no event tells us they
                 # are gone, so poll.
