@@ -175,7 +175,11 @@ async def test_server_gone_is_an_mcp_error_with_a_useful_message():
     exc = info.value
     assert isinstance(exc, MCPError)
     text = str(exc)
-    assert wire.command in text
+    # The command by its file name (the arguments' long paths shortened), and the pid.
+    assert f"server '{os.path.basename(wire.command)} " in text
+    assert "life_server.py" in text
+    assert f"(pid {wire.pid})" in text
+    assert exc.command == wire.command
     assert "3" in text
     assert "fatal: no configuration file" in text
     assert exc.stderr_tail.endswith("fatal: no configuration file\n")
