@@ -13,6 +13,8 @@ echoed):
   beside the copy.
 * ``hold``: answers are held back until ``params["n"]`` of them are held, then
   all are written at once (to keep ``n`` requests in flight in the client).
+* ``never``: never answered (to keep requests in flight until the client
+  gives up on them).
 * anything else: the result is the request's params (``{}`` without params).
 
 MCP, for the ``call_tool`` benchmarks: just enough of both protocol eras for
@@ -208,6 +210,8 @@ def main() -> None:
                 if tail is None:
                     tail = big_tails[size] = b',"result":{"data":"' + b"x" * size + b'"}}\n'
                 out.append(b'{"jsonrpc":"2.0","id":' + _dumps(request_id) + tail)
+            elif method == "never":
+                continue
             elif method == "hold":
                 held.append(_dumps_line({"jsonrpc": "2.0", "id": request_id, "result": params or {}}))
                 if len(held) >= int(params["n"]):

@@ -1,9 +1,24 @@
-"""The raw Trio baseline: the least code that does JSON-RPC over a child's pipes.
+"""The raw Trio baselines: the least code that does JSON-RPC over a child's pipes.
 
-It is what a careful programmer would write by hand for one known server,
+They are what a careful programmer would write by hand for one known server,
 with none of trio_mcp's duties (no validation, no timeouts, no cancellation
 protocol, no notification routing, no bounded framing, no process-group
-teardown), and with the fastest plain write path:
+teardown), and with the fastest plain I/O for each workload.
+
+`SequentialClient` (`open_sequential_client`), for one request at a time,
+with no task besides the caller's. Its `SequentialClient.request` encodes
+the line, writes it with a direct non-blocking ``os.write`` on the pipe
+(waiting for the pipe to become writable only when it is full), then reads
+stdout itself (non-blocking ``os.read``, waiting for readability only when
+there is nothing to read), splits on LF and decodes with orjson until its
+own answer arrives. Nothing is handed from task to task: a round trip is a
+write, a read, and a pass through Trio's I/O wait only when the answer is
+not there yet (when it is, one plain checkpoint instead: like any Trio
+call, a request lets other tasks run and can be cancelled). It is a
+baseline of the sequential metrics, the 10 MiB response included.
+
+`RawClient` (`open_raw_client`), for many requests in flight (it serves one at
+a time as well):
 
 * One writer task. Callers append their line to a list and wake it; it joins
   every line queued meanwhile into one write. At hundreds of requests in
@@ -21,10 +36,10 @@ teardown), and with the fastest plain write path:
   decodes each line with orjson and hands the message to the slot of its id.
 * A request is a `trio.Event` in a dict, keyed by id.
 
-For the ``call_tool`` benchmarks, `RawClient.call_tool` sends a ``tools/call``
-request with the modern (2026-07-28) ``_meta`` envelope, a constant, and
-returns the result as decoded: no ``server/discover``, no model classes, no
-``resultType`` check.
+For the ``call_tool`` benchmarks, ``call_tool`` (of either client) sends a
+``tools/call`` request with the modern (2026-07-28) ``_meta`` envelope, a
+constant, and returns the result as decoded: no ``server/discover``, no model
+classes, no ``resultType`` check.
 """
 
 from __future__ import annotations
@@ -38,7 +53,15 @@ from typing import Any, Literal
 import orjson
 import trio
 
-__all__ = ["ENVELOPE", "WRITE_MODES", "RawClient", "WriteMode", "open_raw_client"]
+__all__ = [
+    "ENVELOPE",
+    "WRITE_MODES",
+    "RawClient",
+    "SequentialClient",
+    "WriteMode",
+    "open_raw_client",
+    "open_sequential_client",
+]
 
 _READ_SIZE = 256 * 1024
 
@@ -143,6 +166,111 @@ class RawClient:
                 slot.event.set()
 
 
+class SequentialClient:
+    """A bare JSON-RPC client that does everything in the calling task, one request at a time."""
+
+    def __init__(self, process: trio.Process) -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        # Trio's process streams have set both pipes non-blocking (and close
+        # them when collected: hold on to the process).
+        self._process = process
+        self._stdin = process.stdin.fileno()
+        self._stdout = process.stdout.fileno()
+        self._next_id = 1
+        self._rest = b""  # what was read past the last answer (nothing, with a well-behaved server)
+        self._waited = False
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Send a request and return the ``result`` of its answer.
+
+        Never call it from two tasks at once: the answers would go astray.
+        Like every Trio call, it is a checkpoint: when the answer was there
+        without waiting, it yields to the scheduler once at the end.
+        """
+        self._waited = False
+        request_id = self._next_id
+        self._next_id = request_id + 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        data = orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
+        try:
+            written = os.write(self._stdin, data)
+        except BlockingIOError:
+            written = 0
+        if written < len(data):
+            view = memoryview(data)[written:]
+            while view:
+                try:
+                    view = view[os.write(self._stdin, view) :]
+                except BlockingIOError:
+                    self._waited = True
+                    await trio.lowlevel.wait_writable(self._stdin)
+        answer = orjson.loads(await self._read_line())
+        if answer.get("id") != request_id:
+            raise RuntimeError(f"expected the answer to {request_id}, got {answer!r}")
+        if not self._waited:
+            await trio.lowlevel.checkpoint()
+        return answer["result"]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
+        """Call a tool (modern era); return the ``result`` of the answer as decoded."""
+        params: dict[str, Any] = {"name": name, "_meta": ENVELOPE}
+        if arguments is not None:
+            params["arguments"] = arguments
+        return await self.request("tools/call", params)
+
+    async def _read_line(self) -> bytes:
+        data = self._rest
+        parts: list[bytes] = []
+        fd = self._stdout
+        while True:
+            end = data.find(b"\n")
+            if end >= 0:
+                self._rest = data[end + 1 :]
+                if parts:
+                    parts.append(data[:end])
+                    return b"".join(parts)
+                return data[:end]
+            if data:
+                parts.append(data)
+            # Read first, wait only when there is nothing to read: cheaper than
+            # waiting first (measured), as the answer is often there already.
+            while True:
+                try:
+                    data = os.read(fd, _READ_SIZE)
+                    break
+                except BlockingIOError:
+                    self._waited = True
+                    await trio.lowlevel.wait_readable(fd)
+            if not data:
+                raise EOFError("the server closed its stdout")
+
+
+async def _close(process: trio.Process) -> None:
+    with trio.CancelScope(shield=True):
+        assert process.stdin is not None
+        assert process.stdout is not None
+        await process.stdin.aclose()
+        await process.stdout.aclose()
+        with trio.move_on_after(5):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+@asynccontextmanager
+async def open_sequential_client(argv: Sequence[str | os.PathLike[str]]) -> AsyncIterator[SequentialClient]:
+    """Start ``argv`` with piped stdin and stdout and talk JSON-RPC to it from one task."""
+    process = await trio.lowlevel.open_process(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        yield SequentialClient(process)
+    finally:
+        await _close(process)
+
+
 @asynccontextmanager
 async def open_raw_client(
     argv: Sequence[str | os.PathLike[str]], write_mode: WriteMode = "send_all"
@@ -159,13 +287,4 @@ async def open_raw_client(
             finally:
                 nursery.cancel_scope.cancel()
     finally:
-        with trio.CancelScope(shield=True):
-            assert process.stdin is not None
-            assert process.stdout is not None
-            await process.stdin.aclose()
-            await process.stdout.aclose()
-            with trio.move_on_after(5):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+        await _close(process)
