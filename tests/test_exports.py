@@ -34,11 +34,12 @@ PACKAGE = "trio_mcp"
 PURE_MODULES = (
     "trio_mcp._errors",
     "trio_mcp._core",
-    "trio_mcp._core.framing",
-    "trio_mcp._core.jsonrpc",
-    "trio_mcp._core.eras",
-    "trio_mcp._core.negotiation",
-    "trio_mcp._core.cache",
+    # Every module of the core, whatever is added to it.
+    *sorted(
+        f"trio_mcp._core.{path.stem}"
+        for path in (Path(__file__).parent.parent / "trio_mcp" / "_core").glob("*.py")
+        if path.stem != "__init__"
+    ),
 )
 
 #: The exceptions the package promises to export.

@@ -47,7 +47,7 @@ class MemoryChannel(StreamChannel):
         on_stderr: Callable[[str], object] | None = None,
         stderr_tail_bytes: int = 8 * 1024,
     ) -> None:
-        super().__init__(stream, max_message_bytes, f"server {name!r}")
+        super().__init__(stream, max_message_bytes, name)
         self._on_stderr = on_stderr
         self._tail_limit = stderr_tail_bytes
         self._tail: deque[str] = deque()

@@ -38,13 +38,13 @@ class StreamChannel(Channel):
         stream: The byte stream to the server. The channel owns it from now
             on: closing the channel closes it.
         max_message_bytes: The longest line accepted.
-        name: How to name the server in messages; by default the stream's
-            type.
+        name: How messages name the server (``server 'NAME'``); by default
+            by the stream's type.
     """
 
     def __init__(self, stream: trio.abc.Stream, max_message_bytes: int, name: str | None = None) -> None:
         self.stream = stream
-        self._name = name if name is not None else f"server on a {type(stream).__name__}"
+        self._name = f"server {name!r}" if name is not None else f"server on a {type(stream).__name__}"
         self._framer = LineFramer(max_message_bytes)
         self._receiver: Receiver | None = None
         self._queue: deque[list[bytes | None]] = deque()
