@@ -418,26 +418,23 @@ class ProcessChannel(Channel):
         self._reading = "direct"
         self._direct_reads += 1
         fd = self._stdout_fd
-        waited = False
         try:
             while not done():
                 try:
+                    # The caller has just written its request: its answer is
+                    # not there yet, so wait first (this is the checkpoint).
+                    await trio.lowlevel.wait_readable(fd)
                     data = self._read_some()
-                    if data is None:
-                        waited = True
-                        await trio.lowlevel.wait_readable(fd)
-                        continue
                 except (trio.ClosedResourceError, OSError) as exc:
                     if not isinstance(exc, trio.ClosedResourceError):
                         self._stdout_ended(exc)
                     return True
+                if data is None:
+                    continue
                 if not data:
                     self._stdout_ended()
                     return True
                 self._feed(data)
-                if not done():
-                    waited = True
-                    await trio.lowlevel.checkpoint()
         finally:
             if self._reading == "direct":
                 receiver = self._receiver
@@ -447,8 +444,6 @@ class ProcessChannel(Channel):
                 else:
                     self._reading = "reader"
                     self._reader.wake()
-        if not waited:
-            await trio.lowlevel.checkpoint()
         return True
 
     def _take_stdout_back(self) -> None:
