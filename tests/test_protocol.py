@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, multiple, rule
 
-from trio_mcp._core.codec import WALK_FROM
+from trio_mcp._core.codec import INVALID_UTF8, TOO_DEEP, WALK_FROM, UnreadableJSON, decode as exact_decode
 from trio_mcp._core.framing import KEEP, LineFramer, Oversized, clean_line
 from trio_mcp._core.jsonrpc import (
     SUBSCRIPTION_ID,
@@ -1126,6 +1126,138 @@ def test_encode_is_one_line_that_round_trips(message: dict[str, Any]) -> None:
     (framed,) = framer.feed(line)
     assert isinstance(framed, bytes)
     assert orjson.loads(clean_line(framed)) == message
+
+
+# ------------------------------------------------------- exact decoding properties
+
+#: Integers of any size, with the 64-bit edges and the first values beyond them.
+any_ints = (
+    st.integers()
+    | st.integers(2**64 - 3, 2**64 + 3)
+    | st.integers(-(2**63) - 3, -(2**63) + 3)
+    | st.integers(-(2**300), 2**300)
+)
+#: Text of any code points, lone surrogates included.
+any_text = st.text(st.characters(exclude_categories=()), max_size=12)
+#: Long strings, so that lines reach the routes of the cheap checks for long lines.
+padding = st.integers(0, 3 * WALK_FROM).map(lambda n: "x" * n)
+
+#: Values Python's json module can write (allow_nan is its default).
+json_writable = st.recursive(
+    st.none() | st.booleans() | any_ints | st.floats() | any_text | padding,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(any_text, inner, max_size=5),
+    max_leaves=16,
+)
+json_layouts = st.sampled_from(
+    [{}, {"separators": (",", ":")}, {"indent": 2}, {"indent": "\t", "separators": (",", ": ")}]
+)
+
+_TOKENS = st.sampled_from(
+    [
+        *(b"{", b"}", b"[", b"]", b",", b":", b" ", b"\t", b"\n", b'"', b"\\", b"-", b".", b"e", b"+", b"0"),
+        *(b"NaN", b"Infinity", b"-Infinity", b"nan", b"true", b"null", b"1e400", b"\\u", b"d800", b"dc00"),
+        *(
+            b'"a"',
+            b'"\\ud800"',
+            b'"\\udc00"',
+            b"\xff",
+            b"\xed\xa0\x80",
+            b"\xc3\xa9",
+            b"\xef\xbb\xbf",
+            b"\x00",
+        ),
+    ]
+)
+#: Bytes near JSON: token soup, long digit runs, and valid lines with a fragment spliced in.
+json_ish_bytes = st.one_of(
+    st.binary(max_size=60),
+    st.lists(_TOKENS | any_ints.map(lambda n: str(n).encode()), max_size=30).map(b"".join),
+    st.builds(
+        lambda line, at, fragment: line[:at] + fragment + line[at:],
+        json_writable.map(lambda v: json.dumps(v).encode()),
+        st.integers(0, 200),
+        st.lists(_TOKENS, max_size=3).map(b"".join),
+    ),
+)
+
+
+@pytest.mark.property
+@settings(deadline=None)
+@given(value=json_writable, ensure_ascii=st.booleans(), layout=json_layouts)
+def test_decode_reads_what_json_writes(value: Any, ensure_ascii: bool, layout: dict[str, Any]) -> None:
+    """Whatever Python's json writes, `decode` reads back as json does: same values, same types."""
+    text = json.dumps(value, ensure_ascii=ensure_ascii, **layout)
+    try:
+        line = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates written raw (ensure_ascii=False): no UTF-8 line can
+        # carry them; as bytes smuggled through anyway, the line is refused.
+        with pytest.raises(UnreadableJSON) as info:
+            exact_decode(text.encode("utf-8", "surrogatepass"))
+        assert info.value.reason == INVALID_UTF8
+        return
+    assert same(exact_decode(line), json.loads(text))
+
+
+def exact_decode_or_error(line: bytes) -> Any:
+    try:
+        return exact_decode(line)
+    except UnreadableJSON as exc:
+        return exc
+
+
+@pytest.mark.property
+@settings(deadline=None)
+@given(line=json_ish_bytes)
+def test_decode_agrees_with_json_on_any_bytes(line: bytes) -> None:
+    """On any bytes, `decode` returns json's value for the UTF-8 text, or raises `UnreadableJSON` only."""
+    try:
+        expected = json.loads(line.decode("utf-8"))
+    except RecursionError:
+        # Deeper than json's recursion allows: orjson may still read it exactly.
+        outcome: Any = exact_decode_or_error(line)
+        assert not isinstance(outcome, UnreadableJSON) or outcome.reason == TOO_DEEP
+        return
+    except ValueError:  # UnicodeDecodeError included
+        with pytest.raises(UnreadableJSON):
+            exact_decode(line)
+        return
+    assert same(exact_decode(line), expected)
+
+
+@pytest.mark.property
+@settings(deadline=None)
+@given(result=st.dictionaries(any_text, json_writable, max_size=4), layout=json_layouts)
+def test_answer_json_writes_is_answered_exactly(result: dict[str, Any], layout: dict[str, Any]) -> None:
+    """A server using Python's json gets its answer through unchanged, however it lays it out."""
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}, **layout).encode()
+    conn = started(2)
+    events = conn.receive_line(line)
+    assert [type(e) for e in events] == [Answered]
+    (event,) = events
+    assert isinstance(event, Answered)
+    assert event.request_id == 1
+    assert same(event.result, json.loads(line)["result"])
+    assert conn.is_pending(2)
+
+
+#: Values `encode` can write: integers of any size, finite floats, no lone surrogates.
+encodable = st.recursive(
+    st.none() | st.booleans() | any_ints | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@pytest.mark.property
+@given(message=st.dictionaries(st.text(), encodable, max_size=6))
+def test_encode_writes_any_integer_exactly(message: dict[str, Any]) -> None:
+    """`encode` writes integers of any size as their digits; json and `decode` read them back."""
+    line = encode(message)
+    assert line.count(b"\n") == 1
+    assert line.endswith(b"\n")
+    assert same(json.loads(line), message)
+    assert same(exact_decode(line[:-1]), message)
 
 
 # ------------------------------------------------------ correlation machine
