@@ -432,6 +432,20 @@ def test_invalid_utf8_is_named_in_the_diagnostic() -> None:
     assert "UTF-8" in event.text
 
 
+def test_diagnostic_says_where_a_line_that_looks_like_json_breaks() -> None:
+    line = b'{"jsonrpc":"2.0","method":"x","params":{"a":1,}}'
+    (event,) = started(1).receive_line(line)
+    assert isinstance(event, Diagnostic)
+    at = line.index(b",}") + 1
+    assert (
+        f"not JSON (Expecting property name enclosed in double quotes: line 1 column {at + 1} (char {at}))"
+        in event.text
+    )
+    (event,) = started(1).receive_line(b"Starting server on stdio...")
+    assert isinstance(event, Diagnostic)
+    assert event.text == "dropped a stdout line that is not JSON: b'Starting server on stdio...'"
+
+
 def test_content_length_framing_is_named_in_the_diagnostic() -> None:
     (event,) = Connection().receive_line(b"Content-Length: 52")
     assert isinstance(event, Diagnostic)

@@ -406,7 +406,8 @@ class Connection:
         what = exc.reason
         if exc.reason == NOT_JSON and line.startswith(b"Content-Length:"):
             what += " (Content-Length framing? MCP stdio is one JSON message per line)"
-        elif exc.detail:
+        elif exc.detail and (exc.reason != NOT_JSON or line.startswith((b"{", b"["))):
+            # Where a line that looks like JSON breaks; a banner needs no such detail.
             what += f" ({exc.detail})"
         events: list[Event] = []
         local = self._fail_recovered(
