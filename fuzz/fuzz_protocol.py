@@ -1,4 +1,4 @@
-"""Fuzz `trio_mcp._core.jsonrpc.Connection` with atheris, for as long as you like.
+"""Fuzz `trio_mcp._core.jsonrpc.Connection` and its JSON decoder with atheris, for as long as you like.
 
 The harness drives the Hypothesis properties of ``tests/test_protocol.py``
 through their ``hypothesis.fuzz_one_input`` hooks, so atheris searches for
@@ -21,6 +21,10 @@ TARGETS = (
     "test_error_closure",
     "test_any_json_value_is_received_without_raising",
     "test_encode_is_one_line_that_round_trips",
+    "test_decode_reads_what_json_writes",
+    "test_decode_agrees_with_json_on_any_bytes",
+    "test_answer_json_writes_is_answered_exactly",
+    "test_encode_writes_any_integer_exactly",
 )
 
 

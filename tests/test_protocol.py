@@ -3,12 +3,15 @@
 Every test here is synchronous and runs without a process or an event loop.
 The unit tests pin down documented behaviour one case at a time; the
 properties (marked ``property``) check the promises that hold for *every*
-input: `Connection.receive_line` never raises, and requests resolve at most
-once and only while in flight.
+input: `Connection.receive_line` never raises, requests resolve at most
+once and only while in flight, and every line is read exactly as Python's
+`json` module reads it.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import typing
 from collections import Counter
 from typing import Any
@@ -18,6 +21,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, multiple, rule
 
+from trio_mcp._core.codec import INVALID_UTF8, TOO_DEEP, WALK_FROM, UnreadableJSON, decode as exact_decode
 from trio_mcp._core.framing import KEEP, LineFramer, Oversized, clean_line
 from trio_mcp._core.jsonrpc import (
     SUBSCRIPTION_ID,
@@ -144,8 +148,8 @@ def test_non_str_method_raises_type_error() -> None:
 
 @pytest.mark.parametrize(
     "params",
-    [{"a": {1, 2}}, {"a": 2**64}, {"a": -(2**63) - 1}, {"a": object()}, {1: "x"}, {"a": b"bytes"}],
-    ids=["set", "int-over-64-bits", "int-under-64-bits", "object", "int-key", "bytes"],
+    [{"a": {1, 2}}, {"a": object()}, {1: "x"}, {"a": b"bytes"}, {"a": "\udcff"}, {"a": 10**5000}],
+    ids=["set", "object", "int-key", "bytes", "lone-surrogate", "int-too-long-for-str"],
 )
 def test_unencodable_params_raise_type_error(params: Any) -> None:
     conn = Connection()
@@ -154,6 +158,17 @@ def test_unencodable_params_raise_type_error(params: Any) -> None:
     assert conn.in_flight == 0
     with pytest.raises(TypeError):
         encode({"params": params})
+
+
+@pytest.mark.parametrize("number", [2**64, -(2**63) - 1, 10**30])
+def test_integers_beyond_64_bits_are_written_exactly(number: int) -> None:
+    conn = Connection()
+    _, line = conn.start_request("tools/call", {"arguments": {"n": number, "ns": [number]}})
+    assert json.loads(line)["params"] == {"arguments": {"n": number, "ns": [number]}}
+    conn.receive_line(wire(id=1, method="roots/list"))
+    answer = conn.respond(1, {"roots": [], "n": number})
+    assert answer is not None
+    assert json.loads(answer)["result"] == {"roots": [], "n": number}
 
 
 def test_duplicate_progress_token_in_flight_raises_value_error() -> None:
@@ -387,20 +402,20 @@ def test_empty_batch_is_a_diagnostic() -> None:
     "line",
     [
         b"Starting server on stdio...",
-        b'{"jsonrpc":"2.0","id":1,"result":',
+        b'{"jsonrpc":"2.0","id":',
+        b'{"jsonrpc":"2.0","method":"x","params":{"a":',
         b"{'id': 1}",
-        b"NaN",
-        b"1e999",
-        b"123456789012345678901234567890",
-        b'{"a":"\\ud800"}',
+        b"nan",
         b"\x00",
         b"[" * 100_000,
         b"{" * 100_000,
         b'{"a":' * 100_000,
         b"[" * 2_000 + b"]" * 2_000,
         b"\xff\xfe{}",
-        b'{"jsonrpc":"2.0","id":1,"result":{"a":"\xc3"}}',
+        b'{"jsonrpc":"2.0","method":"x","params":{"a":"\xc3"}}',
         b"\xed\xa0\x80",
+        b'{"jsonrpc":"2.0","result":{"id":1,"a":' + b"[" * 5000,
+        b'{"jsonrpc":"2.0","id":1,"method":"x","params":' + b"[" * 5000,
     ],
     ids=lambda line: repr(line[:24]),
 )
@@ -412,9 +427,23 @@ def test_non_json_line_is_a_diagnostic(line: bytes) -> None:
 
 
 def test_invalid_utf8_is_named_in_the_diagnostic() -> None:
-    (event,) = started(1).receive_line(b'{"jsonrpc":"2.0","id":1,"result":{"a":"\xff"}}')
+    (event,) = started(1).receive_line(b'{"jsonrpc":"2.0","method":"x","params":{"a":"\xff"}}')
     assert isinstance(event, Diagnostic)
     assert "UTF-8" in event.text
+
+
+def test_diagnostic_says_where_a_line_that_looks_like_json_breaks() -> None:
+    line = b'{"jsonrpc":"2.0","method":"x","params":{"a":1,}}'
+    (event,) = started(1).receive_line(line)
+    assert isinstance(event, Diagnostic)
+    at = line.index(b",}") + 1
+    assert (
+        f"not JSON (Expecting property name enclosed in double quotes: line 1 column {at + 1} (char {at}))"
+        in event.text
+    )
+    (event,) = started(1).receive_line(b"Starting server on stdio...")
+    assert isinstance(event, Diagnostic)
+    assert event.text == "dropped a stdout line that is not JSON: b'Starting server on stdio...'"
 
 
 def test_content_length_framing_is_named_in_the_diagnostic() -> None:
@@ -437,6 +466,10 @@ def test_content_length_framing_is_named_in_the_diagnostic() -> None:
         b'{"jsonrpc":"2.0","method":"x","params":[1]}',
         b'{"jsonrpc":"2.0","method":"x","params":"p"}',
         b"[" * 1_000 + b"]" * 1_000,
+        b"NaN",
+        b"1e999",
+        b"123456789012345678901234567890",
+        b'{"a":"\\ud800"}',
     ],
 )
 def test_json_of_the_wrong_shape_is_a_diagnostic(line: bytes) -> None:
@@ -810,6 +843,206 @@ def test_oversized_server_request_does_not_fail_our_request(head: bytes, tail: b
     assert conn.is_pending(7)
 
 
+# ------------------------------------------------- answers Python's json writes
+
+
+def same(a: Any, b: Any) -> bool:
+    """Deep equality with exact types and key order, where NaN equals NaN."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    return bool(a == b)
+
+
+def answered(line: bytes, request_id: int = 1) -> dict[str, Any]:
+    """Feed ``line`` to a connection with requests 1..3 in flight; return the result it answered."""
+    conn = started(3)
+    events = conn.receive_line(line)
+    assert [type(e) for e in events] == [Answered]
+    (event,) = events
+    assert isinstance(event, Answered)
+    assert event.request_id == request_id
+    assert conn.in_flight == 2
+    return event.result
+
+
+def python_answer(result: dict[str, Any], **options: Any) -> bytes:
+    """The line a server using Python's json module writes for ``result``."""
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}, **options).encode()
+
+
+def test_nan_and_infinities_are_answered() -> None:
+    result = answered(python_answer({"mean": math.nan, "max": math.inf, "min": -math.inf}))
+    assert math.isnan(result["mean"])
+    assert result["max"] == math.inf
+    assert result["min"] == -math.inf
+    assert all(type(v) is float for v in result.values())
+
+
+def test_number_too_large_for_a_float_is_answered_as_infinity() -> None:
+    result = answered(b'{"jsonrpc":"2.0","id":1,"result":{"big":1e400,"small":-1e999}}')
+    assert result == {"big": math.inf, "small": -math.inf}
+
+
+def test_lone_surrogate_escapes_are_answered() -> None:
+    """A file name that is not UTF-8, as Python lists it (surrogateescape), written by Python's json."""
+    name = b"caf\xe9.txt".decode("utf-8", "surrogateescape")
+    line = python_answer({"files": [name], name: 1})
+    assert b"\\udce9" in line
+    assert answered(line) == {"files": ["caf\udce9.txt"], "caf\udce9.txt": 1}
+
+
+@pytest.mark.parametrize("number", [2**64, 10**30, -(2**63) - 1, -(10**30), 2**64 - 1, -(2**63)])
+def test_integers_beyond_64_bits_are_answered_exactly(number: int) -> None:
+    result = answered(python_answer({"n": number, "nested": [{"n": number}]}))
+    assert result == {"n": number, "nested": [{"n": number}]}
+    assert type(result["n"]) is int
+    assert type(result["nested"][0]["n"]) is int
+
+
+@pytest.mark.parametrize("size", [WALK_FROM // 2, WALK_FROM * 4, WALK_FROM * 64])
+@pytest.mark.parametrize("shape", ["many-values", "one-long-string"])
+def test_integers_beyond_64_bits_in_long_answers(size: int, shape: str) -> None:
+    """Both routes of the cheap check (sampling, or a walk over few values) find the integer."""
+    if shape == "many-values":
+        items = [{"name": f"t{i}", "n": i} for i in range(size // 16)]
+    else:
+        items = [{"name": "blob", "data": "QUJD" * (size // 4)}]
+    middle = len(items) // 2
+    items.insert(middle, {"n": 10**20})
+    result = answered(python_answer({"items": items}, separators=(",", ":")))
+    assert result == {"items": items}
+    assert type(result["items"][middle]["n"]) is int
+
+
+def test_every_other_request_is_untouched_by_an_exact_answer() -> None:
+    conn = started(3)
+    assert conn.receive_line(python_answer({"n": 10**30})) == [Answered(1, {"n": 10**30})]
+    assert conn.is_pending(2)
+    assert conn.is_pending(3)
+
+
+def test_ordinary_lines_do_not_reach_the_slow_decoder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only lines orjson refuses, or that may hold an integer beyond 64 bits, are read twice."""
+    import trio_mcp._core.codec as codec
+
+    def slow(line: bytes) -> Any:
+        raise AssertionError(f"read twice: {line[:60]!r}")
+
+    monkeypatch.setattr(codec, "_decode_stdlib", slow)
+    for line in (
+        wire(id=1, result={"content": [{"type": "text", "text": "hi 1234567890123456789"}]}),
+        wire(id=1, result={"n": [2**63 - 1, -(2**63), 2**64 - 1, 1234567890123456789, 1.5e300]}),
+        wire(id=1, result={"tools": [{"name": f"tool_{i}", "n": i * 1000003} for i in range(300)]}),
+        wire(id=1, result={"data": "QUJD0123456789" * 5000, "n": 1}),
+    ):
+        answered(line)
+
+
+# --------------------------------------------------------- unreadable answers
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (b'{"jsonrpc":"2.0","id":2,"result":{"a":' + b"[" * 100_000, "nested too deeply"),
+        (
+            b'{"jsonrpc":"2.0","id":2,"result":{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+            "nested too deeply",
+        ),
+        (
+            b'{"jsonrpc":"2.0","result":{"a":' + b"[" * 5_000 + b"]" * 5_000 + b'},"id":2}',
+            "nested too deeply",
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"m","data":' + b'{"a":' * 50_000,
+            "nested too deeply",
+        ),
+        (b'{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"cut', "not JSON"),
+        (b'{"jsonrpc":"2.0","id":2,"result":{"a":1,}}', "not JSON"),
+        (b'{"jsonrpc":"2.0","id":"2","result":{"a":tru}}', "not JSON"),
+        (b'{"jsonrpc":"2.0","id":2,"result":{"a":"\xff"}}', "not valid UTF-8"),
+        (b'{"jsonrpc":"2.0","id":2,"result":{"a":"\xed\xa0\x80"}}', "not valid UTF-8"),
+        (b'{"jsonrpc":"2.0","id":2,"result":{"n":' + b"1" * 5000 + b"}}", "not JSON"),
+    ],
+    ids=[
+        "deep-cut",
+        "deep-closed",
+        "deep-id-in-tail",
+        "deep-error",
+        "truncated",
+        "trailing-comma",
+        "string-id",
+        "invalid-utf8",
+        "encoded-surrogate",
+        "int-too-long",
+    ],
+)
+def test_unreadable_answer_with_a_recoverable_id_fails_at_once(line: bytes, reason: str) -> None:
+    conn = started(3)
+    events = conn.receive_line(line)
+    assert [type(e) for e in events if not isinstance(e, Diagnostic)] == [Failed]
+    (failed,) = [e for e in events if isinstance(e, Failed)]
+    assert failed.request_id == 2
+    assert type(failed.error) is ProtocolError
+    assert str(failed.error).startswith(f"the answer to request 2 could not be read: it is {reason}")
+    assert reason in texts(events)
+    assert "request 2" in texts(events)
+    assert not conn.is_pending(2)
+    assert conn.is_pending(1)
+    assert conn.is_pending(3)
+    assert conn.receive_line(wire(id=1, result={})) == [Answered(1, {})]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"[" * 100_000,
+        b'{"a":' * 100_000,
+        b'{"jsonrpc":"2.0","result":{"id":2,"a":' + b"[" * 100_000,
+        b'{"jsonrpc":"2.0","result":{"a":[' + b"[" * 5_000 + b'{"id":2}]}}',
+        b'{"jsonrpc":"2.0","id":2,"method":"sampling/createMessage","params":' + b"[" * 100_000,
+        b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":2,"x":'
+        + b"[" * 100_000,
+        b'{"jsonrpc":"2.0","id":2,"meta":{"a":1},"result":' + b"[" * 100_000,
+        b'{"jsonrpc":"2.0","id":2.0,"result":' + b"[" * 100_000,
+    ],
+    ids=[
+        "arrays",
+        "objects",
+        "nested-id",
+        "nested-id-in-tail",
+        "server-request",
+        "notification",
+        "result-after-nesting",
+        "float-id",
+    ],
+)
+def test_unreadable_line_without_a_trusted_answer_id_fails_nothing(line: bytes) -> None:
+    conn = started(3)
+    events = conn.receive_line(line)
+    assert only_diagnostics(events)
+    assert "could not be read" not in texts(events)
+    assert conn.in_flight == 3
+
+
+def test_unreadable_answer_to_an_abandoned_or_unknown_request_fails_nothing() -> None:
+    conn = started(2)
+    conn.abandon(2)
+    events = conn.receive_line(b'{"jsonrpc":"2.0","id":2,"result":' + b"[" * 100_000)
+    assert only_diagnostics(events)
+    assert "abandoned" in texts(events)
+    events = conn.receive_line(b'{"jsonrpc":"2.0","id":9,"result":' + b"[" * 100_000)
+    assert only_diagnostics(events)
+    assert "unknown request id 9" in texts(events)
+    assert conn.is_pending(1)
+
+
 # ----------------------------------------------------------------- strategies
 
 _INT64 = st.integers(-(2**63), 2**64 - 1)
@@ -960,6 +1193,138 @@ def test_encode_is_one_line_that_round_trips(message: dict[str, Any]) -> None:
     assert orjson.loads(clean_line(framed)) == message
 
 
+# ------------------------------------------------------- exact decoding properties
+
+#: Integers of any size, with the 64-bit edges and the first values beyond them.
+any_ints = (
+    st.integers()
+    | st.integers(2**64 - 3, 2**64 + 3)
+    | st.integers(-(2**63) - 3, -(2**63) + 3)
+    | st.integers(-(2**300), 2**300)
+)
+#: Text of any code points, lone surrogates included.
+any_text = st.text(st.characters(exclude_categories=()), max_size=12)
+#: Long strings, so that lines reach the routes of the cheap checks for long lines.
+padding = st.integers(0, 3 * WALK_FROM).map(lambda n: "x" * n)
+
+#: Values Python's json module can write (allow_nan is its default).
+json_writable = st.recursive(
+    st.none() | st.booleans() | any_ints | st.floats() | any_text | padding,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(any_text, inner, max_size=5),
+    max_leaves=16,
+)
+json_layouts = st.sampled_from(
+    [{}, {"separators": (",", ":")}, {"indent": 2}, {"indent": "\t", "separators": (",", ": ")}]
+)
+
+_TOKENS = st.sampled_from(
+    [
+        *(b"{", b"}", b"[", b"]", b",", b":", b" ", b"\t", b"\n", b'"', b"\\", b"-", b".", b"e", b"+", b"0"),
+        *(b"NaN", b"Infinity", b"-Infinity", b"nan", b"true", b"null", b"1e400", b"\\u", b"d800", b"dc00"),
+        *(
+            b'"a"',
+            b'"\\ud800"',
+            b'"\\udc00"',
+            b"\xff",
+            b"\xed\xa0\x80",
+            b"\xc3\xa9",
+            b"\xef\xbb\xbf",
+            b"\x00",
+        ),
+    ]
+)
+#: Bytes near JSON: token soup, long digit runs, and valid lines with a fragment spliced in.
+json_ish_bytes = st.one_of(
+    st.binary(max_size=60),
+    st.lists(_TOKENS | any_ints.map(lambda n: str(n).encode()), max_size=30).map(b"".join),
+    st.builds(
+        lambda line, at, fragment: line[:at] + fragment + line[at:],
+        json_writable.map(lambda v: json.dumps(v).encode()),
+        st.integers(0, 200),
+        st.lists(_TOKENS, max_size=3).map(b"".join),
+    ),
+)
+
+
+@pytest.mark.property
+@settings(deadline=None)
+@given(value=json_writable, ensure_ascii=st.booleans(), layout=json_layouts)
+def test_decode_reads_what_json_writes(value: Any, ensure_ascii: bool, layout: dict[str, Any]) -> None:
+    """Whatever Python's json writes, `decode` reads back as json does: same values, same types."""
+    text = json.dumps(value, ensure_ascii=ensure_ascii, **layout)
+    try:
+        line = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates written raw (ensure_ascii=False): no UTF-8 line can
+        # carry them; as bytes smuggled through anyway, the line is refused.
+        with pytest.raises(UnreadableJSON) as info:
+            exact_decode(text.encode("utf-8", "surrogatepass"))
+        assert info.value.reason == INVALID_UTF8
+        return
+    assert same(exact_decode(line), json.loads(text))
+
+
+def exact_decode_or_error(line: bytes) -> Any:
+    try:
+        return exact_decode(line)
+    except UnreadableJSON as exc:
+        return exc
+
+
+@pytest.mark.property
+@settings(deadline=None)
+@given(line=json_ish_bytes)
+def test_decode_agrees_with_json_on_any_bytes(line: bytes) -> None:
+    """On any bytes, `decode` returns json's value for the UTF-8 text, or raises `UnreadableJSON` only."""
+    try:
+        expected = json.loads(line.decode("utf-8"))
+    except RecursionError:
+        # Deeper than json's recursion allows: orjson may still read it exactly.
+        outcome: Any = exact_decode_or_error(line)
+        assert not isinstance(outcome, UnreadableJSON) or outcome.reason == TOO_DEEP
+        return
+    except ValueError:  # UnicodeDecodeError included
+        with pytest.raises(UnreadableJSON):
+            exact_decode(line)
+        return
+    assert same(exact_decode(line), expected)
+
+
+@pytest.mark.property
+@settings(deadline=None)
+@given(result=st.dictionaries(any_text, json_writable, max_size=4), layout=json_layouts)
+def test_answer_json_writes_is_answered_exactly(result: dict[str, Any], layout: dict[str, Any]) -> None:
+    """A server using Python's json gets its answer through unchanged, however it lays it out."""
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}, **layout).encode()
+    conn = started(2)
+    events = conn.receive_line(line)
+    assert [type(e) for e in events] == [Answered]
+    (event,) = events
+    assert isinstance(event, Answered)
+    assert event.request_id == 1
+    assert same(event.result, json.loads(line)["result"])
+    assert conn.is_pending(2)
+
+
+#: Values `encode` can write: integers of any size, finite floats, no lone surrogates.
+encodable = st.recursive(
+    st.none() | st.booleans() | any_ints | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@pytest.mark.property
+@given(message=st.dictionaries(st.text(), encodable, max_size=6))
+def test_encode_writes_any_integer_exactly(message: dict[str, Any]) -> None:
+    """`encode` writes integers of any size as their digits; json and `decode` read them back."""
+    line = encode(message)
+    assert line.count(b"\n") == 1
+    assert line.endswith(b"\n")
+    assert same(json.loads(line), message)
+    assert same(exact_decode(line[:-1]), message)
+
+
 # ------------------------------------------------------ correlation machine
 
 PENDING, ANSWERED, ABANDONED, GONE = "pending", "answered", "abandoned", "gone"
@@ -969,7 +1334,7 @@ class CorrelationMachine(RuleBasedStateMachine):
     """`Connection` against a model: a dict from request id to its state.
 
     Rules start requests, answer them (once, twice, with errors, oversized,
-    with the id as a string, or with an id never issued), abandon them, drop
+    unreadable, with the id as a string, or with an id never issued), abandon them, drop
     the connection, and send notifications, checking every event against
     the model.
     """
@@ -1122,6 +1487,19 @@ class CorrelationMachine(RuleBasedStateMachine):
             assert isinstance(event, ServerRequest)
             assert (event.request_id, event.method) == (request_id, "tools/call")
             self.conn.forget_server_request(request_id)
+
+    @rule(request_id=requests, how=st.sampled_from(["deep", "truncated", "utf8"]))
+    def unreadable_answer(self, request_id: int, how: str) -> None:
+        head = b'{"jsonrpc":"2.0","id":' + str(request_id).encode() + b',"result":{"a":'
+        line = {"deep": head + b"[" * 3000, "truncated": head + b'"cut', "utf8": head + b'"\xff"}}'}[how]
+        events = self.receive(line)
+        if self.state[request_id] == PENDING:
+            failed = [e for e in events if isinstance(e, Failed)]
+            assert [e.request_id for e in failed] == [request_id]
+            assert type(failed[0].error) is ProtocolError
+            self.state[request_id] = ANSWERED
+        else:
+            self.expect_dropped(request_id, events)
 
     @rule(request_id=requests, reason=st.none() | st.text(max_size=6))
     def abandon(self, request_id: int, reason: str | None) -> None:

@@ -8,6 +8,13 @@ clock, and never raises on anything the server sends: whatever bytes come in,
 `Connection.receive_line` returns events (`Diagnostic` among them for lines it
 had to drop).
 
+Each line is decoded by `~trio_mcp._core.codec.decode`, exactly as Python's
+`json` module reads it (``NaN``, integers of any size, lone surrogates). A
+line that cannot be read at all, because it is too long, nested too deeply,
+cut short or not UTF-8, is dropped; when it is the answer to one of our
+requests and its ``id`` can be told safely from its first or last bytes, that
+request fails at once instead of waiting for its timeout.
+
 Notification routing (the first rule that applies wins):
 
 1. ``params.progressToken`` equal to the ``params._meta.progressToken`` of a
@@ -32,13 +39,16 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from typing import Any, Final, TypeAlias, TypeGuard
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeGuard
 
 import attrs
-import orjson
 
 from .._errors import MCPError, MessageTooLarge, ProtocolError, RpcError
-from .framing import Oversized
+from .codec import NOT_JSON, UnreadableJSON, decode, encode
+from .framing import KEEP, Oversized
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "Answered",
@@ -50,6 +60,8 @@ __all__ = [
     "Send",
     "ServerRequest",
     "ServerRequestCancelled",
+    "UnreadableJSON",
+    "decode",
     "encode",
     "request_key",
 ]
@@ -132,20 +144,7 @@ class Diagnostic:
 Event: TypeAlias = Answered | Failed | Note | ServerRequest | ServerRequestCancelled | Send | Diagnostic
 
 
-# ------------------------------------------------------------------ encoding
-
-
-def encode(message: dict[str, JSON]) -> bytes:
-    """Serialise one message as a compact JSON line ending in LF.
-
-    Raises:
-        TypeError: ``message`` holds something JSON cannot express (a set, an
-            object, a non-string key, an integer beyond 64 bits, ...).
-    """
-    try:
-        return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
-    except orjson.JSONEncodeError as exc:
-        raise TypeError(f"cannot encode as JSON: {exc}") from None
+# ------------------------------------------------------------------ helpers
 
 
 def _snippet(data: bytes, limit: int = 120) -> str:
@@ -175,25 +174,26 @@ _METHOD_MEMBER = re.compile(rb'[{,]\s*"method"\s*:')
 _TAIL_ID = re.compile(rb'[,{]\s*"id"\s*:\s*' + _ID_VALUE + rb"\s*\}\s*$")
 
 
-def _recover_id(record: Oversized) -> RequestId | None:
-    """Find the top-level ``id`` of a discarded line, if it is near either end.
+def _recover_id(head: bytes, tail: bytes) -> RequestId | None:
+    """Find the top-level ``id`` of a response that could not be read, if it is near either end.
 
-    Only an ``id`` member before any nested object or array in the head, or the
-    very last member of the top-level object in the tail, is trusted: a nested
-    ``"id"`` inside the result must never be mistaken for the response's id.
+    ``head`` and ``tail`` are the first and last bytes of the line (they may
+    overlap, or both be the whole line). Only an ``id`` member before any
+    nested object or array in the head, or the very last member of the
+    top-level object in the tail, is trusted: a nested ``"id"`` inside the
+    result must never be mistaken for the response's id.
     """
-    head = record.head
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
     shape = _RESPONSE_HEAD.match(head)
     if shape is None or _METHOD_MEMBER.search(shape.group()):
         return None
-    match = _HEAD_ID.match(head) or _TAIL_ID.search(record.tail.rstrip(b"\r"))
+    match = _HEAD_ID.match(head) or _TAIL_ID.search(tail.rstrip(b"\r"))
     if match is None:
         return None
     try:
-        value = orjson.loads(match.group(1))
-    except orjson.JSONDecodeError:
+        value = decode(match.group(1))
+    except UnreadableJSON:
         return None
     return value if _valid_id(value) else None
 
@@ -353,18 +353,18 @@ class Connection:
     def receive_line(self, line: bytes | Oversized) -> list[Event]:
         """Decode one line from the server and return what it means.
 
-        Never raises: a line that is not JSON-RPC becomes a `Diagnostic`.
-        ``line`` should already be cleaned (`clean_line`) and non-empty.
+        Never raises: a line that is not JSON-RPC becomes a `Diagnostic`. An
+        answer that cannot be read fails its request (with `MessageTooLarge`
+        for an `Oversized` line, `ProtocolError` otherwise) if its ``id`` can
+        be recovered. ``line`` should already be cleaned (`clean_line`) and
+        non-empty.
         """
         if isinstance(line, Oversized):
             return self._receive_oversized(line)
         try:
-            decoded = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            what = "invalid UTF-8" if "utf-8" in str(exc).lower() else "not JSON"
-            if line.startswith(b"Content-Length:"):
-                what += " (Content-Length framing? MCP stdio is one JSON message per line)"
-            return [Diagnostic(f"dropped a stdout line that is {what}: {_snippet(line)}")]
+            decoded = decode(line)
+        except UnreadableJSON as exc:
+            return self._receive_unreadable(line, exc)
         if type(decoded) is dict:
             # The common case first: a plain result for a request in flight.
             # Anything else takes the general path below, which treats this
@@ -392,31 +392,54 @@ class Connection:
 
     def _receive_oversized(self, record: Oversized) -> list[Event]:
         events: list[Event] = []
-        request_id = _recover_id(record)
-        where = ""
-        if request_id is not None:
-            local = self._match(request_id, events)
-            if local is not None:
-                self._forget(local)
-                events.append(
-                    Failed(
-                        local,
-                        MessageTooLarge(
-                            f"the answer to request {local} was {record.size} bytes, "
-                            f"over the limit of {record.limit} bytes (max_message_bytes); "
-                            "it was discarded",
-                            size=record.size,
-                            limit=record.limit,
-                        ),
-                    )
-                )
-                where = f" (answer to request {local}, which fails)"
+        local = self._fail_recovered(
+            _recover_id(record.head, record.tail),
+            lambda local: MessageTooLarge(
+                f"the answer to request {local} was {record.size} bytes, "
+                f"over the limit of {record.limit} bytes (max_message_bytes); "
+                "it was discarded",
+                size=record.size,
+                limit=record.limit,
+            ),
+            events,
+        )
+        where = "" if local is None else f" (answer to request {local}, which fails)"
         events.append(
             Diagnostic(
                 f"discarded a stdout line of {record.size} bytes, over the size limit{where}: {_snippet(record.head, 80)}"
             )
         )
         return events
+
+    def _receive_unreadable(self, line: bytes, exc: UnreadableJSON) -> list[Event]:
+        what = exc.reason
+        if exc.reason == NOT_JSON and line.startswith(b"Content-Length:"):
+            what += " (Content-Length framing? MCP stdio is one JSON message per line)"
+        elif exc.detail and (exc.reason != NOT_JSON or line.startswith((b"{", b"["))):
+            # Where a line that looks like JSON breaks; a banner needs no such detail.
+            what += f" ({exc.detail})"
+        events: list[Event] = []
+        local = self._fail_recovered(
+            _recover_id(line[:KEEP], line[-KEEP:]),
+            lambda local: ProtocolError(f"the answer to request {local} could not be read: it is {what}"),
+            events,
+        )
+        where = "" if local is None else f" (answer to request {local}, which fails)"
+        events.append(Diagnostic(f"dropped a stdout line that is {what}{where}: {_snippet(line)}"))
+        return events
+
+    def _fail_recovered(
+        self, request_id: RequestId | None, error: Callable[[int], MCPError], events: list[Event]
+    ) -> int | None:
+        """Fail our request ``request_id`` (recovered from a discarded answer) with ``error(local id)``."""
+        if request_id is None:
+            return None
+        local = self._match(request_id, events)
+        if local is None:
+            return None
+        self._forget(local)
+        events.append(Failed(local, error(local)))
+        return local
 
     def _receive_message(self, msg: object, line: bytes, events: list[Event]) -> None:
         if not isinstance(msg, dict):
