@@ -5,9 +5,11 @@ tested and fuzzed without a process or a clock (a test checks that nothing
 in this package imports Trio):
 
 * `~trio_mcp._core.framing`: bytes to lines, bounded and linear;
+* `~trio_mcp._core.codec`: JSON lines read exactly as Python's ``json`` reads them;
 * `~trio_mcp._core.jsonrpc`: the JSON-RPC connection as a state machine (ids,
   correlation, routing, diagnostics); it never raises on what a server sends;
 * `~trio_mcp._core.eras`: what each protocol era says a client sends;
 * `~trio_mcp._core.negotiation`: which era a server speaks;
-* `~trio_mcp._core.cache`: the ``ttlMs`` cache.
+* `~trio_mcp._core.cache`: the ``ttlMs`` cache;
+* `~trio_mcp._core.limits`: rate limits for diagnostics.
 """
