@@ -37,7 +37,11 @@ block is checked depends on its language and on the comment right before it
   the example before it; a ``json`` one as JSON.
 * ``text`` blocks marked ``frames COMMAND`` show the progress bar: each line
   must be one the command draws on a terminal. Marked ``hierarchy``, a block
-  must draw the `trio_mcp.MCPError` class tree.
+  must draw the `trio_mcp.MCPError` class tree. Marked ``layers``, a block
+  draws the package's layers as rooms (boxes of ``+``, ``-`` and ``|``)
+  naming its modules (``_session``, ``cli``, ...): every module must be in
+  one room, every import between rooms must point to a room below, and no
+  arrow may point anywhere but down.
 * ``not-executed: REASON`` exempts a block; such blocks are counted and kept
   to a few (`MAX_NOT_EXECUTED`). Any other block that is not run fails its
   test.
@@ -703,6 +707,126 @@ def check_hierarchy(block: Block) -> Outcome:
     return Outcome()
 
 
+@dataclass
+class Room:
+    """One box of a layer drawing: its lines (top and bottom edges included) and the modules it names."""
+
+    top: int
+    bottom: int
+    modules: list[str] = field(default_factory=list)
+
+
+PACKAGE_DIR = ROOT / "trio_mcp"
+ROOM_EDGE = re.compile(r"\+-+\+")
+#: Modules in no room: the package's façade and its ``python -m`` entry point.
+OUTSIDE_ROOMS = {"trio_mcp", "trio_mcp.__main__"}
+
+
+def _module_file(name: str) -> Path | None:
+    """The file of a module of the package (a package's ``__init__.py``), or `None`."""
+    path = PACKAGE_DIR.joinpath(*name.split(".")[1:])
+    if path.with_suffix(".py").is_file():
+        return path.with_suffix(".py")
+    if (path / "__init__.py").is_file():
+        return path / "__init__.py"
+    return None
+
+
+def _package_modules() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found.append(".".join(parts))
+    return found
+
+
+def _imported(module: str) -> set[str]:
+    """The package's modules that ``module`` imports, however (``TYPE_CHECKING`` and functions included)."""
+    path = _module_file(module)
+    assert path is not None
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            if node.level:
+                base = base[: len(base) - node.level + 1]
+            source = (
+                ".".join([*base, *(node.module.split(".") if node.module else [])])
+                if node.level
+                else (node.module or "")
+            )
+            targets.add(source)
+            # `from . import name` may read the submodule `name`.
+            targets |= {f"{source}.{alias.name}" for alias in node.names}
+    return {target for target in targets if target.startswith("trio_mcp") and _module_file(target)}
+
+
+def _rooms(drawing: str) -> list[Room]:
+    """The rooms of a drawing, each with the modules (of this package) named inside it."""
+    lines = drawing.splitlines()
+    rooms: list[Room] = []
+    open_rooms: dict[tuple[int, int], int] = {}
+    for number, line in enumerate(lines):
+        for edge in ROOM_EDGE.finditer(line):
+            key = (edge.start(), edge.end())
+            if key in open_rooms:
+                top = open_rooms.pop(key)
+                room = Room(top, number)
+                for inner in lines[top + 1 : number]:
+                    text = inner[key[0] + 1 : key[1] - 1]
+                    for word in re.findall(r"[A-Za-z_][\w.]*", text):
+                        name = "trio_mcp." + word.rstrip(".")
+                        if _module_file(name):
+                            room.modules.append(name)
+                rooms.append(room)
+            else:
+                open_rooms[key] = number
+    assert not open_rooms, f"rooms left open at lines {sorted(open_rooms.values())}"
+    return rooms
+
+
+def check_layers(block: Block) -> Outcome:
+    problems: list[str] = []
+    if re.search(r"[<>^]", block.code):
+        problems.append("an arrow points up or sideways: arrows point down only (v)")
+    try:
+        rooms = _rooms(block.code)
+    except AssertionError as exc:
+        return Outcome([str(exc)])
+    home: dict[str, Room] = {}
+    for module in _package_modules():
+        if module in OUTSIDE_ROOMS:
+            continue
+        # The room naming the module, or the package it belongs to.
+        named = [
+            (len(name), room)
+            for room in rooms
+            for name in room.modules
+            if module == name or module.startswith(name + ".")
+        ]
+        if not named:
+            problems.append(f"{module} is in no room")
+            continue
+        longest = max(length for length, _ in named)
+        owners = [room for length, room in named if length == longest]
+        if len(owners) > 1:
+            problems.append(f"{module} is in {len(owners)} rooms")
+        home[module] = owners[0]
+    for module, room in home.items():
+        for target in sorted(_imported(module)):
+            other = home.get(target)
+            if other is None or other is room:
+                continue
+            if other.top <= room.bottom:
+                problems.append(f"{module} imports {target}, which is not in a room below its own")
+    return Outcome(problems)
+
+
 def parse_json_block(code: str) -> object:
     """The JSON document, or the list of JSON messages (one a line), of a block."""
     try:
@@ -758,6 +882,8 @@ def run_block(block: Block, workdir: Path, env: dict[str, str]) -> Outcome:
         return run_frames(block, workdir, env)
     if block.lang == "text" and block.kind == "hierarchy":
         return check_hierarchy(block)
+    if block.lang == "text" and block.kind == "layers":
+        return check_layers(block)
     if block.lang in ("json", "toml"):
         return check_data(block)
     return Outcome(
@@ -847,7 +973,7 @@ def test_few_blocks_are_exempt():
 
 
 def test_markers_are_known():
-    kinds = {"", *FRAGMENTS, "pytest", "terminal", "typed-input", "frames", "hierarchy"}
+    kinds = {"", *FRAGMENTS, "pytest", "terminal", "typed-input", "frames", "hierarchy", "layers"}
     for block in BLOCKS:
         assert block.kind in kinds, f"{block.id}: unknown example kind {block.kind!r}"
 
@@ -900,3 +1026,29 @@ def test_parsing_finds_markers_and_blocks():
     assert (literal.kind, literal.lang, literal.code) == ("", "python", "import trio\n")
     assert console.not_executed == "needs a GPU"
     assert _commands("$ a \\\n  --b\nout\n$ echo $?\n0\n") == [("a --b", ["out"]), ("echo $?", ["0"])]
+
+
+def test_layer_check_catches_a_wrong_drawing():
+    (drawing,) = [block for block in BLOCKS if block.kind == "layers"]
+    assert not check_layers(drawing).problems
+    assert {module for room in _rooms(drawing.code) for module in room.modules} >= {
+        "trio_mcp._session",
+        "trio_mcp._client",
+    }
+
+    def problems(code: str) -> list[str]:
+        return check_layers(Block("t.rst", 1, "text", code, kind="layers")).problems
+
+    # The session drawn above the client, which imports it.
+    swapped = (
+        drawing.code.replace("_client ", "_TMP___ ")
+        .replace("_session", "_client ")
+        .replace("_TMP___", "_session")
+    )
+    assert any(
+        "trio_mcp._client" in problem and "not in a room below" in problem for problem in problems(swapped)
+    )
+    # A module left out, an arrow pointing up, a room left open.
+    assert "trio_mcp._parking is in no room" in problems(drawing.code.replace("_parking", "        "))
+    assert any("arrow" in problem for problem in problems(drawing.code.replace("       v", "       ^", 1)))
+    assert any("open" in problem for problem in problems(drawing.code.rsplit("+", 2)[0]))
