@@ -44,14 +44,18 @@ nitpick_ignore_regex = [
     # `True` and `False` in prose (`None` already resolves).
     (r"py:obj", r"True|False"),
 ]
-# The private type of the ``DEFAULT`` sentinel that ``timeout=`` parameters
-# default to ("the transport's request_timeout", as their docstrings say). It
-# appears in signatures only; there is nothing public to link to. Evaluated
-# annotations name it in full, unevaluated ones (a name imported only for
-# type checking stops the evaluation) by its bare name.
-nitpick_ignore = [
-    ("py:class", "trio_mcp._transport._Default"),
-    ("py:class", "_Default"),
+# Private types that signatures name, with nothing public to link to: the
+# TypedDicts that type the openers' ``**options`` for type checkers (the
+# options themselves are documented with their classes, ClientOptions and
+# the rest), and the message channel a Session drives (sessions come from
+# the openers). Evaluated annotations name them in full, unevaluated ones
+# (a name imported only for type checking stops the evaluation) by their
+# bare names.
+nitpick_ignore_regex += [
+    (r"py:class", r"(trio_mcp\._options\.)?\w+Kwargs"),
+    (r"py:class", r"(trio_mcp\._channel\.)?Channel"),
+    # The type variable of `Pages` (``Pages[Tool]`` yields `Tool` items).
+    (r"py:class", r"trio_mcp\._client\.pages\.T"),
 ]
 
 default_role = "py:obj"

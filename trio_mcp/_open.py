@@ -56,10 +56,10 @@ __all__ = [
 class StdioTransport(Session):
     """A `Session` with an MCP server that runs as a child process.
 
-    Create it with `open_stdio_transport` and use it as an async context
-    manager: entering starts the process (and blocks until it is running),
-    leaving closes it (see `Session.aclose`). All arguments are described
-    there.
+    Create it with `open_stdio_transport`, which describes the arguments,
+    and use it as an async context manager: entering starts the process
+    (and blocks until it is running), leaving closes it (see
+    `Session.aclose`).
     """
 
     def __init__(
@@ -141,8 +141,9 @@ def open_stdio_transport(
             ``inherit_env``, ``cwd``, ``on_stderr``, ``kill_grace``,
             ``stderr_tail_bytes``), of the connection (`ConnectionOptions`:
             ``on_log``, ``request_timeout``, ``max_message_bytes``,
-            ``notification_buffer``) and of a session used without a client
-            (`SinkOptions`: ``on_notification``, ``on_request``).
+            ``notification_buffer``, ``on_wire``) and of a session used
+            without a client (`SinkOptions`: ``on_notification``,
+            ``on_request``), each described with its class.
 
     Raises:
         SpawnFailed: On entering, when the server cannot be started.
@@ -235,10 +236,11 @@ async def open_stdio_client(
             print(result.text)
 
     Entering starts the server, then picks the protocol era: with
-    ``protocol="auto"`` it sends the ``server/discover`` probe; a usable
-    answer (or a ``-32022`` naming versions) means the 2026-07-28 era, any
-    other answer or silence for ``probe_timeout`` seconds means the
-    initialize era, and ``initialize`` follows. A server that dies on the
+    ``protocol="auto"`` it sends the ``server/discover`` probe; an answer
+    that lists the 2026-07-28 version (or an error only 2026-07-28 servers
+    send) means that era, and any other answer, or silence for
+    ``probe_timeout`` seconds, means the initialize era: ``initialize``
+    follows (see :doc:`eras` for the rules). A server that dies on the
     probe is started once more and sent ``initialize`` straight away.
     Leaving closes the server (stdin closed, ``kill_grace``, then signals),
     bounded, and within the caller's own deadline.
@@ -250,12 +252,12 @@ async def open_stdio_client(
             ``inherit_env``, ``cwd``, ``on_stderr``, ``kill_grace``,
             ``stderr_tail_bytes``), of the connection (`ConnectionOptions`:
             ``on_log``, ``request_timeout``, ``max_message_bytes``,
-            ``notification_buffer``) and of the client (`ClientOptions`:
-            ``protocol``, ``probe_timeout``, ``handshake_timeout``,
-            ``client_info``, ``on_elicitation``, ``on_sampling``,
-            ``on_roots``, ``on_notification``, ``log_level``, ``max_rounds``,
-            ``input_timeout``, ``cache``, ``capabilities``), each described
-            with its class.
+            ``notification_buffer``, ``on_wire``) and of the client
+            (`ClientOptions`: ``protocol``, ``probe_timeout``,
+            ``handshake_timeout``, ``client_info``, ``on_elicitation``,
+            ``on_sampling``, ``on_roots``, ``on_notification``,
+            ``log_level``, ``max_rounds``, ``input_timeout``, ``cache``,
+            ``capabilities``), each described with its class.
 
     Raises:
         SpawnFailed: The server could not be started.

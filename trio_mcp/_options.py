@@ -216,8 +216,9 @@ class SinkOptions:
     on_notification: NotificationCallback | None = attrs.field(
         default=None, validator=_callable_or_none("on_notification")
     )
-    """The connection-wide sink: called, in a task of its own, with every
-    notification that no request claims. May be sync or async."""
+    """The connection-wide sink, called in a task of its own with every
+    notification that no request claims, one at a time. May be sync or
+    async."""
     on_request: RequestHandler | None = attrs.field(default=None, validator=_callable_or_none("on_request"))
     """``(method, params) -> result``, answering requests the server sends
     (initialize era). Raise `RpcError` to answer with an error; return `None`
@@ -238,7 +239,7 @@ class ProcessOptions:
     inherit_env: bool = True
     """`False` gives the server exactly ``env`` and nothing else."""
     cwd: str | None = attrs.field(default=None, converter=_path_or_none)
-    """The server's working directory (default: ours)."""
+    """The server's working directory; by default, ours."""
     on_stderr: Callable[[str], object] | None = attrs.field(
         default=None, validator=_callable_or_none("on_stderr")
     )
@@ -312,18 +313,22 @@ class ClientOptions:
     on_elicitation: ElicitationHook | None = attrs.field(
         default=None, validator=_callable_or_none("on_elicitation")
     )
-    """``(params) -> ElicitResult | dict``: answers elicitation requests (form
-    or URL mode). Giving it declares the ``elicitation`` capability."""
+    """Answers elicitation requests (form or URL mode), sync or async, as
+    ``(params) -> ElicitResult | dict``. Giving it declares the
+    ``elicitation`` capability."""
     on_sampling: SamplingHook | None = attrs.field(default=None, validator=_callable_or_none("on_sampling"))
-    """``(params) -> CreateMessageResult | dict``: answers sampling requests
-    with your model's reply; declares ``sampling``."""
+    """Answers sampling requests with your model's reply, sync or async, as
+    ``(params) -> CreateMessageResult | dict``; declares ``sampling``."""
     on_roots: RootsHook | None = attrs.field(default=None, validator=_callable_or_none("on_roots"))
-    """``() -> list[Root] | dict``: your roots; declares ``roots``."""
+    """Returns your roots, sync or async, as ``() -> list[Root] | dict``;
+    declares ``roots``."""
     on_notification: NotificationCallback | None = attrs.field(
         default=None, validator=_callable_or_none("on_notification")
     )
-    """Called with every notification that names no request of yours: log
-    messages, list changes, resource updates (see :doc:`notifications`)."""
+    """Called with every notification that names no call of yours (log
+    messages, list changes, resource updates, unknown methods), after the
+    cache has seen it; without it, log messages go to the ``trio_mcp.server``
+    logger at DEBUG. May be sync or async. See :doc:`notifications`."""
     log_level: str | None = attrs.field(default=None, validator=_log_level)
     """The least severe log level wanted (``"debug"``, ``"info"``, ...).
     2026-07-28 era: the ``logLevel`` every request asks for; initialize era:

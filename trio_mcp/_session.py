@@ -365,7 +365,7 @@ class Session:
 
     @property
     def name(self) -> str:
-        """Who is on the other end, for messages: e.g. ``server 'node index.js' (pid 4242)``."""
+        """Who is on the other end, as messages name it, e.g. ``server 'node index.js' (pid 4242)``."""
         return self.channel.name
 
     async def __aenter__(self) -> Self:
@@ -577,9 +577,10 @@ class Session:
 
         Raises:
             RpcError: The server answered with a JSON-RPC error.
-            ProtocolError: The answer broke the protocol (or was over
-                ``max_message_bytes``: `MessageTooLarge`).
-            RequestTimeout: No answer within ``request_timeout``.
+            ProtocolError: The answer broke the protocol (`MessageTooLarge`
+                when it was longer than ``max_message_bytes``).
+            RequestTimeout: No answer within ``request_timeout``, when one
+                is set.
             ServerGone: The server died (or died earlier).
             TransportClosed: The session was closed.
             TypeError: ``params`` is not a dict or cannot be written as JSON.

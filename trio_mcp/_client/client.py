@@ -85,10 +85,10 @@ class Client:
     """A connection to one MCP server, in whichever era it speaks.
 
     Get one from `open_stdio_client` (which also starts the server),
-    `open_stream_client` (over a Trio stream) or `open_client` (over a
-    session you opened). Every method may raise the session's errors:
-    `ServerGone`, `TransportClosed`, `ProtocolError`, and `RpcError` when
-    the server answers with an error.
+    `open_stream_client` or `wrap_client_stream` (over a Trio stream), or
+    `open_client` (over a session you opened). Every method may raise the
+    session's errors: `ServerGone`, `TransportClosed`, `ProtocolError`, and
+    `RpcError` when the server answers with an error.
 
     Every method is a checkpoint, and none takes a timeout: bound a call the
     Trio way, with `trio.fail_after` or `trio.move_on_after` around it. A
