@@ -1052,3 +1052,9 @@ def test_layer_check_catches_a_wrong_drawing():
     assert "trio_mcp._parking is in no room" in problems(drawing.code.replace("_parking", "        "))
     assert any("arrow" in problem for problem in problems(drawing.code.replace("       v", "       ^", 1)))
     assert any("open" in problem for problem in problems(drawing.code.rsplit("+", 2)[0]))
+
+
+def test_the_reference_documents_every_public_name():
+    page = (DOCS / "reference.rst").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\.\. auto(?:function|class|exception|data)::\s+(\w+)", page, re.MULTILINE))
+    assert documented >= set(trio_mcp.__all__), set(trio_mcp.__all__) - documented
