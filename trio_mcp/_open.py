@@ -165,7 +165,8 @@ def open_stream_transport(
 
     Args:
         stream: The stream to the server.
-        name: How messages name the server (default: the stream's type).
+        name: How messages name the server, as ``server 'NAME'``
+            (default: by the stream's type).
         **options: `ConnectionOptions` and `SinkOptions`, as for
             `open_stdio_transport`.
     """
@@ -308,7 +309,8 @@ async def open_stream_client(
 
     Args:
         stream: The stream to the server.
-        name: How messages name the server (default: the stream's type).
+        name: How messages name the server, as ``server 'NAME'``
+            (default: by the stream's type).
         **options: `ConnectionOptions` and `ClientOptions`, as for
             `open_stdio_client`.
     """
