@@ -212,3 +212,28 @@ async def test_a_notification_naming_no_call_never_reaches_a_calls_callback(era)
     assert [tool.name for tool in again] == [tool.name for tool in first]
     # The cache was invalidated by the list change: the listing was fetched again.
     assert stats_after.get("tools/list", 0) == stats_before.get("tools/list", 0) + 1
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_a_failing_client_callback_fails_no_call(era):
+    """The client's on_notification raising is reported to on_log, even for a notification that
+    reached a call's callback for being alone in flight: the call itself succeeds."""
+    logs = []
+
+    def on_notification(note):
+        raise ValueError("the application's bug")
+
+    with trio.fail_after(LIMIT):
+        async with open_client(
+            "--era", era, log_level="info", on_notification=on_notification, on_log=logs.append
+        ) as client:
+            if era == "legacy":
+                await client.set_logging_level("info")
+            result = await client.call_tool(
+                "log", {"level": "warning", "message": "hi"}, on_progress=lambda *_: None
+            )
+            assert result.text == "logged"
+            with trio.move_on_after(LIMIT / 2):
+                while not any("the application's bug" in line for line in logs):  # noqa: ASYNC110
+                    await trio.sleep(0.01)
+    assert any("raised ValueError" in line and "the application's bug" in line for line in logs)

@@ -374,7 +374,7 @@ class Session:
         manager = trio.open_nursery()
         nursery = await manager.__aenter__()
         try:
-            await self.start(nursery, _shield=True)
+            await self._start(nursery, shield=True)
         except BaseException as exc:
             # Nothing was left running: a channel whose start fails cleans up
             # after itself, so the nursery is empty.
@@ -418,7 +418,7 @@ class Session:
             _reraise(group, None if ours else exc)
         return False
 
-    async def start(self, nursery: trio.Nursery, *, _shield: bool = False) -> None:
+    async def start(self, nursery: trio.Nursery) -> None:
         """Connect the channel and start the session's tasks in ``nursery``.
 
         For code that owns a nursery already (``async with`` does this for
@@ -429,11 +429,14 @@ class Session:
             SpawnFailed: The server could not be started (process channels).
             RuntimeError: The session was started before.
         """
+        await self._start(nursery, shield=False)
+
+    async def _start(self, nursery: trio.Nursery, *, shield: bool) -> None:
         if self._started:
             raise RuntimeError(f"a {type(self).__name__} can only be started once")
         self._started = True
         self._nursery = nursery
-        self._shield = _shield
+        self._shield = shield
         try:
             await self.channel.start(self._start_task, self)
         except SpawnFailed as exc:

@@ -125,9 +125,9 @@ class Client:
             self.client_info = {"name": name, "version": version}
         self.log_level = options.log_level
         """The ``logLevel`` every 2026-07-28 request asks for, or `None` for no logs."""
-        self._input = InputHandler(options)
+        self._input = InputHandler(options, server=session.name)
         self._cache = TtlCache() if options.cache else None
-        self._notes = NotificationRouter(options.on_notification, self._cache)
+        self._notes = NotificationRouter(options.on_notification, self._cache, session.log)
         self._tokens = itertools.count(1)
         self._input_caps: dict[str, JSON] = {}
         self._envelope: dict[str, JSON] | None = None

@@ -65,9 +65,11 @@ class InputHandler:
     Args:
         options: The client's options (the hooks, ``max_rounds``,
             ``input_timeout``).
+        server: Who the requests go to, as errors name it.
     """
 
-    def __init__(self, options: ClientOptions) -> None:
+    def __init__(self, options: ClientOptions, *, server: str = "") -> None:
+        self.server = server
         self.on_elicitation = options.on_elicitation
         self.on_sampling = options.on_sampling
         self.on_roots = options.on_roots
@@ -238,9 +240,11 @@ class InputHandler:
                     return structure(result, model), rounds
         assert scope.cancelled_caught
         raise RequestTimeout(
-            f"{method} did not complete within input_timeout={self.input_timeout} s ({rounds} rounds)",
+            f"{method} to {self.server} did not complete within input_timeout={self.input_timeout} s"
+            f" ({rounds} rounds)",
             method=method,
             timeout=self.input_timeout or 0.0,
+            server=self.server,
         )
 
     @staticmethod

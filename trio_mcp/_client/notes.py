@@ -48,11 +48,19 @@ class NotificationRouter:
         on_notification: The client-wide callback, or `None`.
         cache: The client's cache, which list-change and update notifications
             invalidate, or `None`.
+        log: Where an exception of ``on_notification`` is reported (it is
+            otherwise ignored, wherever the notification was routed from).
     """
 
-    def __init__(self, on_notification: NotificationCallback | None, cache: TtlCache | None) -> None:
+    def __init__(
+        self,
+        on_notification: NotificationCallback | None,
+        cache: TtlCache | None,
+        log: Callable[[str], object],
+    ) -> None:
         self.on_notification = on_notification
         self.cache = cache
+        self.log = log
 
     async def connection_note(self, note: dict[str, JSON]) -> None:
         """Rule 3: a notification that names no call of ours."""
@@ -99,7 +107,11 @@ class NotificationRouter:
                     await call_maybe_async(on_notification, note)
                 return
             # It names no call of ours: it only reached this call for being
-            # alone in flight.
-            await self.connection_note(note)
+            # alone in flight. The client's callback failing is no failure
+            # of this call: report it, as the session's sink task does.
+            try:
+                await self.connection_note(note)
+            except Exception as exc:
+                self.log(f"the client's notification handler raised {exc!r} for {note.get('method')!r}")
 
         return deliver
