@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -967,31 +968,89 @@ async def test_serve_runs_in_process_over_memory_streams(autojump_clock):
         check_server_lines(lines, MODERN, {("int", 1): "tools/call"})
 
 
+async def test_an_id_is_free_again_once_its_request_was_cancelled(autojump_clock):
+    """A cancelled request answers nothing and leaves nothing behind: its id may be used again."""
+    client, server = trio.testing.memory_stream_pair()
+    logged: list[str] = []
+
+    def line(request_id: Any, method: str, params: dict) -> bytes:
+        return (
+            json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode()
+            + b"\n"
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(partial(trio_mcp.demo.serve, server, server, log=logged.append))
+        await client.send_all(
+            line(7, "tools/call", modern_params({"name": "slow", "arguments": {"delay": 10}}))
+        )
+        await trio.sleep(1)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+        await client.send_all(json.dumps(cancel).encode() + b"\n")
+        await trio.sleep(1)
+        await client.send_all(
+            line(7, "tools/call", modern_params({"name": "echo", "arguments": {"text": "again"}}))
+        )
+        buffer = b""
+        with trio.fail_after(5):
+            while b"\n" not in buffer:
+                buffer += await client.receive_some()
+        await client.send_eof()
+    (answer,) = [json.loads(data) for data in buffer.splitlines()]
+    assert answer["id"] == 7
+    assert text_of(answer["result"]) == "again"
+    assert not any("in progress" in text for text in logged)
+
+
 def test_the_demo_imports_only_the_light_core():
-    """The demo starts on every CLI call: it must not pull in the client, the models or cattrs."""
+    """The demo starts on every CLI call: it must not pull in the client, the models or cattrs.
+
+    It imports the pure core, the exceptions and the server core it shares
+    with `trio_mcp.testing` (`trio_mcp._serving`), which in turn imports no
+    more than that.
+    """
     allowed = {
         "trio_mcp._core.framing",
         "trio_mcp._core.jsonrpc",
         "trio_mcp._core.eras",
         "trio_mcp._core.negotiation",
         "trio_mcp._core.cache",
+        "trio_mcp._errors",
+        "trio_mcp._parking",
+        "trio_mcp._serving.rules",
+        "trio_mcp._serving.server",
         "trio_mcp._version",
     }
-    package = Path(trio_mcp.demo.__file__).parent
-    for path in package.glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level:
-                target = "trio_mcp" + ("." if node.level == 2 else ".demo.") + (node.module or "")
-                if node.level == 1:
-                    assert node.module in (None, "_features", "_server"), (path.name, node.module)
-                else:
-                    assert target in allowed, (path.name, target)
-            elif isinstance(node, ast.Import | ast.ImportFrom):
-                names = (
-                    [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module]
-                )
-                for name in names:
-                    assert name.split(".")[0] not in ("cattrs", "attrs", "trio_mcp"), (path.name, name)
+    root = Path(trio_mcp.__file__).parent
+    for package, own in ((root / "demo", ("_features", "_server")), (root / "_serving", ("rules", "server"))):
+        for path in package.glob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.level:
+                    target = "trio_mcp." + (node.module or "")
+                    if node.level == 1:
+                        assert node.module in (None, *own), (path.name, node.module)
+                    else:
+                        assert node.level == 2, (path.name, target)
+                        assert target in allowed, (path.name, target)
+                elif isinstance(node, ast.Import | ast.ImportFrom):
+                    names = (
+                        [alias.name for alias in node.names]
+                        if isinstance(node, ast.Import)
+                        else [node.module]
+                    )
+                    for name in names:
+                        assert name.split(".")[0] not in ("cattrs", "attrs", "trio_mcp"), (path.name, name)
+    code = "import json, sys, trio_mcp.demo; print(json.dumps(sorted(sys.modules)))"
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout)
+    heavy = [
+        name
+        for name in loaded
+        if name.partition(".")[0] == "cattrs"
+        or name.startswith(
+            ("trio_mcp._client", "trio_mcp._models", "trio_mcp._session", "trio_mcp._transports")
+        )
+    ]
+    assert heavy == []
 
 
 # --------------------------------------------------------- through the client

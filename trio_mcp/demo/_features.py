@@ -17,7 +17,7 @@ from urllib.parse import quote, unquote
 
 import orjson
 
-from .._core.eras import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
+from .._core.eras import LEGACY_VERSIONS, MODERN_VERSIONS
 from .._version import __version__
 
 JSON: TypeAlias = Any
@@ -78,8 +78,6 @@ NAMES: Final = (
     "Margaret",
     "Niklaus",
 )
-
-SEVERITY: Final = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
 DEFAULT_QUESTION: Final = "What is your name?"
 
