@@ -19,6 +19,7 @@ import trio.testing
 
 import trio_mcp
 from trio_mcp import ServerGone, TransportClosed
+from trio_mcp._transports.stream import CLOSE_GRACE
 from trio_mcp.demo._server import serve
 
 GUARD = 10
@@ -145,3 +146,30 @@ async def test_a_raw_session_over_a_stream():
                 )
                 assert result["protocolVersion"] == "2025-11-25"
             nursery.cancel_scope.cancel()
+
+
+async def read_to_end(stream: trio.abc.ReceiveStream) -> bytes:
+    data = b""
+    while chunk := await stream.receive_some():
+        data += chunk
+    return data
+
+
+async def test_closing_writes_what_was_sent_before(autojump_clock):
+    client_end, server_end = trio.testing.memory_stream_pair()
+    async with trio_mcp.open_stream_transport(client_end) as wire:
+        await wire.notify("notifications/initialized")
+    # The notification was queued for the writer when the block ended: it
+    # still reaches the peer, then the end of the stream.
+    with trio.fail_after(1):
+        assert await read_to_end(server_end) == b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+
+
+async def test_closing_gives_up_on_a_peer_that_does_not_read(autojump_clock):
+    client_end, server_end = trio.testing.lockstep_stream_pair()
+    async with trio_mcp.open_stream_transport(client_end) as wire:
+        await wire.notify("notifications/initialized")
+        start = trio.current_time()
+    # Nobody reads the other end: closing waits the close grace, then gives up.
+    assert trio.current_time() - start == CLOSE_GRACE
+    await server_end.aclose()

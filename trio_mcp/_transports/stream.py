@@ -6,7 +6,9 @@ stdio. Two tasks move the bytes: a reader (framing lines, bounded, linear)
 and a writer (which joins whatever was queued meanwhile into one
 ``send_all``, so that a peer that stops reading blocks only the writer).
 The end of the stream, or an error on it, ends the connection with
-`ServerGone`.
+`ServerGone`. Closing writes what was sent before (within the close grace),
+then closes the stream: a notification sent just before ``aclose`` reaches
+the peer, as it would through a pipe.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class StreamChannel(Channel):
         self._queue: deque[list[bytes | None]] = deque()
         self._unsent: dict[int, list[bytes | None]] = {}
         self._writer = Parking()
+        self._drained = Parking()
+        self._sending = False
         self._broken = False
         self._ended = False
         self._closing = False
@@ -89,20 +93,25 @@ class StreamChannel(Channel):
         queue = self._queue
         while True:
             while not queue:
+                self._drained.wake()
                 await self._writer.park()
             batch = b"".join([data for (data,) in queue if data is not None])
             queue.clear()
             self._unsent.clear()
             if not batch:
                 continue
+            self._sending = True
             try:
                 await self.stream.send_all(batch)
             except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                 self._broken = True
                 queue.clear()
+                self._drained.wake()
                 if not self._closing:
                     self._end(f"{self.name} stopped reading ({exc!r})")
                 return
+            finally:
+                self._sending = False
 
     # ------------------------------------------------------------- reading
 
@@ -165,6 +174,9 @@ class StreamChannel(Channel):
             # A stream's own close may say goodbye to the peer (TLS does):
             # bounded, then forceful.
             with trio.move_on_after(max(0.0, min(CLOSE_GRACE, deadline - trio.current_time()))):
+                # What was sent before goes out first (the writer is still running).
+                while self._started and (self._queue or self._sending):
+                    await self._drained.park()
                 await self.stream.aclose()
                 self._closed.set()
             if not self._closed.is_set():
