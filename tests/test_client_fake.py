@@ -23,6 +23,9 @@ async def test_cancelling_the_caller_before_the_acknowledgement_withdraws_the_li
             async with client.listen(tools=True):
                 pytest.fail("never acknowledged, so never entered")
         assert scope.cancelled_caught
+        (request,) = [r for r in server.requests if r.method == "subscriptions/listen"]
+        with trio.fail_after(1):
+            await request.wait_cancelled()  # the withdrawal crosses the stream
         assert client.transport._conn.in_flight == 0
         assert listen_tasks(client) == []
         (listen,) = [m for m in server.received if m.get("method") == "subscriptions/listen"]
@@ -91,11 +94,13 @@ async def test_an_empty_acknowledgement_is_an_acknowledgement(autojump_clock):
             await server.exit(1)
 
 
-async def test_a_bad_timeout_leaves_no_request_behind(autojump_clock):
+async def test_a_request_refused_before_it_is_sent_leaves_no_request_behind(autojump_clock):
     server = FakeServer(tools=["a"])
     async with open_fake_client(server) as client:
-        for bad in (0, -1.0, float("nan")):
-            with pytest.raises(ValueError, match="timeout"):
-                await client.request("tools/list", timeout=bad)
-        assert client.transport._conn.in_flight == 0
-        assert [m.get("method") for m in server.received] == ["server/discover"]
+        for bad in ({"x": {1, 2}}, {"x": object()}, {"x": b"bytes"}):
+            with pytest.raises(TypeError, match="JSON"):
+                await client.request("tools/list", bad)
+        assert client.transport.statistics().requests_in_flight == 0
+        # The next request is the first the server sees, and is answered.
+        assert [tool["name"] for tool in (await client.request("tools/list"))["tools"]] == ["a"]
+    assert [m.get("method") for m in server.received] == ["server/discover", "tools/list"]

@@ -3,8 +3,9 @@
 * Everything in ``trio_mcp.__all__`` exists, and classes and functions report
   ``trio_mcp`` as their module (tracebacks, docs and pickles show the public
   name, never a private module).
-* The sans-io core (``_errors`` and ``_core``) imports no Trio,
-  directly or through another module of the package.
+* The sans-io core (``_errors`` and ``_core``), and the rules the servers of
+  the package share (``_serving.rules``), import no Trio, directly or
+  through another module of the package.
 * Every exception the package exports is an ``MCPError``, except the one
   that reports bugs in trio_mcp itself.
 * ``import trio_mcp`` stays light.
@@ -40,6 +41,8 @@ PURE_MODULES = (
         for path in (Path(__file__).parent.parent / "trio_mcp" / "_core").glob("*.py")
         if path.stem != "__init__"
     ),
+    "trio_mcp._serving",
+    "trio_mcp._serving.rules",
 )
 
 #: The exceptions the package promises to export.

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 
+import orjson
 import pytest
 import trio
 
@@ -32,6 +33,7 @@ from trio_mcp import (
     TransportClosed,
     VersionMismatch,
 )
+from trio_mcp._transports.stream import StreamChannel
 from trio_mcp.testing import FakeServer, open_fake_client, open_fake_transport
 
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -426,7 +428,8 @@ async def test_modern_logs_follow_the_requests_log_level(autojump_clock):
 
     server.on_tool("work", work)
     logs = []
-    async with open_fake_client(server, log_level="info") as client:
+    # (Whichever of the call's and the client's callbacks a log reaches.)
+    async with open_fake_client(server, log_level="info", on_notification=logs.append) as client:
         await client.call_tool("work", on_notification=logs.append)
         assert server.requests[-1].log_level == "info"
         client.log_level = None
@@ -457,6 +460,9 @@ async def test_legacy_logs_follow_set_level(autojump_clock):
         await client.call_tool("work")
         with pytest.raises(ValueError, match="unknown log level"):
             await server.requests[-1].log("loud", "x")
+        # The client hands notifications to on_notification in a task of its
+        # own: a round trip lets it run before the block ends.
+        await client.ping()
     assert sent == [False, True]
     assert [note["params"]["data"] for note in seen] == ["trouble"]
     assert server.log_level == "warning"
@@ -468,7 +474,8 @@ async def test_stderr_reaches_on_stderr(autojump_clock):
     async with open_fake_client(server, on_stderr=lines.append) as client:
         await server.write_stderr("starting\nready\n")
         await client.discover()
-        assert client.transport.stderr_tail == "starting\nready\n"
+        assert client.session.channel.stderr_tail == "starting\nready\n"
+        assert client.session.statistics().stderr_lines == 2
     assert lines == ["starting", "ready"]
 
 
@@ -887,6 +894,81 @@ async def test_garbage_and_oversized_lines_go_through_the_real_framing(autojump_
             await client.call_tool("big")
     assert any("not JSON" in line for line in diagnostics)
     assert any("unknown request id 999" in line for line in diagnostics)
+
+
+async def test_send_raw_over_max_message_bytes_fails_its_request_in_the_real_framer(autojump_clock):
+    server = FakeServer(tools=["big"])
+    async with open_fake_client(server, max_message_bytes=4096) as client:
+        async with trio.open_nursery() as nursery:
+            caught = []
+
+            async def app():
+                with pytest.raises(MessageTooLarge) as error:
+                    await client.call_tool("big")
+                caught.append(error.value)
+
+            nursery.start_soon(app)
+            request = await server.expect_request("tools/call", name="big")
+            # One answer in three writes, over the limit: the client's framer
+            # discards it as it streams in, and recovers the id from its head.
+            answer = b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"' % request.id
+            await server.send_raw(answer)
+            await server.send_raw(b"x" * 6000)
+            await server.send_raw(b'"}]}}\n')
+        (error,) = caught
+        assert (error.size, error.limit) == (len(answer) + 6000 + len(b'"}]}}'), 4096)
+        # Half a message, then the rest: the framer joins them into one line.
+        server.on_tool("echo", lambda request: request.arguments["text"])
+        assert (await client.call_tool("echo", {"text": "whole"})).text == "whole"
+
+
+async def test_every_line_goes_through_the_real_stream_channel(autojump_clock):
+    """What the session writes is what the fake reads, and what the fake writes is what the session reads."""
+    server = FakeServer(era="legacy", tools=["count"])
+
+    async def count(request):
+        for step in (1, 2):
+            await request.progress(step, 2)
+        return "counted"
+
+    server.on_tool("count", count)
+    wire: list[tuple[str, bytes]] = []
+    async with open_fake_client(
+        server, on_wire=lambda direction, line: wire.append((direction, line))
+    ) as client:
+        assert isinstance(client.session.channel, StreamChannel)
+        assert (await client.call_tool("count", on_progress=lambda *args: None)).text == "counted"
+        await server.send_raw(b"Server banner\n")
+        await server.notify("notifications/tools/list_changed")
+        await client.ping()
+        # A half line stays in the client's framer until its end comes.
+        await server.send_raw(b'{"jsonrpc":"2.0","method":"notifications/')
+        await trio.sleep(1)
+        await server.send_raw(b'message","params":{"level":"info","data":"joined"}}\n')
+        await client.ping()
+    written = [line for direction, line in wire if direction == "out"]
+    read = [line for direction, line in wire if direction == "in"]
+    assert all(line.endswith(b"\n") for line in written)
+    assert [orjson.loads(line) for line in written] == server.received
+    assert [m["method"] for m in server.received if "method" in m] == [
+        "server/discover",
+        "initialize",
+        "notifications/initialized",
+        "tools/call",
+        "ping",
+        "ping",
+    ]
+    assert b"Server banner" in read
+    decoded = [orjson.loads(line) for line in read if line != b"Server banner"]
+    # Every answer of the fake, as the session read it, in order.
+    assert [m for m in decoded if "method" not in m] == [request.response for request in server.requests]
+    notes = [(m["method"], m.get("params")) for m in decoded if "method" in m]
+    assert notes == [
+        ("notifications/progress", {"progressToken": 1, "progress": 1, "total": 2}),
+        ("notifications/progress", {"progressToken": 1, "progress": 2, "total": 2}),
+        ("notifications/tools/list_changed", None),
+        ("notifications/message", {"level": "info", "data": "joined"}),
+    ]
 
 
 # --------------------------------------------------------------- transport

@@ -1,11 +1,14 @@
 """Test your Trio application against a scripted, in-memory MCP server.
 
 `FakeServer` plays the server; `open_fake_client` connects the real
-`trio_mcp.Client` to it, with no process and no pipes, in the manner of
-`trio.testing`'s memory streams. Everything runs in the test's own Trio run,
-so it works under ``trio.testing.MockClock(autojump_threshold=0)``: request
-timeouts, ``input_timeout`` and your own `trio.fail_after` budgets elapse in
-virtual time, at once.
+`trio_mcp.Client` to it over `trio.testing.memory_stream_pair`, with no
+process: the client, its session and the stream channel's framing, reader
+and writer are the ones that run over a pipe, and the fake reads and writes
+lines with the same server core as the demo server (``python -m
+trio_mcp.demo``). Everything runs in the test's own Trio run, so it works
+under ``trio.testing.MockClock(autojump_threshold=0)``: request timeouts,
+``input_timeout`` and your own `trio.fail_after` budgets elapse in virtual
+time, at once.
 
 The fake answers the handshake of its protocol era by itself (``era="modern"``
 for 2026-07-28, ``era="legacy"`` for the initialize era). Other requests
@@ -58,47 +61,81 @@ the request again, which arrives as a new `FakeRequest` with
 `FakeRequest.input_responses`), and the server-to-client requests of the
 initialize era with `FakeServer.send_request`. `FakeServer.exit` makes the
 server die (the client raises `trio_mcp.ServerGone`), for testing recovery.
+
+Messages cross the in-memory stream as they would a pipe: a client call that
+waits for its answer returns once the fake has answered it, but what the
+client sends without waiting (a ``notifications/cancelled``, a notification)
+reaches the fake a moment later. Wait for it on the fake's side
+(`FakeRequest.wait_cancelled`, `FakeServer.receive_request`) before asserting
+on `FakeServer.received`; leaving the client's block also lets the fake read
+everything the client sent.
 """
 
 from __future__ import annotations
 
 import inspect
-import math
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, Unpack
 
 import attrs
 import orjson
 import trio
+import trio.testing
 
-from ._client import Client, open_client
-from ._core.eras import (
-    LEGACY_VERSIONS,
-    LOG_LEVEL,
-    LOG_LEVELS,
-    MODERN_VERSIONS,
-    PROTOCOL_VERSION,
-    SERVER_INFO,
-    UNSUPPORTED_PROTOCOL_VERSION,
-)
-from ._core.framing import LineFramer
-from ._core.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, SUBSCRIPTION_ID, _key, encode
-from ._errors import RpcError, ServerGone
+from ._core.eras import LOG_LEVEL, LOG_LEVELS, MODERN_VERSIONS, PROTOCOL_VERSION
+from ._core.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, SUBSCRIPTION_ID, encode, request_key
+from ._errors import RpcError
 from ._models import Implementation, InputRequiredResult, unstructure
-from ._transport import StdioTransport, _signal_name
+from ._open import open_client
+from ._options import ClientOptions, ConnectionOptions, ProcessOptions, SinkOptions, fields_of, split_options
+from ._serving.rules import (
+    LISTEN,
+    cache_fields,
+    discover_result,
+    initialize_refused,
+    initialize_result,
+    legacy_version,
+    unsupported_version,
+)
+from ._serving.server import Server
+from ._session import Session
+from ._transports.memory import MemoryChannel
+from ._transports.stream import CLOSE_GRACE
 from ._version import __version__
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from ._client import ElicitationHook, RootsHook, SamplingHook
-    from ._transport import NotificationCallback
+    from ._channel import Receiver, TaskStarter
+    from ._client import Client
+    from ._core.framing import Oversized
+    from ._options import ClientKwargs, ConnectionKwargs, SinkKwargs
+    from ._serving.server import Admission, Handler, Request
+
+    class StderrKwargs(TypedDict, total=False):
+        """The options of the fake server's stderr (as `trio_mcp.ProcessOptions` has them)."""
+
+        on_stderr: Callable[[str], object] | None
+        stderr_tail_bytes: int
+
+    class FakeClientKwargs(ConnectionKwargs, ClientKwargs, StderrKwargs, total=False):
+        """The options of `open_fake_client`."""
+
+    class FakeTransportKwargs(ConnectionKwargs, SinkKwargs, StderrKwargs, total=False):
+        """The options of `open_fake_transport`."""
+
 
 __all__ = ["FakeRequest", "FakeServer", "open_fake_client", "open_fake_transport"]
 
 JSON: TypeAlias = Any
+_FakeHandler: TypeAlias = Callable[["FakeRequest"], Any]
+
+#: The longest line the fake reads from the client.
+MAX_LINE = 64 * 1024 * 1024
+#: The options that stand for the server process's stderr.
+STDERR_OPTIONS = ("on_stderr", "stderr_tail_bytes")
 
 
 def _wire(value: object, what: str) -> dict[str, JSON]:
@@ -151,18 +188,17 @@ class FakeRequest:
         method: The method, for example ``"tools/call"``.
         params: The params object (empty when the client sent none).
         message: The whole message, as decoded.
-        response: The response sent to it so far, or `None`.
     """
 
-    def __init__(self, connection: Any, message: dict[str, JSON]) -> None:
-        # (Made by the fake server only; ``connection`` is its _Connection.)
-        self._connection: _Connection = connection
+    def __init__(self, connection: Any, request: Any, message: dict[str, JSON]) -> None:
+        # (Made by the fake server only: ``connection`` is its _Connection,
+        # ``request`` the server core's record of the request.)
+        self._link: _Connection = connection
+        self._request: Request = request
         self.message = message
-        self.id: int | str = message["id"]
-        self.method: str = message["method"]
-        params = message.get("params")
-        self.params: dict[str, JSON] = params if isinstance(params, dict) else {}
-        self.response: dict[str, JSON] | None = None
+        self.id: int | str = request.id
+        self.method: str = request.method
+        self.params: dict[str, JSON] = request.params
         self._cancelled = trio.Event()
 
     def __repr__(self) -> str:
@@ -215,9 +251,14 @@ class FakeRequest:
         return level if isinstance(level, str) else None
 
     @property
+    def response(self) -> dict[str, JSON] | None:
+        """The response sent to it (the whole message), or `None`."""
+        return self._request.response
+
+    @property
     def answered(self) -> bool:
         """Whether a response was sent."""
-        return self.response is not None
+        return self._request.answered
 
     @property
     def cancelled(self) -> bool:
@@ -293,7 +334,7 @@ class FakeRequest:
                 answered already.
         """
         await trio.lowlevel.checkpoint_if_cancelled()
-        if self._connection.server.era != "modern":
+        if self._link.server.era != "modern":
             raise RuntimeError(
                 "input_required belongs to the 2026-07-28 era; an initialize-era server asks"
                 " with FakeServer.send_request"
@@ -326,7 +367,7 @@ class FakeRequest:
                 params["total"] = total
             if message is not None:
                 params["message"] = message
-            self._connection.send_notification("notifications/progress", params)
+            self._link.notify("notifications/progress", params)
         await trio.lowlevel.cancel_shielded_checkpoint()
         return sent
 
@@ -346,19 +387,12 @@ class FakeRequest:
         await trio.lowlevel.checkpoint_if_cancelled()
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; the levels are {list(LOG_LEVELS)}")
-        if self._connection.server.era == "modern":
-            wanted = self.log_level
-            sent = wanted is not None
-        else:
-            wanted = self._connection.log_level
-            sent = True
-        if wanted is not None and wanted in LOG_LEVELS:
-            sent = LOG_LEVELS.index(level) >= LOG_LEVELS.index(wanted)
+        sent = self._link.core.log_wanted(self._request, level)
         if sent:
             params: dict[str, JSON] = {"level": level, "data": data}
             if logger is not None:
                 params["logger"] = logger
-            self._connection.send_notification("notifications/message", params)
+            self._link.notify("notifications/message", params)
         await trio.lowlevel.cancel_shielded_checkpoint()
         return sent
 
@@ -373,9 +407,9 @@ class FakeRequest:
         """
         await trio.lowlevel.checkpoint_if_cancelled()
         body = dict(params) if params is not None else {}
-        if self.method == "subscriptions/listen":
+        if self.method == LISTEN:
             body["_meta"] = {**body.get("_meta", {}), SUBSCRIPTION_ID: self.id}
-        self._connection.send_notification(method, body if body or params is not None else None)
+        self._link.notify(method, body if body or params is not None else None)
         await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def acknowledge(self, notifications: Mapping[str, JSON] | None = None) -> None:
@@ -385,7 +419,7 @@ class FakeRequest:
             notifications: The filter the server will honour; by default the
                 one the client asked for.
         """
-        if self.method != "subscriptions/listen":
+        if self.method != LISTEN:
             raise RuntimeError(f"only a subscriptions/listen request is acknowledged, not {self.method}")
         wanted = self.params.get("notifications")
         honoured = dict(notifications) if notifications is not None else (wanted or {})
@@ -398,184 +432,176 @@ class FakeRequest:
             body = {**unstructure(result), "resultType": "input_required"}
         else:
             body = {} if result is None else _wire(result, "the result")
-        if self._connection.server.era == "modern":
-            body.setdefault("resultType", "complete")
-            if self.method == "subscriptions/listen":
-                meta = body.get("_meta")
-                body["_meta"] = {**(meta if isinstance(meta, dict) else {}), SUBSCRIPTION_ID: self.id}
-        self._answer({"jsonrpc": "2.0", "id": self.id, "result": body})
+        self._check_unanswered()
+        # Stamped for the era by the server core: resultType, and the
+        # subscription id of a subscriptions/listen result.
+        self._link.core.respond(self._request, body)
 
     def _error_now(self, code: int, message: str, data: JSON = None) -> None:
-        error: dict[str, JSON] = {"code": code, "message": message}
-        if data is not None:
-            error["data"] = data
-        self._answer({"jsonrpc": "2.0", "id": self.id, "error": error})
+        self._check_unanswered()
+        self._link.core.respond_error(self._request, code, message, data)
 
-    def _answer(self, response: dict[str, JSON]) -> None:
-        if self.response is not None:
+    def _check_unanswered(self) -> None:
+        if self.answered:
             raise RuntimeError(f"{self!r} was answered already")
-        self._connection.send_message(response)
-        self.response = response
 
 
 # ------------------------------------------------------------------- server
 
 
-@attrs.define(eq=False)
-class _Reply:
-    done: trio.Event = attrs.field(factory=trio.Event)
-    result: dict[str, JSON] | None = None
-    error: RpcError | None = None
-    broken: bool = False
-
-
-@attrs.frozen
-class _Stderr:
-    line: str
-
-
-@attrs.frozen
-class _Exit:
-    code: int | None
-    signal: int | None
-
-
-_Out: TypeAlias = bytes | _Stderr | _Exit
+def _result_body(result: object) -> dict[str, JSON]:
+    """The wire form of a result: a dict, a trio_mcp model, or an `InputRequiredResult`."""
+    if isinstance(result, InputRequiredResult):
+        return {**unstructure(result), "resultType": "input_required"}
+    return {} if result is None else _wire(result, "the result")
 
 
 class _Connection:
-    """One connection of a `FakeServer`: what one server process would hold."""
+    """One connection of a `FakeServer`: what one server process would hold.
 
-    def __init__(self, server: FakeServer, transport: _FakeTransport) -> None:
+    The fake's side of the connection is the package's server core
+    (`trio_mcp._serving.server.Server`, the demo server's too) over the
+    server's end of a memory stream pair: it reads the client's lines
+    through the real framing, decodes them, runs the handlers in tasks and
+    writes through one writer task. This class is that core's app: it turns
+    the client's requests into `FakeRequest` objects and hands them to the
+    fake's handlers, rules or test. The client's end is a `MemoryChannel`,
+    through which the "process" also writes its stderr and reports its exit.
+    """
+
+    def __init__(self, server: FakeServer, channel: MemoryChannel, stream: trio.abc.Stream) -> None:
         self.server = server
-        self.transport = transport
-        self.alive = True
-        self.outgoing, self.incoming = trio.open_memory_channel[_Out](math.inf)
+        self.channel = channel
+        self.stream = stream
+        self.core = Server(
+            self,
+            era=server.era,
+            task_prefix="fake-server",
+            max_line=MAX_LINE,
+            # Initialize era: log messages flow until the client sets a level.
+            logs_by_default=True,
+            on_line=self._record,
+        )
+        # ping is one of the fake's own rules, which a handler may override.
+        self.core.answers_ping = False
         self.requests: dict[tuple[bool, int | str], FakeRequest] = {}
-        self.tasks: dict[tuple[bool, int | str], trio.CancelScope] = {}
-        self.replies: dict[tuple[bool, int | str], _Reply] = {}
-        self.next_id = 1
-        self.log_level: str | None = None
         self.handler_errors: list[Exception] = []
+        self.finished = trio.Event()
+        self._line: list[JSON] = []
 
-    # ------------------------------------------------------------- sending
+    @property
+    def alive(self) -> bool:
+        return self.core.alive
 
-    def send(self, item: _Out) -> None:
-        if not self.alive:
-            raise trio.BrokenResourceError("the fake server's client has disconnected")
-        self.outgoing.send_nowait(item)
+    # ----------------------------------------------------------- process
 
-    def send_message(self, message: Mapping[str, JSON]) -> None:
-        self.send(encode(dict(message)))
-
-    def send_notification(self, method: str, params: Mapping[str, JSON] | None) -> None:
-        message: dict[str, JSON] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = dict(params)
-        self.send_message(message)
-
-    # ----------------------------------------------------------- receiving
-
-    def receive(self, data: bytes) -> None:
-        """Take one line the client wrote (called synchronously by the transport)."""
+    async def run(self) -> None:
+        """The server "process": serve until the client leaves or the server exits, then close."""
         try:
-            message = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            self.server.received.append({"unparsable": data})
-            return
-        self.server.received.append(message)
-        if not isinstance(message, dict):
-            return
-        method = message.get("method")
-        if isinstance(method, str) and "id" in message:
-            request = FakeRequest(self, message)
-            self.requests[_key(request.id)] = request
-            self.server.requests.append(request)
-            self.server._dispatch(self, request)
-        elif isinstance(method, str):
-            if method == "notifications/cancelled":
-                params = message.get("params")
-                request_id = params.get("requestId") if isinstance(params, dict) else None
-                if isinstance(request_id, int | str) and not isinstance(request_id, bool):
-                    key = _key(request_id)
-                    cancelled = self.requests.get(key)
-                    if cancelled is not None:
-                        cancelled._cancelled.set()
-                    scope = self.tasks.get(key)
-                    if scope is not None:
-                        scope.cancel()
+            await self.core.serve(self.stream, self.stream, eof_grace=0)
+        finally:
+            self.disconnect("the client disconnected")
+            await trio.aclose_forcefully(self.stream)
+            self.finished.set()
+
+    def disconnect(self, why: str) -> None:
+        """The process is gone: no more sending, handlers stop, the server's requests fail."""
+        self.core.stop(why)
+        self.server._disconnected(self)
+
+    def exit(self, code: int | None, signal: int | None) -> None:
+        # The exit status first: the end of the stream reports it.
+        self.channel.exited(code, signal)
+        self.disconnect("the server exited")
+
+    # ----------------------------------------------------------- sending
+
+    def send(self, data: bytes) -> None:
+        self.core.send_nowait(data)
+
+    def notify(self, method: str, params: Mapping[str, JSON] | None) -> None:
+        self.core.send_nowait(self.core.notification(method, params))
+
+    # -------------------------------------------------- the server core's app
+
+    def _record(self, line: bytes | Oversized) -> None:
+        decoded: JSON
+        if isinstance(line, bytes):
+            try:
+                decoded = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                decoded = {"unparsable": line}
         else:
-            request_id = message.get("id")
-            if isinstance(request_id, int | str) and not isinstance(request_id, bool):
-                reply = self.replies.pop(_key(request_id), None)
-                if reply is not None:
-                    error = message.get("error")
-                    if isinstance(error, dict):
-                        reply.error = RpcError(
-                            error.get("code", INTERNAL_ERROR), error.get("message", ""), error.get("data")
-                        )
-                    else:
-                        result = message.get("result")
-                        reply.result = result if isinstance(result, dict) else {}
-                    reply.done.set()
+            decoded = {"unparsable": line.head}
+        self.server.received.append(decoded)
+        self._line = decoded if isinstance(decoded, list) else [decoded]
 
-    # ------------------------------------------------------------ handlers
+    def _message(self, request: Request) -> dict[str, JSON]:
+        """The message of ``request``, as decoded from the line it came in."""
+        for message in self._line:
+            if (
+                isinstance(message, dict)
+                and message.get("method") == request.method
+                and isinstance(message.get("id"), int | str)
+                and request_key(message["id"]) == request.key
+            ):
+                return message
+        rebuilt: dict[str, JSON] = {"jsonrpc": "2.0", "id": request.id, "method": request.method}
+        if request.params:
+            rebuilt["params"] = request.params
+        return rebuilt
 
-    def start_handler(self, handler: Callable[[FakeRequest], Any], request: FakeRequest) -> None:
-        nursery = self.transport._nursery
-        assert nursery is not None
-        # Shielded like a process of its own: only the client's cancellation
-        # of the request, a disconnection or an exit stop it.
-        scope = trio.CancelScope(shield=True)
-        self.tasks[_key(request.id)] = scope
-        nursery.start_soon(self._run_handler, handler, request, scope, name=f"fake-server:{request.method}")
+    def admit(self, request: Request) -> Admission:
+        fake = FakeRequest(self, request, self._message(request))
+        self.requests[request.key] = fake
+        self.server.requests.append(fake)
+        return self.server._admit(self, fake)
 
-    async def _run_handler(
-        self, handler: Callable[[FakeRequest], Any], request: FakeRequest, scope: trio.CancelScope
-    ) -> None:
-        with scope:
+    def notification(self, message: dict[str, JSON]) -> None:
+        pass  # kept in FakeServer.received, like every message
+
+    def cancelled(self, request: Request) -> None:
+        fake = self.requests.get(request.key)
+        if fake is not None:
+            fake._cancelled.set()
+
+    def failed(self, request: Request, error: Exception) -> RpcError:
+        self.handler_errors.append(error)
+        return RpcError(INTERNAL_ERROR, f"the fake server's handler raised {error!r}")
+
+    def input_ended(self) -> None:
+        # The client closed its end: the "process" goes with it.
+        self.disconnect("the client disconnected")
+
+    def handler(self, handler: _FakeHandler, request: FakeRequest) -> Handler:
+        """What the server core runs, in a task of its own, for a request a handler answers."""
+
+        async def run() -> dict[str, JSON] | None:
             try:
                 outcome = handler(request)
                 if inspect.isawaitable(outcome):
                     outcome = await outcome
-                if outcome is None:
-                    if not request.answered:
-                        raise TypeError(f"the handler of {request!r} returned None without answering it")
-                elif request.answered:
-                    raise TypeError(f"the handler of {request!r} answered it and returned a value too")
-                elif isinstance(outcome, str) and request.method == "tools/call":
-                    request._respond_now({"content": [{"type": "text", "text": outcome}]})
-                else:
-                    request._respond_now(outcome)
-            except RpcError as exc:
-                if not request.answered and self.alive:
-                    request._error_now(exc.code, exc.message, exc.data)
-            except Exception as exc:
-                if isinstance(exc, trio.BrokenResourceError) and not self.alive:
-                    return  # it answered a client that has gone: no bug of the test's
-                self.handler_errors.append(exc)
-                if not request.answered and self.alive:
-                    request._error_now(INTERNAL_ERROR, f"the fake server's handler raised {exc!r}")
-        self.tasks.pop(_key(request.id), None)
+            except trio.BrokenResourceError:
+                if not self.alive:
+                    return None  # it answered a client that has gone: no bug of the test's
+                raise
+            if outcome is None:
+                if not request.answered:
+                    raise TypeError(f"the handler of {request!r} returned None without answering it")
+                return None
+            if request.answered:
+                raise TypeError(f"the handler of {request!r} answered it and returned a value too")
+            if isinstance(outcome, str) and request.method == "tools/call":
+                return {"content": [{"type": "text", "text": outcome}]}
+            return _result_body(outcome)
 
-    # -------------------------------------------------------------- ending
-
-    def stop(self) -> None:
-        """The process is gone: no more sending, handlers stop, the server's requests fail."""
-        self.alive = False
-        for scope in self.tasks.values():
-            scope.cancel()
-        replies, self.replies = self.replies, {}
-        for reply in replies.values():
-            reply.broken = True
-            reply.done.set()
-        self.server._disconnected(self)
+        return run
 
 
 class FakeServer:
     """A scripted MCP server in memory, for testing the code that uses a `trio_mcp.Client`.
 
-    Connect a client with `open_fake_client` (or a transport with
+    Connect a client with `open_fake_client` (or a session with
     `open_fake_transport`). A fake serves one connection at a time, and may
     be connected again after one ends (a restarted server); `received` and
     `requests` span every connection.
@@ -702,7 +728,9 @@ class FakeServer:
     @property
     def log_level(self) -> str | None:
         """The level the client set with ``logging/setLevel`` (initialize era), or `None`."""
-        return self._connection.log_level if self._connection is not None else self._last_log_level
+        if self._connection is not None:
+            return self._connection.core.log_level
+        return self._last_log_level
 
     @property
     def capabilities(self) -> dict[str, JSON]:
@@ -789,7 +817,7 @@ class FakeServer:
             trio.BrokenResourceError: No client is connected.
         """
         await trio.lowlevel.checkpoint_if_cancelled()
-        self._live().send_notification(method, params)
+        self._live().notify(method, params)
         await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def send_request(self, method: str, params: Mapping[str, JSON] | object = None) -> dict[str, JSON]:
@@ -798,7 +826,7 @@ class FakeServer:
         This is how initialize-era servers ask for input: the client answers
         ``elicitation/create``, ``sampling/createMessage`` and ``roots/list``
         through its hooks (or with an error when it has none). ``ping`` is
-        answered by the transport. ::
+        answered by the client's session. ::
 
             answer = await server.send_request(
                 "elicitation/create",
@@ -827,37 +855,17 @@ class FakeServer:
                 " FakeRequest.input_required"
             )
         connection = self._live()
-        request_id = connection.next_id
-        connection.next_id += 1
-        message: dict[str, JSON] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = _wire(params, "params")
-        reply = _Reply()
-        connection.replies[_key(request_id)] = reply
-        connection.send_message(message)
-        try:
-            await reply.done.wait()
-        except BaseException:
-            if connection.replies.pop(_key(request_id), None) is not None and connection.alive:
-                connection.send_notification(
-                    "notifications/cancelled", {"requestId": request_id, "reason": "withdrawn by the server"}
-                )
-            raise
-        if reply.broken:
-            raise trio.BrokenResourceError(f"the client disconnected before answering {method}")
-        if reply.error is not None:
-            raise reply.error
-        assert reply.result is not None
-        return reply.result
+        body = None if params is None else _wire(params, "params")
+        return await connection.core.request(method, body, withdraw="withdrawn by the server")
 
     async def send_message(self, message: Mapping[str, JSON]) -> None:
         """Send the client any JSON-RPC message, as given (for testing odd servers)."""
         await trio.lowlevel.checkpoint_if_cancelled()
-        self._live().send_message(message)
+        self._live().send(encode(dict(message)))
         await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def send_raw(self, data: bytes) -> None:
-        """Write ``data`` to the client as the server's stdout, byte for byte.
+        """Write ``data`` to the client as the server's stdout, byte for byte, after what was sent before.
 
         For testing garbage: a banner line, half a message, a line over
         ``max_message_bytes``. Messages end with ``b"\\n"``.
@@ -871,27 +879,28 @@ class FakeServer:
         await trio.lowlevel.checkpoint_if_cancelled()
         connection = self._live()
         for line in text.removesuffix("\n").split("\n"):
-            connection.send(_Stderr(line))
+            connection.channel.stderr_line(line)
         await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def exit(self, code: int | None = 1, *, signal: int | None = None) -> None:
         """Make the server die, with exit status ``code`` or killed by ``signal``.
 
-        What the server wrote before reaches the client first; then every
-        request in flight, and every later one, fails with
+        Handlers stop, and the requests of this connection can no longer be
+        answered. What the server wrote before is written out, then its end
+        of the stream is closed, as a process's stdout closes when it dies:
+        every request in flight, and every later one, fails with
         `trio_mcp.ServerGone` (its ``exit_code``, ``signal`` and
-        ``stderr_tail`` as given). Handlers stop, and the requests of this
-        connection can no longer be answered. The fake may then be
-        connected again, as a restarted server.
+        ``stderr_tail`` as given). The fake may then be connected again, as
+        a restarted server. A handler that calls this dies with its server
+        (it is cancelled).
 
         Raises:
             trio.BrokenResourceError: No client is connected.
         """
         await trio.lowlevel.checkpoint_if_cancelled()
         connection = self._live()
-        connection.outgoing.send_nowait(_Exit(None if signal is not None else code, signal))
-        connection.stop()
-        await trio.lowlevel.cancel_shielded_checkpoint()
+        connection.exit(None if signal is not None else code, signal)
+        await connection.finished.wait()
 
     # ------------------------------------------------------------ internals
 
@@ -901,39 +910,34 @@ class FakeServer:
             raise trio.BrokenResourceError("no client is connected to the fake server")
         return connection
 
-    def _connect(self, transport: _FakeTransport) -> _Connection:
+    def _connect(self, channel: MemoryChannel, stream: trio.abc.Stream) -> _Connection:
         if self._connection is not None and self._connection.alive:
             raise RuntimeError("this FakeServer already has a client; it serves one at a time")
-        connection = self._connection = _Connection(self, transport)
+        connection = self._connection = _Connection(self, channel, stream)
         return connection
 
     def _disconnected(self, connection: _Connection) -> None:
         # Requests nobody took are void: they can no longer be answered.
-        self._queue = deque(request for request in self._queue if request._connection is not connection)
+        self._queue = deque(request for request in self._queue if request._link is not connection)
         if self._connection is connection:
-            self._last_log_level = connection.log_level
+            self._last_log_level = connection.core.log_level
             self._connection = None
 
-    def _dispatch(self, connection: _Connection, request: FakeRequest) -> None:
+    def _admit(self, connection: _Connection, request: FakeRequest) -> Admission:
+        """How ``request`` is served: by a handler, by the fake's own rules, or by the test."""
         handler = None
         if request.method == "tools/call" and request.name is not None:
             handler = self._tool_handlers.get(request.name)
         if handler is None:
             handler = self._handlers.get(request.method)
         if handler is not None:
-            connection.start_handler(handler, request)
-            return
+            return connection.handler(handler, request)
         rule = self._rule(connection, request)
         if rule is not None:
-            try:
-                result = rule(request)
-            except RpcError as exc:
-                request._error_now(exc.code, exc.message, exc.data)
-            else:
-                request._respond_now(result)
-            return
+            return rule(request)
         self._queue.append(request)
         self._arrivals.unpark_all()
+        return None
 
     def _rule(
         self, connection: _Connection, request: FakeRequest
@@ -946,15 +950,7 @@ class FakeServer:
         if self.era == "legacy" and method == "ping":
             return lambda _: {}
         if self.era == "legacy" and method == "logging/setLevel":
-
-            def set_level(request: FakeRequest) -> dict[str, JSON]:
-                level = request.params.get("level")
-                if level not in LOG_LEVELS:
-                    raise RpcError(-32602, f"unknown log level {level!r}")
-                connection.log_level = level
-                return {}
-
-            return set_level
+            return lambda request: connection.core.set_log_level(request._request)
         listed = {
             "tools/list": ("tools", self.tools),
             "prompts/list": ("prompts", self.prompts),
@@ -971,9 +967,7 @@ class FakeServer:
         return answer_list
 
     def _cache_fields(self) -> dict[str, JSON]:
-        if self.era == "modern":
-            return {"ttlMs": self.ttl_ms, "cacheScope": "public"}
-        return {}
+        return cache_fields(self.ttl_ms) if self.era == "modern" else {}
 
     def _discover(self, request: FakeRequest) -> dict[str, JSON]:
         if self.era == "legacy":
@@ -981,130 +975,80 @@ class FakeServer:
         supported = [self._version or MODERN_VERSIONS[0]]
         requested = request.meta.get(PROTOCOL_VERSION)
         if requested not in supported:
-            raise RpcError(
-                UNSUPPORTED_PROTOCOL_VERSION,
-                "Unsupported protocol version",
-                {"supported": supported, "requested": requested},
-            )
-        result: dict[str, JSON] = {
-            "supportedVersions": supported,
-            "capabilities": self.capabilities,
-            "_meta": {SERVER_INFO: dict(self.server_info)},
-            **self._cache_fields(),
-        }
-        if self.instructions is not None:
-            result["instructions"] = self.instructions
-        return result
+            raise unsupported_version(requested, supported)
+        result = discover_result(supported, self.capabilities, self.server_info, self.instructions)
+        return {**result, **self._cache_fields()}
 
     def _initialize(self, request: FakeRequest) -> dict[str, JSON]:
         offered = request.params.get("protocolVersion")
         if self.era == "modern":
-            raise RpcError(
-                UNSUPPORTED_PROTOCOL_VERSION,
-                "Unsupported protocol version",
-                {"supported": [self._version or MODERN_VERSIONS[0]], "requested": offered},
-            )
-        if self._version is not None:
-            version = self._version
-        elif isinstance(offered, str) and offered in LEGACY_VERSIONS:
-            version = offered
-        else:
-            version = LEGACY_VERSIONS[0]
-        result: dict[str, JSON] = {
-            "protocolVersion": version,
-            "capabilities": self.capabilities,
-            "serverInfo": dict(self.server_info),
-        }
-        if self.instructions is not None:
-            result["instructions"] = self.instructions
-        return result
+            raise initialize_refused(offered, [self._version or MODERN_VERSIONS[0]])
+        version = legacy_version(offered, self._version)
+        return initialize_result(version, self.capabilities, self.server_info, self.instructions)
 
 
 # ---------------------------------------------------------------- transport
 
 
-class _FakeTransport(StdioTransport):
-    """A `StdioTransport` whose "process" is a `FakeServer` in memory.
+class _FakeChannel(MemoryChannel):
+    """The client's side of a fake connection: a `MemoryChannel` whose "process" is a `FakeServer`.
 
-    Only the process I/O differs: lines the client writes go straight to the
-    fake (synchronously, in order), and the fake's lines are read by one task
-    in the transport's nursery, through the same framing and dispatch as a
-    pipe's. Closing stops the fake's handlers and leaves nothing running.
+    Starting it connects the fake to the other end of the memory stream
+    pair and starts the fake's server task, as a process channel starts its
+    process; closing it disconnects the fake (its handlers stop) before the
+    stream is closed. Everything between is the stream channel's own
+    framing, reader and writer.
     """
 
-    def __init__(self, server: FakeServer, **options: Any) -> None:
-        super().__init__(server.name, **options)
-        self._server = server
-        self._link: _Connection | None = None
+    def __init__(self, server: FakeServer, connection: ConnectionOptions, stderr: ProcessOptions) -> None:
+        client_end, self._server_end = trio.testing.memory_stream_pair()
+        super().__init__(
+            client_end,
+            connection.max_message_bytes,
+            server.name,
+            on_stderr=stderr.on_stderr,
+            stderr_tail_bytes=stderr.stderr_tail_bytes,
+        )
+        self.fake = server
+        self.link: _Connection | None = None
 
-    async def _open_io(self) -> None:
+    async def start(self, start_task: TaskStarter, receiver: Receiver) -> None:
         await trio.lowlevel.checkpoint()
-        self._link = self._server._connect(self)
+        self.link = link = self.fake._connect(self, self._server_end)
+        try:
+            await super().start(start_task, receiver)
+        except BaseException:
+            link.disconnect("the client never connected")
+            raise
+        start_task(link.run, "fake-server")
 
-    def _start_io_tasks(self) -> None:
-        self._spawn_task(self._read_fake_stdout)
-
-    async def _read_fake_stdout(self) -> None:
-        link = self._link
-        assert link is not None
-        framer = LineFramer(self.max_message_bytes)
-        handle = self._handle_line
-        async for item in link.incoming:
-            if isinstance(item, bytes):
-                for line in framer.feed(item):
-                    handle(line)
-            elif isinstance(item, _Stderr):
-                self._stderr_line(item.line.encode())
-            else:
-                for line in framer.eof():
-                    handle(line)
-                self._fake_exit(item)
-                return
-
-    def _fake_exit(self, end: _Exit) -> None:
-        if self._closing or self._failure is not None:
-            return
-        if end.signal is not None:
-            error = ServerGone(
-                f"server {self.command!r} was killed by {_signal_name(end.signal)}",
-                signal=end.signal,
-                stderr_tail=self.stderr_tail,
-            )
-        else:
-            error = ServerGone(
-                f"server {self.command!r} exited with code {end.code}",
-                exit_code=end.code,
-                stderr_tail=self.stderr_tail,
-            )
-        self._log(str(error).split("\n", 1)[0])
-        self._fail(error)
-
-    def _write(self, data: bytes, owner: int | None) -> None:
-        link = self._link
-        if self._write_broken or link is None or not link.alive:
-            return
-        link.receive(data.removesuffix(b"\n"))
-
-    async def _terminate(self) -> None:
-        self._write_broken = True
-        self._queue.clear()
-        link = self._link
-        if link is not None and link.alive:
-            link.stop()
-        await trio.lowlevel.checkpoint()
-
-    async def _release_io(self) -> None:
-        link = self._link
+    async def aclose(self, deadline: float | None = None) -> None:
+        # What the client sent is written, then its end closes: the fake
+        # reads the rest and the end of its input and stops, as a process
+        # whose stdin closed (at once: nothing in memory takes time).
+        await super().aclose(deadline)
+        link = self.link
         if link is not None:
-            link.outgoing.close()
-            link.incoming.close()
-        await trio.lowlevel.checkpoint()
+            with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_GRACE):
+                await link.finished.wait()
+            link.disconnect("the client disconnected")
+
+
+class _FakeSession(Session):
+    """A `Session` over a `_FakeChannel`; leaving its block raises what the fake's handlers raised."""
+
+    def __init__(
+        self, channel: _FakeChannel, connection: ConnectionOptions, sink: SinkOptions | None = None
+    ) -> None:
+        super().__init__(channel, connection, sink)
+        self._fake_channel = channel
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool:
         result = await super().__aexit__(exc_type, exc, tb)
-        errors = self._link.handler_errors if self._link is not None else []
+        link = self._fake_channel.link
+        errors = link.handler_errors if link is not None else []
         if errors:
             if exc is None:
                 raise errors[0]
@@ -1113,60 +1057,45 @@ class _FakeTransport(StdioTransport):
         return result
 
 
-def open_fake_transport(
-    server: FakeServer,
-    *,
-    on_stderr: Callable[[str], object] | None = None,
-    on_log: Callable[[str], object] | None = None,
-    on_notification: NotificationCallback | None = None,
-    on_request: Callable[[str, JSON], Awaitable[dict[str, JSON] | None]] | None = None,
-    request_timeout: float | None = 60.0,
-    max_message_bytes: int = 64 * 1024 * 1024,
-    notification_buffer: int = 256,
-    stderr_tail_bytes: int = 8 * 1024,
-) -> StdioTransport:
-    """A `trio_mcp.StdioTransport` connected to ``server`` in memory.
+def _split(where: str, options: Mapping[str, Any], *classes: type) -> tuple[Any, ...]:
+    """Check the options: the stderr ones as `trio_mcp.ProcessOptions` has them, the rest by ``classes``."""
+    given = dict(options)
+    stderr = {name: given.pop(name) for name in STDERR_OPTIONS if name in given}
+    (process,) = split_options(where, stderr, ProcessOptions)
+    return (process, *split_options(where, given, *classes))
 
-    Use it as `trio_mcp.open_stdio_transport` is used (``async with``), for
-    code that takes a transport, or to wrap it in `trio_mcp.open_client`
-    yourself. The options are those of `trio_mcp.open_stdio_transport`; the
-    process options have no meaning here. Leaving the block disconnects the
-    fake; then any exception a handler raised is raised.
+
+def open_fake_transport(server: FakeServer, **options: Unpack[FakeTransportKwargs]) -> Session:
+    """A `trio_mcp.Session` connected to ``server`` in memory.
+
+    Use it as `trio_mcp.open_stream_transport` is used (``async with``), for
+    code that takes a session, or to attach a client with
+    `trio_mcp.open_client` yourself. The session is the real one, over a
+    `trio.testing.memory_stream_pair`: what it sends and reads goes through
+    the same framing, reader and writer as over a pipe. Leaving the block
+    disconnects the fake; then any exception a handler raised is raised.
+
+    (This used to return a `trio_mcp.StdioTransport`, the session of a
+    child process. The requests, notifications and statistics are the
+    session's as before; what stood for the process, such as
+    ``stderr_tail``, is now its channel's: ``session.channel.stderr_tail``.)
+
+    Args:
+        server: The fake to connect to.
+        **options: `trio_mcp.ConnectionOptions` and `trio_mcp.SinkOptions`,
+            as for `trio_mcp.open_stream_transport`, and the server's stderr
+            as `trio_mcp.ProcessOptions` describes it: ``on_stderr`` and
+            ``stderr_tail_bytes``.
+
+    Raises:
+        TypeError, ValueError: An unknown option, or a bad value.
     """
-    return _FakeTransport(
-        server,
-        on_stderr=on_stderr,
-        on_log=on_log,
-        on_notification=on_notification,
-        on_request=on_request,
-        request_timeout=request_timeout,
-        max_message_bytes=max_message_bytes,
-        notification_buffer=notification_buffer,
-        stderr_tail_bytes=stderr_tail_bytes,
-    )
+    stderr, connection, sink = _split("open_fake_transport", options, ConnectionOptions, SinkOptions)
+    return _FakeSession(_FakeChannel(server, connection, stderr), connection, sink)
 
 
 @asynccontextmanager
-async def open_fake_client(
-    server: FakeServer,
-    *,
-    on_stderr: Callable[[str], object] | None = None,
-    on_log: Callable[[str], object] | None = None,
-    request_timeout: float | None = 60.0,
-    max_message_bytes: int = 64 * 1024 * 1024,
-    protocol: str = "auto",
-    probe_timeout: float = 10.0,
-    client_info: tuple[str, str] | Implementation = ("trio-mcp", __version__),
-    on_elicitation: ElicitationHook | None = None,
-    on_sampling: SamplingHook | None = None,
-    on_roots: RootsHook | None = None,
-    on_notification: NotificationCallback | None = None,
-    log_level: str | None = None,
-    max_rounds: int = 10,
-    input_timeout: float | None = 600.0,
-    cache: bool = True,
-    capabilities: Mapping[str, JSON] | None = None,
-) -> AsyncIterator[Client]:
+async def open_fake_client(server: FakeServer, **options: Unpack[FakeClientKwargs]) -> AsyncIterator[Client]:
     """Connect a real `trio_mcp.Client` to ``server``; the ``async with`` owns the connection.
 
     ::
@@ -1174,39 +1103,30 @@ async def open_fake_client(
         async with open_fake_client(server, on_elicitation=answer) as client:
             result = await client.call_tool("ask")
 
-    The options are those of `trio_mcp.open_stdio_client`, without the
-    process ones: the client negotiates the era with the fake, as with a
-    real server, and hooks, timeouts, caching and notifications behave the
-    same. Leaving the block disconnects the fake (its handlers stop); then
-    an exception raised by one of its handlers, if any, is raised.
+    The client negotiates the era with the fake, as with a real server, and
+    hooks, timeouts, caching and notifications behave the same: the client,
+    its session and the stream channel's reader and writer are the real
+    ones, over in-memory streams. Leaving the block disconnects the fake
+    (its handlers stop); then an exception raised by one of its handlers, if
+    any, is raised.
+
+    Args:
+        server: The fake to connect to.
+        **options: The options of `trio_mcp.open_stdio_client` without the
+            process ones: `trio_mcp.ConnectionOptions` and
+            `trio_mcp.ClientOptions`, and the server's stderr as
+            `trio_mcp.ProcessOptions` describes it (``on_stderr``,
+            ``stderr_tail_bytes``).
 
     Raises:
         RuntimeError: ``server`` already has a client.
         trio_mcp.VersionMismatch: ``protocol`` names a version of the other era.
+        TypeError, ValueError: An unknown option, or a bad value.
     """
-    transport = open_fake_transport(
-        server,
-        on_stderr=on_stderr,
-        on_log=on_log,
-        request_timeout=request_timeout,
-        max_message_bytes=max_message_bytes,
-    )
-    async with (
-        transport,
-        open_client(
-            transport,
-            protocol=protocol,
-            probe_timeout=probe_timeout,
-            client_info=client_info,
-            on_elicitation=on_elicitation,
-            on_sampling=on_sampling,
-            on_roots=on_roots,
-            on_notification=on_notification,
-            log_level=log_level,
-            max_rounds=max_rounds,
-            input_timeout=input_timeout,
-            cache=cache,
-            capabilities=capabilities,
-        ) as client,
-    ):
+    stderr, connection, _ = _split("open_fake_client", options, ConnectionOptions, ClientOptions)
+    client_options: dict[str, Any] = {
+        name: value for name, value in options.items() if name in fields_of(ClientOptions)
+    }
+    session = _FakeSession(_FakeChannel(server, connection, stderr), connection)
+    async with session, open_client(session, **client_options) as client:
         yield client
