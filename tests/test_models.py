@@ -1259,3 +1259,74 @@ def test_plain_tool_results_take_the_fast_path_with_the_same_outcome(
         assert expected is None
     else:
         assert got == expected
+
+
+@pytest.mark.property
+@given(
+    versions=st.lists(st.text(max_size=10), max_size=3) | json_scalars,
+    capabilities=st.dictionaries(
+        st.sampled_from(
+            ["tools", "prompts", "resources", "logging", "completions", "tasks", "extensions", "other"]
+        ),
+        st.none() | st.dictionaries(st.text(max_size=4), json_scalars, max_size=2) | json_scalars,
+        max_size=4,
+    )
+    | json_scalars,
+    instructions=st.none() | st.text(max_size=6) | st.integers(),
+    ttl=st.none() | st.integers(-5, 10**6) | st.floats(allow_nan=False) | st.text(max_size=2),
+    cache_scope=st.none() | st.sampled_from(["public", "private"]) | st.integers(),
+    info=st.none()
+    | st.fixed_dictionaries(
+        {"name": st.text(max_size=4), "version": st.text(max_size=4)},
+        optional={
+            "title": st.text(max_size=4) | st.integers(),
+            "websiteUrl": st.text(max_size=4),
+            "icons": st.just([]),
+        },
+    )
+    | json_scalars,
+    extra=st.dictionaries(st.sampled_from(["x", "resultType"]), st.just("complete"), max_size=1),
+)
+def test_plain_discover_results_take_the_fast_path_with_the_same_outcome(
+    versions, capabilities, instructions, ttl, cache_scope, info, extra
+):
+    """The converter-free path for the common DiscoverResult agrees with the converter, errors included."""
+    data = {"supportedVersions": versions, "capabilities": capabilities, **extra}
+    for key, value in (("instructions", instructions), ("ttlMs", ttl), ("cacheScope", cache_scope)):
+        if value is not None:
+            data[key] = value
+    if info is not None:
+        data["_meta"] = {"io.modelcontextprotocol/serverInfo": info}
+    hook = codec._converter().get_structure_hook(DiscoverResult)
+    try:
+        expected = hook(data, DiscoverResult)
+    except Exception:
+        expected = None
+    fast = codec._plain_discover_result(data)
+    if fast is not None:
+        assert fast == expected
+    try:
+        got = structure(data, DiscoverResult)
+    except ProtocolError:
+        assert expected is None
+    else:
+        assert got == expected
+
+
+def test_the_common_discover_result_takes_the_fast_path():
+    """What servers send (no icons, no unknown keys) is built without the converter."""
+    common = {
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+        "instructions": "Use echo.",
+        "ttlMs": 60000,
+        "cacheScope": "public",
+        "resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1", "title": "S"}},
+    }
+    found = codec._plain_discover_result(common)
+    assert found is not None
+    assert found == codec._converter().get_structure_hook(DiscoverResult)(common, DiscoverResult)
+    assert found.server_info == Implementation(name="s", version="1", title="S")
+    # With icons, the converter does it.
+    assert codec._plain_discover_result(DISCOVER_RESULT) is None

@@ -41,8 +41,6 @@ import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeGuard
 
-import attrs
-
 from .._errors import MCPError, MessageTooLarge, ProtocolError, RpcError
 from .codec import NOT_JSON, UnreadableJSON, decode, encode
 from .framing import KEEP, Oversized
@@ -82,63 +80,101 @@ INTERNAL_ERROR: Final = -32603
 
 
 # --------------------------------------------------------------------- events
+#
+# Plain classes with slots rather than attrs classes: one is made for every
+# message, on the hot path, and at import time each attrs class costs a
+# compilation. Treat them as read-only.
 
 
-@attrs.frozen
-class Answered:
+class _Event:
+    """Equality and repr by fields, for the events below."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(
+            getattr(self, name) == getattr(other, name) for name in self.__slots__
+        )
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]  # events may hold dicts
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+
+class Answered(_Event):
     """The request ``request_id`` got a result (a JSON object)."""
 
-    request_id: int
-    result: dict[str, JSON]
+    __slots__ = ("request_id", "result")
+
+    def __init__(self, request_id: int, result: dict[str, JSON]) -> None:
+        self.request_id = request_id
+        self.result = result
 
 
-@attrs.frozen
-class Failed:
+class Failed(_Event):
     """The request ``request_id`` failed: an error answer, a broken one, or the request echoed back."""
 
-    request_id: int
-    error: MCPError
+    __slots__ = ("error", "request_id")
+
+    def __init__(self, request_id: int, error: MCPError) -> None:
+        self.request_id = request_id
+        self.error = error
 
 
-@attrs.frozen
-class Note:
+class Note(_Event):
     """A notification, and the request in flight whose callback takes it.
 
     ``target`` is `None` when the notification goes to the connection sink.
     """
 
-    message: dict[str, JSON]
-    target: int | None
+    __slots__ = ("message", "target")
+
+    def __init__(self, message: dict[str, JSON], target: int | None) -> None:
+        self.message = message
+        self.target = target
 
 
-@attrs.frozen
-class ServerRequest:
+class ServerRequest(_Event):
     """The server asked us something (legacy eras); answer with `Connection.respond`."""
 
-    request_id: RequestId
-    method: str
-    params: JSON
+    __slots__ = ("method", "params", "request_id")
+
+    def __init__(self, request_id: RequestId, method: str, params: JSON) -> None:
+        self.request_id = request_id
+        self.method = method
+        self.params = params
 
 
-@attrs.frozen
-class ServerRequestCancelled:
+class ServerRequestCancelled(_Event):
     """The server withdrew its request ``request_id``: stop work, send no answer."""
 
-    request_id: RequestId
+    __slots__ = ("request_id",)
+
+    def __init__(self, request_id: RequestId) -> None:
+        self.request_id = request_id
 
 
-@attrs.frozen
-class Send:
+class Send(_Event):
     """Bytes the connection wants written (an automatic answer, such as to ``ping``)."""
 
-    data: bytes
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
 
 
-@attrs.frozen
-class Diagnostic:
+class Diagnostic(_Event):
     """Something the connection dropped or worked around, for the transport's log."""
 
-    text: str
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
 Event: TypeAlias = Answered | Failed | Note | ServerRequest | ServerRequestCancelled | Send | Diagnostic
@@ -201,11 +237,13 @@ def _recover_id(head: bytes, tail: bytes) -> RequestId | None:
 # --------------------------------------------------------------- connection
 
 
-@attrs.define(eq=False)
 class _Pending:
-    method: str
-    token: tuple[bool, RequestId] | None
-    wants_notes: bool
+    __slots__ = ("method", "token", "wants_notes")
+
+    def __init__(self, method: str, token: tuple[bool, RequestId] | None, wants_notes: bool) -> None:
+        self.method = method
+        self.token = token
+        self.wants_notes = wants_notes
 
 
 class Connection:

@@ -65,10 +65,12 @@ from .types import (
     BlobResourceContents,
     CallToolResult,
     ContentBlock,
+    DiscoverResult,
     ElicitFormParams,
     ElicitRequestParams,
     ElicitUrlParams,
     Implementation,
+    ServerCapabilities,
     TextContent,
     TextResourceContents,
     UnknownContent,
@@ -569,6 +571,10 @@ def structure(data: Any, cls: Any) -> Any:
         fast = _plain_call_tool_result(data)
         if fast is not None:
             return fast
+    elif cls is DiscoverResult:
+        found = _plain_discover_result(data)
+        if found is not None:
+            return found
     try:
         hook = _structurers[cls]
     except KeyError:
@@ -580,6 +586,81 @@ def structure(data: Any, cls: Any) -> Any:
 
 
 _PLAIN_RESULT_KEYS: Final = frozenset({"content", "resultType", "isError", "structuredContent", "_meta"})
+_PLAIN_DISCOVER_KEYS: Final = frozenset(
+    {"supportedVersions", "capabilities", "instructions", "ttlMs", "cacheScope", "_meta", "resultType"}
+)
+_CAPABILITY_KEYS: Final = {
+    "experimental": "experimental",
+    "logging": "logging",
+    "completions": "completions",
+    "prompts": "prompts",
+    "resources": "resources",
+    "tools": "tools",
+    "tasks": "tasks",
+    "extensions": "extensions",
+}
+_PLAIN_IMPLEMENTATION_KEYS: Final = frozenset({"name", "version", "title", "description", "websiteUrl"})
+
+
+def _plain_discover_result(data: Any) -> DiscoverResult | None:
+    """The common ``DiscoverResult``, built without the converter (which costs a
+    noticeable share of a short program's start to load).
+
+    Returns `None` for anything else (the converter then does the work and
+    the checking): unknown keys, icons, fields of the wrong type.
+    """
+    if type(data) is not dict or not _PLAIN_DISCOVER_KEYS.issuperset(data):
+        return None
+    versions = data.get("supportedVersions")
+    capabilities = data.get("capabilities")
+    if (
+        type(versions) is not list
+        or any(type(v) is not str for v in versions)
+        or type(capabilities) is not dict
+    ):
+        return None
+    caps: dict[str, Any] = {}
+    for key, value in capabilities.items():
+        name = _CAPABILITY_KEYS.get(key)
+        if name is None or (value is not None and type(value) is not dict):
+            return None
+        caps[name] = value
+    instructions = data.get("instructions")
+    cache_scope = data.get("cacheScope", "private")
+    meta = data.get("_meta")
+    if (
+        (instructions is not None and type(instructions) is not str)
+        or type(cache_scope) is not str
+        or (meta is not None and type(meta) is not dict)
+    ):
+        return None
+    info: Implementation | None = None
+    if meta is not None and SERVER_INFO in meta:
+        raw = meta[SERVER_INFO]
+        if (
+            type(raw) is not dict
+            or not _PLAIN_IMPLEMENTATION_KEYS.issuperset(raw)
+            or not all(type(v) is str for v in raw.values())
+            or "name" not in raw
+            or "version" not in raw
+        ):
+            return None
+        info = Implementation(
+            name=raw["name"],
+            version=raw["version"],
+            title=raw.get("title"),
+            description=raw.get("description"),
+            website_url=raw.get("websiteUrl"),
+        )
+    return DiscoverResult(
+        supported_versions=versions,
+        capabilities=ServerCapabilities(**caps),
+        instructions=instructions,
+        ttl_ms=clamp_ttl(data.get("ttlMs", 0)),
+        cache_scope=cache_scope,
+        meta=meta,
+        server_info=info,
+    )
 
 
 def _plain_call_tool_result(data: Any) -> CallToolResult | None:

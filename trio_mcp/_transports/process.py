@@ -68,6 +68,8 @@ STDERR_LINE_MAX: Final = 64 * 1024
 #: answers, before it takes it back (only while nothing is in flight: a
 #: notification then waits at most about this long).
 LEASE: Final = 0.005
+#: A reader that finds more output chunk after chunk yields after this many.
+YIELD_EVERY: Final = 4
 #: How many characters of the command line the server's name shows.
 NAME_MAX: Final = 60
 
@@ -378,7 +380,7 @@ class ProcessChannel(Channel):
         receiver = self._receiver
         assert receiver is not None
         fd = self._stdout_fd
-        waited = True
+        unbroken = 0
         try:
             while not self._stdout_eof.is_set():
                 if self._reading != "reader":
@@ -393,13 +395,13 @@ class ProcessChannel(Channel):
                 data = self._read_some()
                 if data is None:
                     await trio.lowlevel.wait_readable(fd)
-                    waited = True
+                    unbroken = 0
                     continue
-                if not waited:
-                    # More right after a chunk: a server that writes without
-                    # pause must not starve the other tasks.
+                unbroken += 1
+                if unbroken % YIELD_EVERY == 0:
+                    # Chunk after chunk without a pause: a server writing
+                    # without end must not starve the other tasks.
                     await trio.lowlevel.cancel_shielded_checkpoint()
-                waited = False
                 if not data:
                     self._stdout_ended()
                     return
@@ -418,23 +420,31 @@ class ProcessChannel(Channel):
         self._reading = "direct"
         self._direct_reads += 1
         fd = self._stdout_fd
+        unbroken = 0
         try:
+            # The caller has just written its request: its answer is not
+            # there yet, so wait first (this is the checkpoint).
+            await trio.lowlevel.wait_readable(fd)
             while not done():
                 try:
-                    # The caller has just written its request: its answer is
-                    # not there yet, so wait first (this is the checkpoint).
-                    await trio.lowlevel.wait_readable(fd)
                     data = self._read_some()
+                    if data is None:
+                        unbroken = 0
+                        await trio.lowlevel.wait_readable(fd)
+                        continue
                 except (trio.ClosedResourceError, OSError) as exc:
                     if not isinstance(exc, trio.ClosedResourceError):
                         self._stdout_ended(exc)
                     return True
-                if data is None:
-                    continue
+                unbroken += 1
+                if unbroken % YIELD_EVERY == 0:
+                    await trio.lowlevel.checkpoint()
                 if not data:
                     self._stdout_ended()
                     return True
                 self._feed(data)
+        except trio.ClosedResourceError:
+            return True
         finally:
             if self._reading == "direct":
                 receiver = self._receiver
