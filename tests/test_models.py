@@ -1291,10 +1291,13 @@ def test_plain_discover_results_take_the_fast_path_with_the_same_outcome(
     versions, capabilities, instructions, ttl, cache_scope, info, extra
 ):
     """The converter-free path for the common DiscoverResult agrees with the converter, errors included."""
-    data = {"supportedVersions": versions, "capabilities": capabilities, **extra}
-    for key, value in (("instructions", instructions), ("ttlMs", ttl), ("cacheScope", cache_scope)):
-        if value is not None:
-            data[key] = value
+    optional = {"instructions": instructions, "ttlMs": ttl, "cacheScope": cache_scope}
+    data = {
+        "supportedVersions": versions,
+        "capabilities": capabilities,
+        **extra,
+        **{key: value for key, value in optional.items() if value is not None},
+    }
     if info is not None:
         data["_meta"] = {"io.modelcontextprotocol/serverInfo": info}
     hook = codec._converter().get_structure_hook(DiscoverResult)
