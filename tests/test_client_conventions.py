@@ -237,3 +237,27 @@ async def test_a_failing_client_callback_fails_no_call(era):
                 while not any("the application's bug" in line for line in logs):  # noqa: ASYNC110
                     await trio.sleep(0.01)
     assert any("raised ValueError" in line and "the application's bug" in line for line in logs)
+
+
+async def test_notifications_read_while_a_client_is_attached_reach_it_after_it_detached():
+    """The sink's backlog is delivered to the client that was attached when each notification was read,
+    even once it has left its block (nothing is silently dropped)."""
+    got = []
+    release = trio.Event()
+
+    async def on_notification(note):
+        await release.wait()  # a slow consumer: the second log waits in the backlog
+        got.append(note["params"]["data"])
+
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_stdio_transport(sys.executable, server_args("--era", "legacy")) as session:
+            async with trio_mcp.open_client(
+                session, protocol="2025-11-25", on_notification=on_notification
+            ) as client:
+                await client.call_tool("log", {"level": "info", "message": "one"})
+                await client.call_tool("log", {"level": "info", "message": "two"})
+            assert session.attachment is None
+            release.set()
+            while len(got) < 2:  # noqa: ASYNC110
+                await trio.sleep(0.01)
+    assert got == ["one", "two"]

@@ -175,6 +175,30 @@ class _Mailbox(Parking):
             self.wake()
 
 
+class _Sink(Parking):
+    """The connection-wide notifications, each with the client attached when it was read."""
+
+    __slots__ = ("done", "dropped", "items")
+
+    def __init__(self) -> None:
+        self.task = None
+        self.items: deque[tuple[dict[str, JSON], Attachment | None]] = deque()
+        self.done = False
+        self.dropped = 0
+
+    def put(self, note: dict[str, JSON], attachment: Attachment | None) -> bool:
+        if len(self.items) >= CALLBACK_BACKLOG:
+            self.dropped += 1
+            return False
+        self.items.append((note, attachment))
+        self.wake()
+        return True
+
+    def finish(self) -> None:
+        self.done = True
+        self.wake()
+
+
 async def call_maybe_async(callback: Callable[..., Any], *args: Any) -> Any:
     """Call a callback that may be a plain or an async function; return its result."""
     outcome = callback(*args)
@@ -331,7 +355,7 @@ class Session:
 
         self._conn = Connection()
         self._calls: dict[int, _Mailbox] = {}
-        self._sink: _Mailbox | None = None
+        self._sink: _Sink | None = None
         self._sink_running = False
         self._own_sink = sink.on_notification
         self._attachment: Attachment | None = None
@@ -909,13 +933,18 @@ class Session:
                         f"a notifications() subscriber is full; {stream.dropped} notifications dropped so far"
                     )
         target = event.target
-        box = self._calls.get(target) if target is not None else self._sink
-        if box is None and target is not None:
-            box = self._sink
-        if box is not None and not box.put(note):
+        box = self._calls.get(target) if target is not None else None
+        if box is not None:
+            if not box.put(note):
+                self._notes_dropped += 1
+                if box.dropped in (1, 10, 100, 1000) or box.dropped % 10000 == 0:
+                    self.log(f"a notification callback is falling behind; {box.dropped} notifications dropped")
+            return
+        sink = self._sink
+        if sink is not None and not sink.put(note, self._attachment):
             self._notes_dropped += 1
-            if box.dropped in (1, 10, 100, 1000) or box.dropped % 10000 == 0:
-                self.log(f"a notification callback is falling behind; {box.dropped} notifications dropped")
+            if sink.dropped in (1, 10, 100, 1000) or sink.dropped % 10000 == 0:
+                self.log(f"the notification sink is falling behind; {sink.dropped} notifications dropped")
 
     def _fail(self, error: MCPError, *, quiet_streams: bool = False) -> None:
         """Fail everything in flight and everything after with ``error``."""
@@ -932,19 +961,21 @@ class Session:
             stream.end(None if quiet_streams else error)
         self._streams.clear()
         if self._sink is not None:
-            self._sink.finish(None, None)
+            self._sink.finish()
 
     # ---------------------------------------------------------------- sink
 
     def _install_sink(self) -> None:
         if self._sink is None:
-            self._sink = _Mailbox(self._call_sink)
+            self._sink = _Sink()
         if self._running and not self._sink_running:
             self._sink_running = True
             self._start_task(self._run_sink, "sink")
 
-    async def _call_sink(self, note: dict[str, JSON]) -> None:
-        attachment = self._attachment
+    async def _call_sink(self, note: dict[str, JSON], attachment: Attachment | None) -> None:
+        # The client attached when the notification was read gets it, even
+        # if it has detached since: nothing read while it was attached is
+        # lost.
         if attachment is not None and attachment.on_notification is not None:
             try:
                 await call_maybe_async(attachment.on_notification, note)
@@ -958,14 +989,14 @@ class Session:
                 self.log(f"the on_notification sink raised {exc!r} for {note.get('method')!r}")
 
     async def _run_sink(self) -> None:
-        box = self._sink
-        assert box is not None
+        sink = self._sink
+        assert sink is not None
         while True:
-            while box.notes:
-                await self._call_sink(box.notes.popleft())
-            if box.done:
+            while sink.items:
+                await self._call_sink(*sink.items.popleft())
+            if sink.done:
                 return
-            await box.park()
+            await sink.park()
 
     # ------------------------------------------------------ server requests
 

@@ -16,7 +16,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from .._errors import ServerGone
-from .process import signal_name
+from .process import default_stderr, signal_name
 from .stream import StreamChannel
 
 if TYPE_CHECKING:
@@ -34,7 +34,8 @@ class MemoryChannel(StreamChannel):
         stream: The client's end of the byte stream to the server.
         max_message_bytes: The longest line accepted.
         name: The server's name, as messages give it (``server 'NAME'``).
-        on_stderr: Called with each stderr line (default: none).
+        on_stderr: Called with each stderr line (default: the ``trio_mcp.server``
+            logger at DEBUG, as for a process).
         stderr_tail_bytes: How much of the end of stderr `ServerGone` carries.
     """
 
@@ -48,7 +49,7 @@ class MemoryChannel(StreamChannel):
         stderr_tail_bytes: int = 8 * 1024,
     ) -> None:
         super().__init__(stream, max_message_bytes, name)
-        self._on_stderr = on_stderr
+        self._on_stderr = on_stderr if on_stderr is not None else default_stderr
         self._tail_limit = stderr_tail_bytes
         self._tail: deque[str] = deque()
         self._tail_size = 0
@@ -77,11 +78,10 @@ class MemoryChannel(StreamChannel):
         self._tail_size += len(text) + 1
         while self._tail_size > self._tail_limit and self._tail:
             self._tail_size -= len(self._tail.popleft()) + 1
-        if self._on_stderr is not None:
-            try:
-                self._on_stderr(text)
-            except Exception as exc:
-                self.log(f"on_stderr raised {exc!r}")
+        try:
+            self._on_stderr(text)
+        except Exception as exc:
+            self.log(f"on_stderr raised {exc!r}")
 
     def exited(self, code: int | None, signal: int | None = None) -> None:
         """The server "exited" with ``code`` (or was killed by ``signal``).

@@ -26,6 +26,7 @@ nothing about JSON-RPC:
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import select
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from .._channel import Receiver, TaskStarter
     from .._options import ProcessOptions
 
-__all__ = ["ProcessChannel", "describe_command", "signal_name"]
+__all__ = ["ProcessChannel", "default_stderr", "describe_command", "signal_name"]
 
 #: After the process exits (or stdout ends), how long to wait for the rest of
 #: its output before failing the requests in flight.
@@ -110,9 +111,8 @@ def _short_path(arg: str) -> str:
     return arg
 
 
-def _default_stderr(line: str) -> None:
-    import logging
-
+def default_stderr(line: str) -> None:
+    """Where a server's stderr lines go by default: the ``trio_mcp.server`` logger, at DEBUG."""
     logging.getLogger("trio_mcp.server").debug("%s", line)
 
 
@@ -135,7 +135,7 @@ class ProcessChannel(Channel):
         self.kill_grace = options.kill_grace
         self._max_line = max_message_bytes
         self._on_stderr: Callable[[str], object] = (
-            options.on_stderr if options.on_stderr is not None else _default_stderr
+            options.on_stderr if options.on_stderr is not None else default_stderr
         )
         self._described = describe_command(command, args)
         self._receiver: Receiver | None = None
