@@ -546,7 +546,14 @@ FLOOR = "trio tasks (floor)"
 
 def _has_request_timeout() -> bool:
     """Whether ``open_stdio_transport`` takes a connection-wide ``request_timeout``."""
-    return "request_timeout" in inspect.signature(trio_mcp.open_stdio_transport).parameters
+    if "request_timeout" in inspect.signature(trio_mcp.open_stdio_transport).parameters:
+        return True
+    try:
+        # The options are keyword arguments defined once, in an options class.
+        trio_mcp.open_stdio_transport(sys.executable, request_timeout=1.0)
+    except TypeError:
+        return False
+    return True
 
 
 def _pause_gc() -> None:
