@@ -75,6 +75,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
@@ -742,13 +743,29 @@ def _package_modules() -> list[str]:
     return found
 
 
+def _parse(source: str) -> ast.Module:
+    """``ast.parse`` in a thread of its own.
+
+    CPython 3.11 can raise a spurious ``SystemError: AST constructor
+    recursion depth mismatch`` in a thread whose recursion bookkeeping was
+    disturbed earlier (other tests provoke and catch RecursionError on
+    purpose); a fresh thread starts with clean bookkeeping.
+    """
+    tree: list[ast.Module] = []
+    worker = threading.Thread(target=lambda: tree.append(ast.parse(source)))
+    worker.start()
+    worker.join()
+    assert tree, "ast.parse failed in its thread"
+    return tree[0]
+
+
 def _imported(module: str) -> set[str]:
     """The package's modules that ``module`` imports, however (``TYPE_CHECKING`` and functions included)."""
     path = _module_file(module)
     assert path is not None
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     targets: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             targets |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
