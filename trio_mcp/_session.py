@@ -938,7 +938,9 @@ class Session:
             if not box.put(note):
                 self._notes_dropped += 1
                 if box.dropped in (1, 10, 100, 1000) or box.dropped % 10000 == 0:
-                    self.log(f"a notification callback is falling behind; {box.dropped} notifications dropped")
+                    self.log(
+                        f"a notification callback is falling behind; {box.dropped} notifications dropped"
+                    )
             return
         sink = self._sink
         if sink is not None and not sink.put(note, self._attachment):
