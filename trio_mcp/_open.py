@@ -191,7 +191,18 @@ async def open_client(session: Session, **options: Unpack[ClientKwargs]) -> Asyn
             speaks.
     """
     (client_options,) = split_options("open_client", options, ClientOptions)
-    client = Client(session, client_options)
+    async with _connected(session, client_options) as client:
+        yield client
+
+
+@asynccontextmanager
+async def _connected(session: Session, options: ClientOptions) -> AsyncIterator[Client]:
+    """A client attached to ``session`` and connected, detached as the block ends.
+
+    Only `open_stdio_client` can start a server that died on the probe again;
+    here that death is the error.
+    """
+    client = Client(session, options)
     client.attach()
     try:
         try:
@@ -318,17 +329,8 @@ async def open_stream_client(
         "open_stream_client", options, ConnectionOptions, ClientOptions
     )
     session = Session(StreamChannel(stream, connection.max_message_bytes, name), connection)
-    async with session:
-        client = Client(session, client_options)
-        client.attach()
-        try:
-            try:
-                await client.connect()
-            except ServerDiedOnProbe as exc:
-                raise exc.gone from None
-            yield client
-        finally:
-            client.detach()
+    async with session, _connected(session, client_options) as client:
+        yield client
 
 
 async def wrap_client_stream(

@@ -42,6 +42,7 @@ from .._channel import Channel
 from .._core.framing import LineFramer, clean_line
 from .._errors import ServerGone, SpawnFailed
 from .._parking import Parking
+from ._outbox import Outbox
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -153,10 +154,8 @@ class ProcessChannel(Channel):
         self._stderr_eof = trio.Event()
 
         # Writing.
-        self._queue: deque[list[bytes | None]] = deque()
-        self._unsent: dict[int, list[bytes | None]] = {}
+        self._outbox = Outbox()
         self._writing = False
-        self._writer = Parking()
         self._write_broken = False
 
         # Reading: who reads stdout now (see read_until).
@@ -268,15 +267,11 @@ class ProcessChannel(Channel):
     def send(self, data: bytes, request_id: int | None = None, *, batch: bool = False) -> None:
         if self._write_broken:
             return
-        if self._queue or self._writing or batch:
+        if self._outbox or self._writing or batch:
             # Other messages are queued or likely to follow: leave this one
             # to the writer task, which joins whatever is queued during this
             # scheduler pass into one write.
-            entry: list[bytes | None] = [data]
-            self._queue.append(entry)
-            if request_id is not None:
-                self._unsent[request_id] = entry
-            self._writer.wake()
+            self._outbox.put(data, request_id)
             return
         try:
             written = os.write(self._stdin_fd, data)
@@ -286,29 +281,18 @@ class ProcessChannel(Channel):
             self._broken_pipe(exc)
             return
         if written < len(data):
-            self._queue.append([data[written:]])
-            self._writer.wake()
+            self._outbox.put(data[written:])
 
     def withdraw(self, request_id: int) -> bool:
-        entry = self._unsent.pop(request_id, None)
-        if entry is None:
-            return False
         # Never written: void it where it waits, in O(1).
-        entry[0] = None
-        return True
+        return self._outbox.withdraw(request_id)
 
     async def _write_queued(self) -> None:
         fd = self._stdin_fd
-        queue = self._queue
+        outbox = self._outbox
         while True:
-            while not queue:
-                await self._writer.park()
-            if len(queue) == 1:
-                batch = queue[0][0] or b""
-            else:
-                batch = b"".join([data for (data,) in queue if data is not None])
-            queue.clear()
-            self._unsent.clear()
+            await outbox.wait()
+            batch = outbox.take()
             if not batch:
                 continue
             self._writing = True
@@ -332,8 +316,7 @@ class ProcessChannel(Channel):
         if self._write_broken:
             return
         self._write_broken = True
-        self._queue.clear()
-        self._unsent.clear()
+        self._outbox.clear()
         if not self._closing:
             self._log(f"writing to {self.name} failed ({exc!r}); it stopped reading its stdin")
             self._begin_gone()
@@ -633,8 +616,7 @@ class ProcessChannel(Channel):
         proc = self._proc
         assert proc is not None
         self._write_broken = True
-        self._queue.clear()
-        self._unsent.clear()
+        self._outbox.clear()
         if proc.stdin is not None:
             await proc.stdin.aclose()
         if proc.returncode is None:

@@ -13,7 +13,6 @@ the peer, as it would through a pipe.
 
 from __future__ import annotations
 
-from collections import deque
 from typing import TYPE_CHECKING, Final
 
 import trio
@@ -22,6 +21,7 @@ from .._channel import Channel
 from .._core.framing import LineFramer, clean_line
 from .._errors import ServerGone
 from .._parking import Parking
+from ._outbox import Outbox
 
 if TYPE_CHECKING:
     from .._channel import Receiver, TaskStarter
@@ -49,9 +49,7 @@ class StreamChannel(Channel):
         self._name = f"server {name!r}" if name is not None else f"server on a {type(stream).__name__}"
         self._framer = LineFramer(max_message_bytes)
         self._receiver: Receiver | None = None
-        self._queue: deque[list[bytes | None]] = deque()
-        self._unsent: dict[int, list[bytes | None]] = {}
-        self._writer = Parking()
+        self._outbox = Outbox()
         self._drained = Parking()
         self._sending = False
         self._broken = False
@@ -76,28 +74,18 @@ class StreamChannel(Channel):
     def send(self, data: bytes, request_id: int | None = None, *, batch: bool = False) -> None:
         if self._broken:
             return
-        entry: list[bytes | None] = [data]
-        self._queue.append(entry)
-        if request_id is not None:
-            self._unsent[request_id] = entry
-        self._writer.wake()
+        self._outbox.put(data, request_id)
 
     def withdraw(self, request_id: int) -> bool:
-        entry = self._unsent.pop(request_id, None)
-        if entry is None:
-            return False
-        entry[0] = None
-        return True
+        return self._outbox.withdraw(request_id)
 
     async def _write(self) -> None:
-        queue = self._queue
+        outbox = self._outbox
         while True:
-            while not queue:
+            if not outbox:
                 self._drained.wake()
-                await self._writer.park()
-            batch = b"".join([data for (data,) in queue if data is not None])
-            queue.clear()
-            self._unsent.clear()
+                await outbox.wait()
+            batch = outbox.take()
             if not batch:
                 continue
             self._sending = True
@@ -105,7 +93,7 @@ class StreamChannel(Channel):
                 await self.stream.send_all(batch)
             except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                 self._broken = True
-                queue.clear()
+                outbox.clear()
                 self._drained.wake()
                 if not self._closing:
                     self._end(f"{self.name} stopped reading ({exc!r})")
@@ -175,7 +163,7 @@ class StreamChannel(Channel):
             # bounded, then forceful.
             with trio.move_on_after(max(0.0, min(CLOSE_GRACE, deadline - trio.current_time()))):
                 # What was sent before goes out first (the writer is still running).
-                while self._started and (self._queue or self._sending):
+                while self._started and (self._outbox or self._sending):
                     await self._drained.park()
                 await self.stream.aclose()
                 self._closed.set()
