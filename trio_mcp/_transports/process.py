@@ -75,7 +75,9 @@ YIELD_EVERY: Final = 4
 #: How many characters of the command line the server's name shows.
 NAME_MAX: Final = 60
 
-_READ_SIZE: Final = 256 * 1024
+#: The most one read of stdout asks for: a pipe holds 64 KiB, and asking
+#: for much more costs an allocation the size of the request on every read.
+_READ_SIZE: Final = 64 * 1024
 
 _Reading = Literal["reader", "direct", "idle"]
 
