@@ -32,6 +32,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import ast_support
 import pytest
 import trio
 import trio.testing
@@ -1024,7 +1025,7 @@ def test_the_demo_imports_only_the_light_core():
     root = Path(trio_mcp.__file__).parent
     for package, own in ((root / "demo", ("_features", "_server")), (root / "_serving", ("rules", "server"))):
         for path in package.glob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text())):
+            for node in ast.walk(ast_support.parse(path.read_text())):
                 if isinstance(node, ast.ImportFrom) and node.level:
                     target = "trio_mcp." + (node.module or "")
                     if node.level == 1:

@@ -75,13 +75,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import ast_support
 import pytest
 
 import trio_mcp
@@ -447,7 +447,7 @@ def _python_program(block: Block) -> tuple[str | None, str | None]:
 
 def run_python(block: Block, workdir: Path, env: dict[str, str]) -> Outcome:
     try:
-        ast.parse(block.code)
+        ast_support.parse(block.code)
     except SyntaxError as exc:
         if block.kind not in FRAGMENTS:  # fragments may hold top-level await
             return Outcome([f"not valid Python: {exc}"])
@@ -743,29 +743,13 @@ def _package_modules() -> list[str]:
     return found
 
 
-def _parse(source: str) -> ast.Module:
-    """``ast.parse`` in a thread of its own.
-
-    CPython 3.11 can raise a spurious ``SystemError: AST constructor
-    recursion depth mismatch`` in a thread whose recursion bookkeeping was
-    disturbed earlier (other tests provoke and catch RecursionError on
-    purpose); a fresh thread starts with clean bookkeeping.
-    """
-    tree: list[ast.Module] = []
-    worker = threading.Thread(target=lambda: tree.append(ast.parse(source)))
-    worker.start()
-    worker.join()
-    assert tree, "ast.parse failed in its thread"
-    return tree[0]
-
-
 def _imported(module: str) -> set[str]:
     """The package's modules that ``module`` imports, however (``TYPE_CHECKING`` and functions included)."""
     path = _module_file(module)
     assert path is not None
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     targets: set[str] = set()
-    for node in ast.walk(_parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast_support.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             targets |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):

@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ast_support
 import pytest
 import trio
 
@@ -159,7 +160,7 @@ def _imports(module: str) -> tuple[list[str], list[str]]:
     """Return (top-level packages imported, modules of this package imported)."""
     path = _module_path(module)
     assert path is not None, f"no source for {module}"
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = ast_support.parse(path.read_text(encoding="utf-8"), filename=str(path))
     external: list[str] = []
     internal: list[str] = []
     for node in ast.walk(tree):
@@ -245,7 +246,7 @@ def test_import_is_light() -> None:
 
 def test_the_names_for_type_checkers_are_the_lazy_names() -> None:
     """``__init__``'s TYPE_CHECKING imports and its table of lazy names list the same names, each from its module."""
-    tree = ast.parse((_package_dir() / "__init__.py").read_text())
+    tree = ast_support.parse((_package_dir() / "__init__.py").read_text())
     guarded = next(
         node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
     )
@@ -367,7 +368,7 @@ def test_cli_modules_import_each_other_one_way() -> None:
         assert siblings <= allowed, f"cli.{name} imports {sorted(siblings - allowed)}"
     init = _module_path(f"{PACKAGE}.cli")
     assert init is not None
-    tree = ast.parse(init.read_text(encoding="utf-8"))
+    tree = ast_support.parse(init.read_text(encoding="utf-8"))
     # At module level, the package reads the parser only; run() imports _run when a command runs.
     eager = {
         _resolve_relative(f"{PACKAGE}.cli", node) for node in tree.body if isinstance(node, ast.ImportFrom)

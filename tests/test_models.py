@@ -30,6 +30,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ast_support
 import attrs
 import pytest
 from hypothesis import given, strategies as st
@@ -1064,7 +1065,7 @@ print(json.dumps(sorted(sys.modules)))
     loaded = {name.partition(".")[0] for name in json.loads(proc.stdout.strip().splitlines()[-1])}
     assert "cattrs" not in loaded
     # Nor anywhere in the module, inside functions included.
-    tree = ast.parse(Path(model_types.__file__).read_text(encoding="utf-8"))
+    tree = ast_support.parse(Path(model_types.__file__).read_text(encoding="utf-8"))
     imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
     imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
     assert [name for name in imported if name.partition(".")[0] == "cattrs"] == []
