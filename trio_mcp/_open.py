@@ -56,45 +56,21 @@ __all__ = [
 class StdioTransport(Session):
     """A `Session` with an MCP server that runs as a child process.
 
-    Create it with `open_stdio_transport`, which describes the arguments,
+    Create it with `open_stdio_transport`, which describes the options,
     and use it as an async context manager: entering starts the process
     (and blocks until it is running), leaving closes it (see
     `Session.aclose`).
     """
 
     def __init__(
-        self,
-        command: str | os.PathLike[str],
-        args: Sequence[str] = (),
-        **options: Unpack[StdioTransportKwargs],
+        self, channel: ProcessChannel, options: ConnectionOptions, sink: SinkOptions | None = None
     ) -> None:
-        connection, sink, process = split_options(
-            "open_stdio_transport", options, ConnectionOptions, SinkOptions, ProcessOptions
-        )
-        program, arguments = command_line(command, args)
-        self._process = ProcessChannel(program, arguments, process, connection.max_message_bytes)
-        super().__init__(self._process, connection, sink)
-        self.command = program
+        super().__init__(channel, options, sink)
+        self._process = channel
+        self.command = channel.command
         """The server command, as given."""
-        self.args = arguments
+        self.args = channel.args
         """The server's arguments, as given."""
-
-    @classmethod
-    def from_options(
-        cls,
-        command: str,
-        args: tuple[str, ...],
-        connection: ConnectionOptions,
-        process: ProcessOptions,
-        sink: SinkOptions | None = None,
-    ) -> StdioTransport:
-        """Make one from option objects already checked."""
-        transport = cls.__new__(cls)
-        transport._process = ProcessChannel(command, args, process, connection.max_message_bytes)
-        Session.__init__(transport, transport._process, connection, sink)
-        transport.command = command
-        transport.args = args
-        return transport
 
     @property
     def kill_grace(self) -> float:
@@ -150,7 +126,23 @@ def open_stdio_transport(
         TypeError: An unknown option, or an argument of the wrong type.
         ValueError: An option out of its range.
     """
-    return StdioTransport(command, args, **options)
+    connection, sink, process = split_options(
+        "open_stdio_transport", options, ConnectionOptions, SinkOptions, ProcessOptions
+    )
+    program, arguments = command_line(command, args)
+    return _stdio_transport(program, arguments, connection, process, sink)
+
+
+def _stdio_transport(
+    program: str,
+    arguments: tuple[str, ...],
+    connection: ConnectionOptions,
+    process: ProcessOptions,
+    sink: SinkOptions | None = None,
+) -> StdioTransport:
+    """A `StdioTransport` from options already checked."""
+    channel = ProcessChannel(program, arguments, process, connection.max_message_bytes)
+    return StdioTransport(channel, connection, sink)
 
 
 def open_stream_transport(
@@ -285,7 +277,7 @@ async def open_stdio_client(
     program, arguments = command_line(command, args)
     first: ServerGone | None = None
     for attempt in range(2):
-        transport = StdioTransport.from_options(program, arguments, connection, process)
+        transport = _stdio_transport(program, arguments, connection, process)
         async with transport:
             client = Client(transport, client_options)
             client.attach()
