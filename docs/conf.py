@@ -54,6 +54,8 @@ nitpick_ignore_regex = [
 nitpick_ignore_regex += [
     (r"py:class", r"(trio_mcp\._options\.)?\w+Kwargs"),
     (r"py:class", r"(trio_mcp\._channel\.)?Channel"),
+    # The process channel a StdioTransport is made with (by the openers).
+    (r"py:class", r"(trio_mcp\._transports\.process\.)?ProcessChannel"),
     # The type variable of `Pages` (``Pages[Tool]`` yields `Tool` items).
     (r"py:class", r"trio_mcp\._client\.pages\.T"),
 ]

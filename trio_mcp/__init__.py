@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         Pages as Pages,
         Subscription as Subscription,
     )
+    from ._delivery import NotificationStream as NotificationStream
     from ._models import (
         Annotations as Annotations,
         AudioContent as AudioContent,
@@ -98,7 +99,6 @@ if TYPE_CHECKING:
     )
     from ._session import (
         Attachment as Attachment,
-        NotificationStream as NotificationStream,
         RequestTimeout as RequestTimeout,
         Session as Session,
         TransportStatistics as TransportStatistics,
@@ -123,7 +123,7 @@ _LAZY: dict[str, str] = {
     "ProcessOptions": "_options",
     "SinkOptions": "_options",
     "Attachment": "_session",
-    "NotificationStream": "_session",
+    "NotificationStream": "_delivery",
     "RequestTimeout": "_session",
     "Session": "_session",
     "TransportStatistics": "_session",

@@ -16,8 +16,8 @@ and the delivery of notifications. It knows nothing about processes.
   task reads for everyone.
 * One watcher task keeps every request's deadline (no cancel scope per
   request), when the connection-wide ``request_timeout`` is set.
-* Server requests run in tasks of their own, at most `MAX_SERVER_REQUESTS`
-  at once; none starts once the session is closing or failed, and closing
+* Server requests run in tasks of their own, at most 64 at once
+  (`trio_mcp._server_requests`); none starts once the session is closing or failed, and closing
   cancels every one, so that close is bounded whatever the handlers do.
 * Closing fails everything in flight with `TransportClosed`, then closes the
   channel, bounded by the channel's grace and by the caller's deadline.
@@ -25,20 +25,15 @@ and the delivery of notifications. It knows nothing about processes.
 
 from __future__ import annotations
 
-import copy
-import inspect
 import logging
 import math
 import weakref
-from collections import deque
-from typing import TYPE_CHECKING, Any, Final, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 import attrs
 import trio
 
 from ._core.jsonrpc import (
-    INTERNAL_ERROR,
-    METHOD_NOT_FOUND,
     Answered,
     Connection,
     Diagnostic,
@@ -48,12 +43,14 @@ from ._core.jsonrpc import (
     Send,
     ServerRequest,
     ServerRequestCancelled,
-    request_key,
 )
 from ._core.limits import LogLimiter
-from ._errors import MCPError, RpcError, SpawnFailed, TransportClosed, TrioMCPInternalError
+from ._delivery import Mailbox, NotificationStream, Sink, call_maybe_async, fresh_error
+from ._errors import MCPError, SpawnFailed, TransportClosed
+from ._nursery import reraise
 from ._options import ConnectionOptions, NotificationCallback, RequestHandler, SinkOptions
 from ._parking import Parking
+from ._server_requests import ServerRequests
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -62,24 +59,11 @@ if TYPE_CHECKING:
     from ._channel import Channel
     from ._core.framing import Oversized
 
-__all__ = [
-    "Attachment",
-    "NotificationStream",
-    "RequestTimeout",
-    "Session",
-    "TransportStatistics",
-    "call_maybe_async",
-]
+__all__ = ["Attachment", "RequestTimeout", "Session", "TransportStatistics"]
 
 JSON: TypeAlias = Any
 
 _logger = logging.getLogger("trio_mcp.transport")
-
-#: The server may have this many requests of its own running at once.
-MAX_SERVER_REQUESTS: Final = 64
-#: Notifications held for one request's callback, or for the sink, before
-#: further ones are dropped (and counted).
-CALLBACK_BACKLOG: Final = 4096
 
 
 class RequestTimeout(MCPError, trio.TooSlowError):
@@ -132,154 +116,6 @@ class TransportStatistics:
     """Requests the server sent us (initialize era)."""
 
 
-class _Mailbox(Parking):
-    """Where the reader leaves work for one parked task (a request or the sink)."""
-
-    __slots__ = ("callback", "deadline", "done", "dropped", "error", "notes", "result", "scope", "timed_out")
-
-    def __init__(self, callback: NotificationCallback | None, deadline: float = math.inf) -> None:
-        self.task = None
-        self.callback = callback
-        # Created on the first notification: most requests never get one.
-        self.notes: deque[dict[str, JSON]] | None = None
-        self.result: dict[str, JSON] | None = None
-        self.error: BaseException | None = None
-        self.done = False
-        self.timed_out = False
-        self.dropped = 0
-        # When the request times out (trio.current_time() clock).
-        self.deadline = deadline
-        # Set while the owner runs a notification callback, so that a
-        # timeout can interrupt it.
-        self.scope: trio.CancelScope | None = None
-
-    def is_done(self) -> bool:
-        return self.done
-
-    def put(self, note: dict[str, JSON]) -> bool:
-        notes = self.notes
-        if notes is None:
-            notes = self.notes = deque()
-        elif len(notes) >= CALLBACK_BACKLOG:
-            self.dropped += 1
-            return False
-        notes.append(note)
-        self.wake()
-        return True
-
-    def finish(self, result: dict[str, JSON] | None, error: BaseException | None) -> None:
-        if not self.done:
-            self.done = True
-            self.result = result
-            self.error = error
-            self.wake()
-
-
-class _Sink(Parking):
-    """The connection-wide notifications, each with the client attached when it was read."""
-
-    __slots__ = ("done", "dropped", "items")
-
-    def __init__(self) -> None:
-        self.task = None
-        self.items: deque[tuple[dict[str, JSON], Attachment | None]] = deque()
-        self.done = False
-        self.dropped = 0
-
-    def put(self, note: dict[str, JSON], attachment: Attachment | None) -> bool:
-        if len(self.items) >= CALLBACK_BACKLOG:
-            self.dropped += 1
-            return False
-        self.items.append((note, attachment))
-        self.wake()
-        return True
-
-    def finish(self) -> None:
-        self.done = True
-        self.wake()
-
-
-async def call_maybe_async(callback: Callable[..., Any], *args: Any) -> Any:
-    """Call a callback that may be a plain or an async function; return its result."""
-    outcome = callback(*args)
-    if inspect.isawaitable(outcome):
-        return await outcome
-    return outcome
-
-
-def _fresh(exc: MCPError) -> MCPError:
-    """A copy of a shared error, so that each raise gets its own traceback."""
-    new = copy.copy(exc)
-    new.__cause__ = exc.__cause__
-    new.__traceback__ = None
-    return new
-
-
-class NotificationStream:
-    """Every notification the server sends, from the moment of subscription.
-
-    Returned by `Session.notifications`. Iterate it with ``async for``; the
-    loop ends when the session is closed, and raises `ServerGone` when the
-    server dies. It holds at most ``buffer`` notifications: when the consumer
-    falls behind, newer ones are dropped (counted in `dropped` and reported
-    through ``on_log``) rather than stalling the connection.
-
-    It is also an async context manager; leaving it unsubscribes.
-    """
-
-    def __init__(self, buffer: int) -> None:
-        self._send, self._receive = trio.open_memory_channel[dict[str, JSON]](buffer)
-        self._error: MCPError | None = None
-        self.dropped = 0
-        """How many notifications this subscriber missed because its buffer was full."""
-
-    @property
-    def error(self) -> MCPError | None:
-        """The error the stream ended with (iteration raises it), or `None`."""
-        return self._error
-
-    def publish(self, note: dict[str, JSON]) -> bool:
-        """Offer one notification; `False` when the buffer was full (it is dropped and counted)."""
-        try:
-            self._send.send_nowait(note)
-        except trio.WouldBlock:
-            self.dropped += 1
-            return False
-        except trio.ClosedResourceError:
-            return True
-        return True
-
-    def end(self, error: MCPError | None) -> None:
-        """End the stream: iteration stops, or raises ``error`` once the buffer is empty."""
-        if self._error is None:
-            self._error = error
-        self._send.close()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> dict[str, JSON]:
-        try:
-            return await self._receive.receive()
-        except (trio.EndOfChannel, trio.ClosedResourceError):
-            if self._error is not None:
-                raise _fresh(self._error) from None
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        """Unsubscribe; later iteration ends at once."""
-        self._send.close()
-        await self._receive.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
 class Attachment:
     """A client layer's hold on a session: its server-request handler and its notification handler.
 
@@ -307,13 +143,6 @@ class Attachment:
     def detach(self) -> None:
         """Stop handling the session's requests and notifications; idempotent."""
         self.session.release(self)
-
-
-def _default_log(name: str) -> Callable[[str], object]:
-    def log(message: str) -> None:
-        _logger.info("%s: %s", name, message)
-
-    return log
 
 
 class Session:
@@ -354,8 +183,8 @@ class Session:
         self._limiter = LogLimiter()
 
         self._conn = Connection()
-        self._calls: dict[int, _Mailbox] = {}
-        self._sink: _Sink | None = None
+        self._calls: dict[int, Mailbox] = {}
+        self._sink: Sink[Attachment] | None = None
         self._sink_running = False
         self._own_sink = sink.on_notification
         self._attachment: Attachment | None = None
@@ -376,14 +205,13 @@ class Session:
         self._last_deadline = -math.inf
         self._deadlines_ordered = True
 
-        self._server_tasks: dict[tuple[bool, int | str], trio.CancelScope] = {}
+        self._server_requests = ServerRequests(self._conn, self._send, self.log)
 
         self._requests_sent = 0
         self._notes_received = 0
         self._notes_dropped = 0
         self._lines_dropped = 0
         self._last_dropped = ""
-        self._server_requests = 0
 
     # ------------------------------------------------------------ lifecycle
 
@@ -406,7 +234,7 @@ class Session:
             try:
                 await manager.__aexit__(None, None, None)
             except BaseExceptionGroup as group:
-                _reraise(group, exc)
+                reraise(group, exc)
             raise
         self._nursery_manager = manager
         return self
@@ -439,7 +267,7 @@ class Session:
             # must reach the user unwrapped.
             await manager.__aexit__(None, None, None)
         except BaseExceptionGroup as group:
-            _reraise(group, None if ours else exc)
+            reraise(group, None if ours else exc)
         return False
 
     async def start(self, nursery: trio.Nursery) -> None:
@@ -560,7 +388,7 @@ class Session:
             RuntimeError: The session was not started.
         """
         if self._failure is not None:
-            raise _fresh(self._failure)
+            raise fresh_error(self._failure)
         if not self._running:
             raise RuntimeError(f"use the {type(self).__name__} inside 'async with' (it was not started)")
 
@@ -627,7 +455,7 @@ class Session:
         timeout = None if long_lived else self.request_timeout
         calls = self._calls
         if timeout is None:
-            box = _Mailbox(on_notification)
+            box = Mailbox(on_notification)
         else:
             # No cancel scope per request: one watcher task keeps every
             # deadline (see _expire_requests).
@@ -638,7 +466,7 @@ class Session:
                 self._last_deadline = deadline
             if deadline < self._timer_wake_at:
                 self._timer.wake()
-            box = _Mailbox(on_notification, deadline)
+            box = Mailbox(on_notification, deadline)
         calls[request_id] = box
         self._requests_sent += 1
         if self._on_wire is not None:
@@ -671,7 +499,7 @@ class Session:
         assert box.result is not None
         return box.result
 
-    async def _wait(self, box: _Mailbox) -> None:
+    async def _wait(self, box: Mailbox) -> None:
         while True:
             if box.timed_out:
                 return
@@ -790,7 +618,7 @@ class Session:
             notifications_dropped=self._notes_dropped,
             lines_dropped=self._lines_dropped,
             stderr_lines=channel.stderr_lines,
-            server_requests=self._server_requests,
+            server_requests=self._server_requests.received,
         )
 
     # ------------------------------------------------------ for the client
@@ -916,11 +744,12 @@ class Session:
         elif isinstance(event, Send):
             self._send(event.data)
         elif isinstance(event, ServerRequest):
-            self._start_server_request(event)
+            attachment = self._attachment
+            handler = attachment.on_request if attachment is not None else self._handler
+            assert self._nursery is not None
+            self._server_requests.start(event, handler, self._nursery, shield=self._shield)
         elif isinstance(event, ServerRequestCancelled):
-            scope = self._server_tasks.pop(request_key(event.request_id), None)
-            if scope is not None:
-                scope.cancel()
+            self._server_requests.cancel(event.request_id)
 
     def _deliver(self, event: Note) -> None:
         self._notes_received += 1
@@ -955,10 +784,8 @@ class Session:
         self._conn.fail_all()
         calls, self._calls = self._calls, {}
         for box in calls.values():
-            box.finish(None, _fresh(error))
-        for scope in self._server_tasks.values():
-            scope.cancel()
-        self._server_tasks.clear()
+            box.finish(None, fresh_error(error))
+        self._server_requests.stop()
         for stream in list(self._streams):
             stream.end(None if quiet_streams else error)
         self._streams.clear()
@@ -969,7 +796,7 @@ class Session:
 
     def _install_sink(self) -> None:
         if self._sink is None:
-            self._sink = _Sink()
+            self._sink = Sink()
         if self._running and not self._sink_running:
             self._sink_running = True
             self._start_task(self._run_sink, "sink")
@@ -999,122 +826,3 @@ class Session:
             if sink.done:
                 return
             await sink.park()
-
-    # ------------------------------------------------------ server requests
-
-    def _start_server_request(self, event: ServerRequest) -> None:
-        self._server_requests += 1
-        attachment = self._attachment
-        handler = attachment.on_request if attachment is not None else self._handler
-        if self._closing or self._failure is not None:
-            # Nothing new starts once closing: close stays bounded.
-            self._conn.forget_server_request(event.request_id)
-            self.log(f"ignored server request {event.method!r} (id {event.request_id!r}): closing")
-            return
-        if handler is None or len(self._server_tasks) >= MAX_SERVER_REQUESTS or self._nursery is None:
-            if handler is None:
-                why = "no handler for server requests"
-                line = self._conn.respond_error(
-                    event.request_id, METHOD_NOT_FOUND, f"Method not found: {event.method}"
-                )
-            else:
-                why = "too many server requests at once"
-                line = self._conn.respond_error(
-                    event.request_id, INTERNAL_ERROR, "client busy: too many requests"
-                )
-            self.log(f"refused server request {event.method!r} (id {event.request_id!r}): {why}")
-            if line is not None:
-                self._send(line)
-            return
-        # Ended by the server (notifications/cancelled), _fail or aclose.
-        scope = trio.CancelScope(shield=self._shield)
-        self._server_tasks[request_key(event.request_id)] = scope
-        self._nursery.start_soon(self._serve_request, handler, event, scope, name=f"trio_mcp:{event.method}")
-
-    async def _serve_request(
-        self, handler: RequestHandler, event: ServerRequest, scope: trio.CancelScope
-    ) -> None:
-        line: bytes | None = None
-        with scope:
-            try:
-                result: object = await call_maybe_async(handler, event.method, event.params)
-            except RpcError as exc:
-                line = self._conn.respond_error(event.request_id, exc.code, exc.message, exc.data)
-            except Exception as exc:
-                self.log(f"the handler for server request {event.method!r} raised {exc!r}")
-                line = self._conn.respond_error(event.request_id, INTERNAL_ERROR, f"client error: {exc}")
-            else:
-                if isinstance(result, dict):
-                    line = self._conn.respond(event.request_id, result)
-                elif result is None:
-                    # The handler chose not to answer (a server request in an
-                    # era where servers send none is ignored, not answered).
-                    self._conn.forget_server_request(event.request_id)
-                else:
-                    self.log(f"the handler for {event.method!r} returned {type(result).__name__}, not a dict")
-                    line = self._conn.respond_error(
-                        event.request_id, INTERNAL_ERROR, "client error: bad result"
-                    )
-        if self._server_tasks.get(request_key(event.request_id)) is scope:
-            del self._server_tasks[request_key(event.request_id)]
-        # A withdrawn request (or a dead connection) gets no answer: the core
-        # has forgotten it, so ``line`` is None or the scope was cancelled.
-        if line is not None and not scope.cancelled_caught and not self._closing:
-            self._send(line)
-
-
-# ---------------------------------------------------------- task failures
-
-
-def _first_cancelled(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The first `trio.Cancelled` of a group made only of cancellations."""
-    leaf: BaseException = group
-    while isinstance(leaf, BaseExceptionGroup):
-        leaf = leaf.exceptions[0]
-    return leaf
-
-
-def unexpected(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
-    """Turn a group from one of our nurseries into one exception for the caller.
-
-    Returns `None` when the group holds nothing but cancellations; a
-    `KeyboardInterrupt` or `SystemExit` inside is returned as it is;
-    anything else is a bug of ours, a `TrioMCPInternalError`.
-    """
-    leaves: list[BaseException] = []
-
-    def walk(exc: BaseException) -> None:
-        if isinstance(exc, BaseExceptionGroup):
-            for inner in exc.exceptions:
-                walk(inner)
-        elif not isinstance(exc, trio.Cancelled):
-            leaves.append(exc)
-
-    walk(group)
-    if not leaves:
-        return None
-    for leaf in leaves:
-        if isinstance(leaf, KeyboardInterrupt | SystemExit):
-            return leaf
-    return TrioMCPInternalError(f"a trio_mcp background task failed: {leaves!r}; please report this bug")
-
-
-def _reraise(group: BaseExceptionGroup[BaseException], exc: BaseException | None) -> None:
-    """Raise what a nursery's group means for the caller; the caller's own exception wins.
-
-    Called while the caller's ``exc`` (or `None`) is on its way out. Only a
-    `KeyboardInterrupt` or `SystemExit` beats it; an internal failure is
-    attached to it (as a note, and as its context when it has none).
-    """
-    failure = unexpected(group)
-    if failure is None:
-        if exc is None:
-            # Only a cancellation of the caller's: let it through.
-            raise _first_cancelled(group) from None
-        return
-    if exc is None or isinstance(failure, KeyboardInterrupt | SystemExit):
-        raise failure from group
-    failure.__cause__ = group
-    exc.add_note(f"(meanwhile, inside trio_mcp: {failure})")
-    if exc.__context__ is None:
-        exc.__context__ = failure

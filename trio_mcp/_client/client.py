@@ -30,6 +30,7 @@ from .._core.eras import (
     modern_meta,
     result_type,
 )
+from .._delivery import call_maybe_async
 from .._errors import NotSupported, RpcError
 from .._models import (
     CallToolResult,
@@ -52,7 +53,6 @@ from .._models import (
     structure,
     unstructure,
 )
-from .._session import call_maybe_async
 from .handshake import negotiate
 from .input import InputHandler
 from .listen import Subscription, open_subscription

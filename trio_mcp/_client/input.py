@@ -31,6 +31,7 @@ from .._core.eras import (
     retry_params,
 )
 from .._core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+from .._delivery import call_maybe_async
 from .._errors import InputRequestFailed, NotSupported, ProtocolError, RpcError
 from .._models import (
     CreateMessageParams,
@@ -44,7 +45,7 @@ from .._models import (
     structure,
     to_wire,
 )
-from .._session import RequestTimeout, call_maybe_async
+from .._session import RequestTimeout
 
 if TYPE_CHECKING:
     from .._models import ElicitFormParams, ElicitUrlParams

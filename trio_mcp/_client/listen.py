@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import trio
 
 from .._core.jsonrpc import SUBSCRIPTION_ID
+from .._delivery import NotificationStream, call_maybe_async
 from .._errors import MCPError
-from .._session import NotificationStream, RequestTimeout, call_maybe_async
+from .._session import RequestTimeout
 
 if TYPE_CHECKING:
     from .._options import NotificationCallback
