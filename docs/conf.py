@@ -54,6 +54,9 @@ nitpick_ignore_regex = [
 nitpick_ignore_regex += [
     (r"py:class", r"(trio_mcp\._options\.)?\w+Kwargs"),
     (r"py:class", r"(trio_mcp\._channel\.)?Channel"),
+    # What the fake server makes its FakeRequest objects of (tests get them).
+    (r"py:class", r"(trio_mcp\.testing\._request\.)?Link"),
+    (r"py:class", r"(trio_mcp\._serving\.server\.)?Request"),
     # The process channel a StdioTransport is made with (by the openers).
     (r"py:class", r"(trio_mcp\._transports\.process\.)?ProcessChannel"),
     # The type variable of `Pages` (``Pages[Tool]`` yields `Tool` items).
@@ -84,29 +87,35 @@ def _merge_private_module_sources(app: Sphinx) -> None:
     """Let autodoc find attribute docstrings of the re-exported classes.
 
     ``trio_mcp/__init__.py`` sets ``__module__`` of every public object to
-    ``"trio_mcp"``, so autodoc looks for attribute docstrings (the string
-    under an attribute) and for the source order of members in
-    ``trio_mcp/__init__.py``, where they are not. Add what the private
-    modules hold to the analysis of the package.
+    ``"trio_mcp"`` (and ``trio_mcp.testing`` to its own name), so autodoc
+    looks for attribute docstrings (the string under an attribute) and for
+    the source order of members in the public module, where they are not.
+    Add what the private modules hold to the analysis of the public one.
     """
     from sphinx.pycode import ModuleAnalyzer
 
     package = ROOT / "trio_mcp"
-    public = ModuleAnalyzer.for_module("trio_mcp")
-    public.analyze()
-    # The private modules, and the modules of the private packages.
-    for path in sorted([*package.glob("_*.py"), *package.glob("_*/*.py")]):
-        if path.parent == package and path.name == "__init__.py":
-            continue
-        parts = path.relative_to(package).with_suffix("").parts
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        private = ModuleAnalyzer.for_module(".".join(("trio_mcp", *parts)))
-        private.analyze()
-        for key, doc in private.attr_docs.items():
-            public.attr_docs.setdefault(key, doc)
-        for name, order in private.tagorder.items():
-            public.tagorder.setdefault(name, order)
+    publics = {
+        # The private modules, and the modules of the private packages.
+        "trio_mcp": [*package.glob("_*.py"), *package.glob("_*/*.py")],
+        # The private modules of the public package trio_mcp.testing.
+        "trio_mcp.testing": [*package.glob("testing/_*.py")],
+    }
+    for name, paths in publics.items():
+        public = ModuleAnalyzer.for_module(name)
+        public.analyze()
+        for path in sorted(paths):
+            if path.parent == package and path.name == "__init__.py":
+                continue
+            parts = path.relative_to(package).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            private = ModuleAnalyzer.for_module(".".join(("trio_mcp", *parts)))
+            private.analyze()
+            for key, doc in private.attr_docs.items():
+                public.attr_docs.setdefault(key, doc)
+            for key, order in private.tagorder.items():
+                public.tagorder.setdefault(key, order)
 
 
 def _model_signature(

@@ -1,97 +1,23 @@
-"""Test your Trio application against a scripted, in-memory MCP server.
-
-`FakeServer` plays the server; `open_fake_client` connects the real
-`trio_mcp.Client` to it over `trio.testing.memory_stream_pair`, with no
-process: the client, its session and the stream channel's framing, reader
-and writer are the ones that run over a pipe, and the fake reads and writes
-lines with the same server core as the demo server (``python -m
-trio_mcp.demo``). Everything runs in the test's own Trio run, so it works
-under ``trio.testing.MockClock(autojump_threshold=0)``: request timeouts,
-``input_timeout`` and your own `trio.fail_after` budgets elapse in virtual
-time, at once.
-
-The fake answers the handshake of its protocol era by itself (``era="modern"``
-for 2026-07-28, ``era="legacy"`` for the initialize era). Other requests
-are answered by the handlers you register (`FakeServer.on_tool`,
-`FakeServer.on_request`) or, when none applies, wait for your test to take
-them with `FakeServer.receive_request` and answer them with the methods of
-`FakeRequest`. Everything the client sent is kept in `FakeServer.received`.
-
-An application test, with the ``autojump_clock`` fixture of pytest-trio::
-
-    import trio
-    import trio_mcp
-    from trio_mcp.testing import FakeServer, open_fake_client
-
-
-    # The application under test: it asks the server for a weather report.
-    async def forecast(client: trio_mcp.Client, city: str) -> str:
-        with trio.move_on_after(5):
-            result = await client.call_tool("forecast", {"city": city})
-            return result.text
-        return "no forecast today"
-
-
-    async def test_forecast(autojump_clock):
-        server = FakeServer(tools=["forecast"])
-        server.on_tool("forecast", lambda request: f"sunny in {request.arguments['city']}")
-        async with open_fake_client(server) as client:
-            assert await forecast(client, "Paris") == "sunny in Paris"
-        assert server.requests[-1].arguments == {"city": "Paris"}
-
-
-    async def test_forecast_gives_up_after_five_seconds(autojump_clock):
-        server = FakeServer(tools=["forecast"])
-        async with open_fake_client(server) as client:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(forecast, client, "Paris")
-                request = await server.expect_request("tools/call", name="forecast")
-                start = trio.current_time()
-                await request.wait_cancelled()  # never answered: the app gives up
-                assert trio.current_time() - start == 5
-
-The first test answers through a handler; the second takes the request
-itself, and waits for the ``notifications/cancelled`` that the application's
-`trio.move_on_after` makes the client send: the five seconds pass in no
-time at all.
-
-A test drives the multi round-trip exchanges of the 2026-07-28 era with
-`FakeRequest.input_required` (the client answers through its hooks and sends
-the request again, which arrives as a new `FakeRequest` with
-`FakeRequest.input_responses`), and the server-to-client requests of the
-initialize era with `FakeServer.send_request`. `FakeServer.exit` makes the
-server die (the client raises `trio_mcp.ServerGone`), for testing recovery.
-
-Messages cross the in-memory stream as they would a pipe: a client call that
-waits for its answer returns once the fake has answered it, but what the
-client sends without waiting (a ``notifications/cancelled``, a notification)
-reaches the fake a moment later. Wait for it on the fake's side
-(`FakeRequest.wait_cancelled`, `FakeServer.receive_request`) before asserting
-on `FakeServer.received`; leaving the client's block also lets the fake read
-everything the client sent.
-"""
+"""The fake server of `trio_mcp.testing`, and the openers that connect the real client to it."""
 
 from __future__ import annotations
 
-import inspect
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, Unpack
 
-import attrs
-import orjson
 import trio
 import trio.testing
 
-from ._core.eras import LOG_LEVEL, LOG_LEVELS, MODERN_VERSIONS, PROTOCOL_VERSION
-from ._core.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, SUBSCRIPTION_ID, encode, request_key
-from ._errors import RpcError
-from ._models import Implementation, InputRequiredResult, unstructure
-from ._open import open_client
-from ._options import ClientOptions, ConnectionOptions, ProcessOptions, SinkOptions, fields_of, split_options
-from ._serving.rules import (
-    LISTEN,
+from .._core.codec import UnreadableJSON, decode
+from .._core.eras import MODERN_VERSIONS, PROTOCOL_VERSION
+from .._core.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, encode, request_key
+from .._delivery import call_maybe_async
+from .._errors import RpcError
+from .._open import open_client
+from .._options import ClientOptions, ConnectionOptions, ProcessOptions, SinkOptions, fields_of, split_options
+from .._serving.rules import (
     cache_fields,
     discover_result,
     initialize_refused,
@@ -99,20 +25,22 @@ from ._serving.rules import (
     legacy_version,
     unsupported_version,
 )
-from ._serving.server import Server
-from ._session import Session
-from ._transports.memory import MemoryChannel
-from ._transports.stream import CLOSE_GRACE
-from ._version import __version__
+from .._serving.server import Server
+from .._session import Session
+from .._transports.memory import MemoryChannel
+from .._transports.stream import CLOSE_GRACE
+from .._version import __version__
+from ._request import FakeRequest, result_body, wire_dict
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from ._channel import Receiver, TaskStarter
-    from ._client import Client
-    from ._core.framing import Oversized
-    from ._options import ClientKwargs, ConnectionKwargs, SinkKwargs
-    from ._serving.server import Admission, Handler, Request
+    from .._channel import Receiver, TaskStarter
+    from .._client import Client
+    from .._core.framing import Oversized
+    from .._models import Implementation
+    from .._options import ClientKwargs, ConnectionKwargs, SinkKwargs
+    from .._serving.server import Admission, Handler, Request
 
     class StderrKwargs(TypedDict, total=False):
         """The options of the fake server's stderr (as `trio_mcp.ProcessOptions` has them)."""
@@ -127,7 +55,7 @@ if TYPE_CHECKING:
         """The options of `open_fake_transport`."""
 
 
-__all__ = ["FakeRequest", "FakeServer", "open_fake_client", "open_fake_transport"]
+__all__ = ["FakeServer", "open_fake_client", "open_fake_transport"]
 
 JSON: TypeAlias = Any
 _FakeHandler: TypeAlias = Callable[["FakeRequest"], Any]
@@ -136,18 +64,6 @@ _FakeHandler: TypeAlias = Callable[["FakeRequest"], Any]
 MAX_LINE = 64 * 1024 * 1024
 #: The options that stand for the server process's stderr.
 STDERR_OPTIONS = ("on_stderr", "stderr_tail_bytes")
-
-
-def _wire(value: object, what: str) -> dict[str, JSON]:
-    """A wire dict from a mapping or a trio_mcp model."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    if attrs.has(type(value)):
-        try:
-            return unstructure(value)
-        except TypeError:
-            pass
-    raise TypeError(f"{what} must be a dict or a trio_mcp model, not {type(value).__name__}")
 
 
 def _described(items: Sequence[object] | None, what: str, key: str) -> list[dict[str, JSON]] | None:
@@ -163,297 +79,11 @@ def _described(items: Sequence[object] | None, what: str, key: str) -> list[dict
                 entry["inputSchema"] = {"type": "object"}
             out.append(entry)
         else:
-            out.append(_wire(item, f"each of {what}"))
+            out.append(wire_dict(item, f"each of {what}"))
     return out
 
 
-# ----------------------------------------------------------------- requests
-
-
-class FakeRequest:
-    """One request the client sent to a `FakeServer`, and the means to answer it.
-
-    Every request becomes one, whether a handler, the fake's own rules or your
-    test answers it; the ones left for the test come from
-    `FakeServer.receive_request`. Answer each once, with `respond`, `error` or
-    (2026-07-28 era) `input_required`; before that, `progress`, `log` and
-    `notify` send notifications that belong to it.
-
-    Every method that sends raises `trio.BrokenResourceError` once the
-    client has disconnected (or the server has "exited", `FakeServer.exit`),
-    like a write to a closed pipe.
-
-    Attributes:
-        id: The JSON-RPC id the client gave it.
-        method: The method, for example ``"tools/call"``.
-        params: The params object (empty when the client sent none).
-        message: The whole message, as decoded.
-    """
-
-    def __init__(self, connection: Any, request: Any, message: dict[str, JSON]) -> None:
-        # (Made by the fake server only: ``connection`` is its _Connection,
-        # ``request`` the server core's record of the request.)
-        self._link: _Connection = connection
-        self._request: Request = request
-        self.message = message
-        self.id: int | str = request.id
-        self.method: str = request.method
-        self.params: dict[str, JSON] = request.params
-        self._cancelled = trio.Event()
-
-    def __repr__(self) -> str:
-        name = self.name
-        what = f" {name!r}" if isinstance(name, str) else ""
-        return f"<FakeRequest {self.id!r} {self.method}{what}>"
-
-    # ------------------------------------------------------------- reading
-
-    @property
-    def meta(self) -> dict[str, JSON]:
-        """The ``_meta`` of the params (empty when there is none)."""
-        meta = self.params.get("_meta")
-        return meta if isinstance(meta, dict) else {}
-
-    @property
-    def name(self) -> str | None:
-        """``params["name"]``: the tool of a ``tools/call``, the prompt of a ``prompts/get``."""
-        name = self.params.get("name")
-        return name if isinstance(name, str) else None
-
-    @property
-    def arguments(self) -> dict[str, JSON]:
-        """``params["arguments"]`` (empty when there are none)."""
-        arguments = self.params.get("arguments")
-        return arguments if isinstance(arguments, dict) else {}
-
-    @property
-    def input_responses(self) -> dict[str, JSON] | None:
-        """The answers to the previous round's input requests (2026-07-28 era), or `None`."""
-        answers = self.params.get("inputResponses")
-        return answers if isinstance(answers, dict) else None
-
-    @property
-    def request_state(self) -> str | None:
-        """The ``requestState`` sent back from the previous round (2026-07-28 era), or `None`."""
-        state = self.params.get("requestState")
-        return state if isinstance(state, str) else None
-
-    @property
-    def progress_token(self) -> int | str | None:
-        """The ``progressToken`` the client asked progress under, or `None`."""
-        token = self.meta.get("progressToken")
-        return token if isinstance(token, int | str) and not isinstance(token, bool) else None
-
-    @property
-    def log_level(self) -> str | None:
-        """The log level this request asked for (2026-07-28 era), or `None`."""
-        level = self.meta.get(LOG_LEVEL)
-        return level if isinstance(level, str) else None
-
-    @property
-    def response(self) -> dict[str, JSON] | None:
-        """The response sent to it (the whole message), or `None`."""
-        return self._request.response
-
-    @property
-    def answered(self) -> bool:
-        """Whether a response was sent."""
-        return self._request.answered
-
-    @property
-    def cancelled(self) -> bool:
-        """Whether the client sent ``notifications/cancelled`` for this request."""
-        return self._cancelled.is_set()
-
-    async def wait_cancelled(self) -> None:
-        """Wait until the client cancels this request (a timeout, a cancel scope, ...)."""
-        await self._cancelled.wait()
-
-    # ------------------------------------------------------------- answers
-
-    async def respond(self, result: Mapping[str, JSON] | object = None) -> None:
-        """Answer with a result: a dict or a trio_mcp model (`None`: an empty result).
-
-        In the 2026-07-28 era ``"resultType": "complete"`` is added when the
-        result has no ``resultType``, and the closing result of a
-        ``subscriptions/listen`` gets its subscription id.
-
-        Raises:
-            RuntimeError: The request was answered already.
-        """
-        await trio.lowlevel.checkpoint_if_cancelled()
-        self._respond_now(result)
-        await trio.lowlevel.cancel_shielded_checkpoint()
-
-    async def error(self, code: int, message: str, data: JSON = None) -> None:
-        """Answer with a JSON-RPC error (the client raises `trio_mcp.RpcError`).
-
-        Raises:
-            RuntimeError: The request was answered already.
-        """
-        await trio.lowlevel.checkpoint_if_cancelled()
-        self._error_now(code, message, data)
-        await trio.lowlevel.cancel_shielded_checkpoint()
-
-    async def input_required(
-        self,
-        input_requests: Mapping[str, Mapping[str, JSON] | object] | None = None,
-        *,
-        request_state: str | None = None,
-    ) -> None:
-        """Answer with an ``input_required`` result (2026-07-28 era).
-
-        The client answers every input request (through its hooks, or your
-        code in manual mode) and sends the request again, with the answers in
-        `input_responses` and ``request_state`` unchanged; that round is a
-        new `FakeRequest`. ::
-
-            await request.input_required(
-                {
-                    "name": {
-                        "method": "elicitation/create",
-                        "params": {
-                            "mode": "form",
-                            "message": "Your name?",
-                            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
-                        },
-                    }
-                },
-                request_state="step-1",
-            )
-
-        Args:
-            input_requests: By key, each ``{"method": ..., "params": ...}``
-                (``elicitation/create``, ``sampling/createMessage`` or
-                ``roots/list``), or an `trio_mcp.InputRequest`.
-            request_state: Opaque state the client must send back unchanged.
-
-        Raises:
-            RuntimeError: The server speaks the initialize era (servers ask
-                with `FakeServer.send_request` there), or the request was
-                answered already.
-        """
-        await trio.lowlevel.checkpoint_if_cancelled()
-        if self._link.server.era != "modern":
-            raise RuntimeError(
-                "input_required belongs to the 2026-07-28 era; an initialize-era server asks"
-                " with FakeServer.send_request"
-            )
-        result: dict[str, JSON] = {"resultType": "input_required"}
-        if input_requests is not None:
-            result["inputRequests"] = {
-                key: _wire(value, "each input request") for key, value in input_requests.items()
-            }
-        if request_state is not None:
-            result["requestState"] = request_state
-        self._respond_now(result)
-        await trio.lowlevel.cancel_shielded_checkpoint()
-
-    # ------------------------------------------------------- notifications
-
-    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> bool:
-        """Send ``notifications/progress`` for this request, if the client asked for progress.
-
-        Returns whether it was sent: like a real server, the fake sends none
-        when the request carries no ``progressToken`` (the client passed no
-        ``on_progress``).
-        """
-        await trio.lowlevel.checkpoint_if_cancelled()
-        token = self.progress_token
-        sent = token is not None
-        if sent:
-            params: dict[str, JSON] = {"progressToken": token, "progress": progress}
-            if total is not None:
-                params["total"] = total
-            if message is not None:
-                params["message"] = message
-            self._link.notify("notifications/progress", params)
-        await trio.lowlevel.cancel_shielded_checkpoint()
-        return sent
-
-    async def log(self, level: str, data: JSON, *, logger: str | None = None) -> bool:
-        """Send a log message (``notifications/message``), if the client asked for it.
-
-        As the protocol says: in the 2026-07-28 era only when this request
-        asked for logs (the client's ``log_level``) at ``level`` or below; in
-        the initialize era unless the client set a more severe level with
-        ``logging/setLevel``. Returns whether it was sent.
-
-        Raises:
-            ValueError: ``level`` is not one of ``"debug"``, ``"info"``,
-                ``"notice"``, ``"warning"``, ``"error"``, ``"critical"``,
-                ``"alert"``, ``"emergency"``.
-        """
-        await trio.lowlevel.checkpoint_if_cancelled()
-        if level not in LOG_LEVELS:
-            raise ValueError(f"unknown log level {level!r}; the levels are {list(LOG_LEVELS)}")
-        sent = self._link.core.log_wanted(self._request, level)
-        if sent:
-            params: dict[str, JSON] = {"level": level, "data": data}
-            if logger is not None:
-                params["logger"] = logger
-            self._link.notify("notifications/message", params)
-        await trio.lowlevel.cancel_shielded_checkpoint()
-        return sent
-
-    async def notify(self, method: str, params: Mapping[str, JSON] | None = None) -> None:
-        """Send a notification that belongs to this request.
-
-        For a ``subscriptions/listen`` request the notification carries the
-        subscription id in ``_meta``, as the client expects of a listen
-        stream (``notifications/tools/list_changed``, ...). Otherwise it is
-        sent as given (the client gives it to this request's callback while
-        it is the only request in flight).
-        """
-        await trio.lowlevel.checkpoint_if_cancelled()
-        body = dict(params) if params is not None else {}
-        if self.method == LISTEN:
-            body["_meta"] = {**body.get("_meta", {}), SUBSCRIPTION_ID: self.id}
-        self._link.notify(method, body if body or params is not None else None)
-        await trio.lowlevel.cancel_shielded_checkpoint()
-
-    async def acknowledge(self, notifications: Mapping[str, JSON] | None = None) -> None:
-        """Acknowledge a ``subscriptions/listen`` request (2026-07-28 era).
-
-        Args:
-            notifications: The filter the server will honour; by default the
-                one the client asked for.
-        """
-        if self.method != LISTEN:
-            raise RuntimeError(f"only a subscriptions/listen request is acknowledged, not {self.method}")
-        wanted = self.params.get("notifications")
-        honoured = dict(notifications) if notifications is not None else (wanted or {})
-        await self.notify("notifications/subscriptions/acknowledged", {"notifications": honoured})
-
-    # ------------------------------------------------------------ internals
-
-    def _respond_now(self, result: object) -> None:
-        if isinstance(result, InputRequiredResult):
-            body = {**unstructure(result), "resultType": "input_required"}
-        else:
-            body = {} if result is None else _wire(result, "the result")
-        self._check_unanswered()
-        # Stamped for the era by the server core: resultType, and the
-        # subscription id of a subscriptions/listen result.
-        self._link.core.respond(self._request, body)
-
-    def _error_now(self, code: int, message: str, data: JSON = None) -> None:
-        self._check_unanswered()
-        self._link.core.respond_error(self._request, code, message, data)
-
-    def _check_unanswered(self) -> None:
-        if self.answered:
-            raise RuntimeError(f"{self!r} was answered already")
-
-
 # ------------------------------------------------------------------- server
-
-
-def _result_body(result: object) -> dict[str, JSON]:
-    """The wire form of a result: a dict, a trio_mcp model, or an `InputRequiredResult`."""
-    if isinstance(result, InputRequiredResult):
-        return {**unstructure(result), "resultType": "input_required"}
-    return {} if result is None else _wire(result, "the result")
 
 
 class _Connection:
@@ -469,8 +99,18 @@ class _Connection:
     through which the "process" also writes its stderr and reports its exit.
     """
 
-    def __init__(self, server: FakeServer, channel: MemoryChannel, stream: trio.abc.Stream) -> None:
+    def __init__(
+        self,
+        server: FakeServer,
+        channel: MemoryChannel,
+        stream: trio.abc.Stream,
+        *,
+        admit: Callable[[_Connection, FakeRequest], Admission],
+        disconnected: Callable[[_Connection], None],
+    ) -> None:
         self.server = server
+        self._admit = admit
+        self._disconnected = disconnected
         self.channel = channel
         self.stream = stream
         self.core = Server(
@@ -485,6 +125,8 @@ class _Connection:
         # ping is one of the fake's own rules, which a handler may override.
         self.core.answers_ping = False
         self.requests: dict[tuple[bool, int | str], FakeRequest] = {}
+        self._records: dict[tuple[bool, int | str], Request] = {}
+        self._cancellations: dict[tuple[bool, int | str], trio.Event] = {}
         self.handler_errors: list[Exception] = []
         self.finished = trio.Event()
         self._line: list[JSON] = []
@@ -492,6 +134,20 @@ class _Connection:
     @property
     def alive(self) -> bool:
         return self.core.alive
+
+    @property
+    def era(self) -> Literal["modern", "legacy"]:
+        return self.server.era
+
+    async def wait_cancelled(self, request: Request) -> None:
+        if request.cancelled:
+            await trio.lowlevel.checkpoint()
+            return
+        await self._cancellations.setdefault(request.key, trio.Event()).wait()
+
+    def set_log_level(self, request: FakeRequest) -> dict[str, JSON]:
+        """Serve ``logging/setLevel`` for ``request`` (initialize era)."""
+        return self.core.set_log_level(self._records[request_key(request.id)])
 
     # ----------------------------------------------------------- process
 
@@ -507,7 +163,7 @@ class _Connection:
     def disconnect(self, why: str) -> None:
         """The process is gone: no more sending, handlers stop, the server's requests fail."""
         self.core.stop(why)
-        self.server._disconnected(self)
+        self._disconnected(self)
 
     def exit(self, code: int | None, signal: int | None) -> None:
         # The exit status first: the end of the stream reports it.
@@ -528,8 +184,8 @@ class _Connection:
         decoded: JSON
         if isinstance(line, bytes):
             try:
-                decoded = orjson.loads(line)
-            except orjson.JSONDecodeError:
+                decoded = decode(line)
+            except UnreadableJSON:
                 decoded = {"unparsable": line}
         else:
             decoded = {"unparsable": line.head}
@@ -554,16 +210,17 @@ class _Connection:
     def admit(self, request: Request) -> Admission:
         fake = FakeRequest(self, request, self._message(request))
         self.requests[request.key] = fake
+        self._records[request.key] = request
         self.server.requests.append(fake)
-        return self.server._admit(self, fake)
+        return self._admit(self, fake)
 
     def notification(self, message: dict[str, JSON]) -> None:
         pass  # kept in FakeServer.received, like every message
 
     def cancelled(self, request: Request) -> None:
-        fake = self.requests.get(request.key)
-        if fake is not None:
-            fake._cancelled.set()
+        event = self._cancellations.get(request.key)
+        if event is not None:
+            event.set()
 
     def failed(self, request: Request, error: Exception) -> RpcError:
         self.handler_errors.append(error)
@@ -578,9 +235,7 @@ class _Connection:
 
         async def run() -> dict[str, JSON] | None:
             try:
-                outcome = handler(request)
-                if inspect.isawaitable(outcome):
-                    outcome = await outcome
+                outcome = await call_maybe_async(handler, request)
             except trio.BrokenResourceError:
                 if not self.alive:
                     return None  # it answered a client that has gone: no bug of the test's
@@ -593,7 +248,7 @@ class _Connection:
                 raise TypeError(f"the handler of {request!r} answered it and returned a value too")
             if isinstance(outcome, str) and request.method == "tools/call":
                 return {"content": [{"type": "text", "text": outcome}]}
-            return _result_body(outcome)
+            return result_body(outcome)
 
         return run
 
@@ -685,12 +340,12 @@ class FakeServer:
         """The resources ``resources/list`` answers with, or `None`."""
         self.resource_templates = _described(resource_templates, "resource_templates", "uriTemplate")
         """The templates ``resources/templates/list`` answers with, or `None`."""
-        self._capabilities = None if capabilities is None else _wire(capabilities, "capabilities")
+        self._capabilities = None if capabilities is None else wire_dict(capabilities, "capabilities")
         if isinstance(server_info, tuple):
             name, version = server_info
             info: dict[str, JSON] = {"name": name, "version": version}
         else:
-            info = _wire(server_info, "server_info")
+            info = wire_dict(server_info, "server_info")
         self.server_info = info
         """The server's ``Implementation``, as a dict."""
         self.instructions = instructions
@@ -855,7 +510,7 @@ class FakeServer:
                 " FakeRequest.input_required"
             )
         connection = self._live()
-        body = None if params is None else _wire(params, "params")
+        body = None if params is None else wire_dict(params, "params")
         return await connection.core.request(method, body, withdraw="withdrawn by the server")
 
     async def send_message(self, message: Mapping[str, JSON]) -> None:
@@ -910,15 +565,24 @@ class FakeServer:
             raise trio.BrokenResourceError("no client is connected to the fake server")
         return connection
 
-    def _connect(self, channel: MemoryChannel, stream: trio.abc.Stream) -> _Connection:
+    def serve_channel(self, channel: MemoryChannel, stream: trio.abc.Stream) -> _Connection:
+        """Serve the client whose channel is ``channel``, over ``stream`` (the other end of its stream).
+
+        What `open_fake_client` and `open_fake_transport` do; use those.
+
+        :meta private:
+        """
         if self._connection is not None and self._connection.alive:
             raise RuntimeError("this FakeServer already has a client; it serves one at a time")
-        connection = self._connection = _Connection(self, channel, stream)
+        connection = self._connection = _Connection(
+            self, channel, stream, admit=self._admit, disconnected=self._disconnected
+        )
         return connection
 
     def _disconnected(self, connection: _Connection) -> None:
         # Requests nobody took are void: they can no longer be answered.
-        self._queue = deque(request for request in self._queue if request._link is not connection)
+        void = {id(request) for request in connection.requests.values()}
+        self._queue = deque(request for request in self._queue if id(request) not in void)
         if self._connection is connection:
             self._last_log_level = connection.core.log_level
             self._connection = None
@@ -950,7 +614,7 @@ class FakeServer:
         if self.era == "legacy" and method == "ping":
             return lambda _: {}
         if self.era == "legacy" and method == "logging/setLevel":
-            return lambda request: connection.core.set_log_level(request._request)
+            return connection.set_log_level
         listed = {
             "tools/list": ("tools", self.tools),
             "prompts/list": ("prompts", self.prompts),
@@ -1014,7 +678,7 @@ class _FakeChannel(MemoryChannel):
 
     async def start(self, start_task: TaskStarter, receiver: Receiver) -> None:
         await trio.lowlevel.checkpoint()
-        self.link = link = self.fake._connect(self, self._server_end)
+        self.link = link = self.fake.serve_channel(self, self._server_end)
         try:
             await super().start(start_task, receiver)
         except BaseException:

@@ -1,0 +1,89 @@
+"""Test your Trio application against a scripted, in-memory MCP server.
+
+`FakeServer` plays the server; `open_fake_client` connects the real
+`trio_mcp.Client` to it over `trio.testing.memory_stream_pair`, with no
+process: the client, its session and the stream channel's framing, reader
+and writer are the ones that run over a pipe, and the fake reads and writes
+lines with the same server core as the demo server (``python -m
+trio_mcp.demo``). Everything runs in the test's own Trio run, so it works
+under ``trio.testing.MockClock(autojump_threshold=0)``: request timeouts,
+``input_timeout`` and your own `trio.fail_after` budgets elapse in virtual
+time, at once.
+
+The fake answers the handshake of its protocol era by itself (``era="modern"``
+for 2026-07-28, ``era="legacy"`` for the initialize era). Other requests
+are answered by the handlers you register (`FakeServer.on_tool`,
+`FakeServer.on_request`) or, when none applies, wait for your test to take
+them with `FakeServer.receive_request` and answer them with the methods of
+`FakeRequest`. Everything the client sent is kept in `FakeServer.received`.
+
+An application test, with the ``autojump_clock`` fixture of pytest-trio::
+
+    import trio
+    import trio_mcp
+    from trio_mcp.testing import FakeServer, open_fake_client
+
+
+    # The application under test: it asks the server for a weather report.
+    async def forecast(client: trio_mcp.Client, city: str) -> str:
+        with trio.move_on_after(5):
+            result = await client.call_tool("forecast", {"city": city})
+            return result.text
+        return "no forecast today"
+
+
+    async def test_forecast(autojump_clock):
+        server = FakeServer(tools=["forecast"])
+        server.on_tool("forecast", lambda request: f"sunny in {request.arguments['city']}")
+        async with open_fake_client(server) as client:
+            assert await forecast(client, "Paris") == "sunny in Paris"
+        assert server.requests[-1].arguments == {"city": "Paris"}
+
+
+    async def test_forecast_gives_up_after_five_seconds(autojump_clock):
+        server = FakeServer(tools=["forecast"])
+        async with open_fake_client(server) as client:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(forecast, client, "Paris")
+                request = await server.expect_request("tools/call", name="forecast")
+                start = trio.current_time()
+                await request.wait_cancelled()  # never answered: the app gives up
+                assert trio.current_time() - start == 5
+
+The first test answers through a handler; the second takes the request
+itself, and waits for the ``notifications/cancelled`` that the application's
+`trio.move_on_after` makes the client send: the five seconds pass in no
+time at all.
+
+A test drives the multi round-trip exchanges of the 2026-07-28 era with
+`FakeRequest.input_required` (the client answers through its hooks and sends
+the request again, which arrives as a new `FakeRequest` with
+`FakeRequest.input_responses`), and the server-to-client requests of the
+initialize era with `FakeServer.send_request`. `FakeServer.exit` makes the
+server die (the client raises `trio_mcp.ServerGone`), for testing recovery.
+
+Messages cross the in-memory stream as they would a pipe: a client call that
+waits for its answer returns once the fake has answered it, but what the
+client sends without waiting (a ``notifications/cancelled``, a notification)
+reaches the fake a moment later. Wait for it on the fake's side
+(`FakeRequest.wait_cancelled`, `FakeServer.receive_request`) before asserting
+on `FakeServer.received`; leaving the client's block also lets the fake read
+everything the client sent.
+"""
+
+from __future__ import annotations
+
+from ._request import FakeRequest as FakeRequest
+from ._server import (
+    FakeServer as FakeServer,
+    open_fake_client as open_fake_client,
+    open_fake_transport as open_fake_transport,
+)
+
+__all__ = ["FakeRequest", "FakeServer", "open_fake_client", "open_fake_transport"]
+
+# Tracebacks, reprs and the docs name them trio_mcp.testing.X, not the private
+# module each happens to live in.
+for _obj in (FakeRequest, FakeServer, open_fake_client, open_fake_transport):
+    _obj.__module__ = __name__
+del _obj
