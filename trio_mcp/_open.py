@@ -208,10 +208,11 @@ async def _connected(session: Session, options: ClientOptions) -> AsyncIterator[
 
 def _twice_dead(second: ServerGone, first: ServerGone) -> ServerGone:
     """The error of a server that died on the probe, was started again, and died again."""
-    said = str(first).split("\n", 1)[0]
+    # First lines only: the stderr tail follows the message on lines of its own.
+    now = str(second).split("\n", 1)[0]
+    then = str(first).split("\n", 1)[0]
     error = ServerGone(
-        f"{str(second).split(chr(10), 1)[0]} while connecting, after a restart: the first time,"
-        f" {said} on the server/discover probe",
+        f"{now} while connecting, after a restart: the first time, {then} on the server/discover probe",
         exit_code=second.exit_code,
         signal=second.signal,
         stderr_tail=second.stderr_tail,

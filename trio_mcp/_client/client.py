@@ -215,10 +215,10 @@ class Client:
             handshake_timeout=options.handshake_timeout,
             restarted=restarted,
         )
-        self.apply(outcome)
-        await self.finish_handshake()
+        self._apply(outcome)
+        await self._finish_handshake()
 
-    def apply(self, outcome: Outcome) -> None:
+    def _apply(self, outcome: Outcome) -> None:
         """Take the result of the handshake."""
         negotiated = outcome.negotiated
         self.era = negotiated.era
@@ -242,7 +242,7 @@ class Client:
             self.server_capabilities = initialized.capabilities
             self.instructions = initialized.instructions
 
-    async def finish_handshake(self) -> None:
+    async def _finish_handshake(self) -> None:
         """The initialize era's last steps: ``notifications/initialized``, then the log level."""
         if self.era != "legacy":
             await trio.lowlevel.checkpoint()
@@ -251,10 +251,6 @@ class Client:
         if self.log_level is not None and self.server_capabilities.logging is not None:
             # The initialize era sets the level once, for the whole session.
             await self.session.request("logging/setLevel", {"level": self.log_level})
-
-    def declared(self, version: str) -> dict[str, JSON]:
-        """What the client declares at ``version``: the hooks' capabilities, then the ``capabilities`` option."""
-        return self._declared(version)
 
     def _declared(self, version: str) -> dict[str, JSON]:
         return {**declare(self._input.hooks, version), **self._extra_caps}
@@ -273,9 +269,6 @@ class Client:
 
     async def _require(self, era: Literal["modern", "legacy"], method: str) -> None:
         await trio.lowlevel.checkpoint()
-        self._require_now(era, method)
-
-    def _require_now(self, era: Literal["modern", "legacy"], method: str) -> None:
         if self.era is None:
             raise RuntimeError("use the client inside 'async with open_stdio_client(...)'")
         if self.era != era:

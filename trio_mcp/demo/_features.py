@@ -13,7 +13,7 @@ import base64
 import binascii
 import math
 from typing import Any, Final, TypeAlias
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 import orjson
 
@@ -417,11 +417,6 @@ def read(uri: str) -> dict[str, JSON] | None:
         if name and "/" not in name:
             return {"uri": uri, "mimeType": "text/plain", "text": f"Hello, {name}!"}
     return None
-
-
-def greeting_uri(name: str) -> str:
-    """The URI of the greeting for ``name`` (the template filled in)."""
-    return GREETING_PREFIX + quote(name, safe="")
 
 
 # ------------------------------------------------------------------ prompts
