@@ -175,7 +175,6 @@ class Session:
         """The budget of every request, in seconds, or `None` for no budget (the default)."""
         self.max_message_bytes = options.max_message_bytes
         """The longest message accepted from the server."""
-        self._options = options
         self._on_log = options.on_log
         self._on_wire = options.on_wire
         self._notification_buffer = options.notification_buffer

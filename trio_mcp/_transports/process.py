@@ -136,7 +136,6 @@ class ProcessChannel(Channel):
         self.args = args
         self.options = options
         self.kill_grace = options.kill_grace
-        self._max_line = max_message_bytes
         self._on_stderr: Callable[[str], object] = (
             options.on_stderr if options.on_stderr is not None else default_stderr
         )
