@@ -33,6 +33,16 @@ if TYPE_CHECKING:
         Pages as Pages,
         Subscription as Subscription,
     )
+    from ._config import (
+        ConfigError as ConfigError,
+        ConfigSource as ConfigSource,
+        DiscoveredConfig as DiscoveredConfig,
+        LoadedConfig as LoadedConfig,
+        ServerSpec as ServerSpec,
+        discover_configs as discover_configs,
+        load_config as load_config,
+        parse_config as parse_config,
+    )
     from ._delivery import NotificationStream as NotificationStream
     from ._models import (
         Annotations as Annotations,
@@ -123,6 +133,14 @@ _LAZY: dict[str, str] = {
     "ProcessOptions": "_options",
     "SinkOptions": "_options",
     "Attachment": "_session",
+    "ConfigError": "_config",
+    "ConfigSource": "_config",
+    "DiscoveredConfig": "_config",
+    "LoadedConfig": "_config",
+    "ServerSpec": "_config",
+    "discover_configs": "_config",
+    "load_config": "_config",
+    "parse_config": "_config",
     "NotificationStream": "_delivery",
     "RequestTimeout": "_session",
     "Session": "_session",

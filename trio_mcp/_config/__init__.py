@@ -1,7 +1,13 @@
-"""MCP configuration files: the typed model, and (beside it) the loader."""
+"""MCP configuration files: the typed model, the loader, and where the files are."""
 
 from __future__ import annotations
 
+from .discover import (
+    ConfigScope as ConfigScope,
+    DiscoveredConfig as DiscoveredConfig,
+    discover_configs as discover_configs,
+)
+from .load import load_config as load_config, parse_config as parse_config
 from .spec import (
     ConfigError as ConfigError,
     ConfigSource as ConfigSource,
@@ -9,4 +15,14 @@ from .spec import (
     ServerSpec as ServerSpec,
 )
 
-__all__ = ["ConfigError", "ConfigSource", "LoadedConfig", "ServerSpec"]
+__all__ = [
+    "ConfigError",
+    "ConfigScope",
+    "ConfigSource",
+    "DiscoveredConfig",
+    "LoadedConfig",
+    "ServerSpec",
+    "discover_configs",
+    "load_config",
+    "parse_config",
+]

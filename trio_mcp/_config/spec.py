@@ -9,7 +9,7 @@ by hand as easily as from a file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeAlias
 
 import attrs
@@ -57,7 +57,8 @@ class ConfigSource:
     Attributes:
         path: The file, or ``None`` when the configuration was a dict or text.
         dialect: The dialect it was read as: ``"mcpServers"`` (Claude Desktop,
-            Claude Code, Cursor and most others), ``"vscode"`` or ``"dict"``.
+            Claude Code, Cursor and most others) or ``"vscode"`` (a
+            ``servers`` map, with ``inputs``).
     """
 
     path: str | None = None
@@ -68,10 +69,31 @@ def _masked(mapping: Mapping[str, str]) -> str:
     return "{" + ", ".join(f"{key!r}: {_MASK!r}" for key in mapping) + "}"
 
 
+def _shown_url(url: str | None) -> str | None:
+    """A URL without what may be a credential: its user info and its query."""
+    if url is None:
+        return None
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _MASK
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = _MASK + "@" + netloc.rsplit("@", 1)[1]
+    query = _MASK if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
 def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     from types import MappingProxyType
 
     return MappingProxyType(dict(value or {}))
+
+
+def _strings(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
 
 
 @attrs.frozen(repr=False)
@@ -79,7 +101,8 @@ class ServerSpec:
     """One server of a configuration, normalized and with variables expanded.
 
     Specs are immutable and compare by value; ``repr`` masks the values of
-    `env` and `headers`, which often hold tokens.
+    `env` and `headers`, and the query and user info of `url`, which often
+    hold tokens.
 
     Attributes:
         name: The entry's key in the file (not the server's own name).
@@ -108,7 +131,7 @@ class ServerSpec:
     name: str
     transport: Transport = "stdio"
     command: str | None = None
-    args: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    args: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     env: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping, hash=False)
     inherit_env: bool = True
     cwd: str | None = None
@@ -133,7 +156,7 @@ class ServerSpec:
             if self.cwd is not None:
                 parts.append(f"cwd={self.cwd!r}")
         else:
-            parts.append(f"url={self.url!r}")
+            parts.append(f"url={_shown_url(self.url)!r}")
             if self.headers:
                 parts.append(f"headers={_masked(self.headers)}")
         if not self.enabled:
@@ -163,5 +186,5 @@ class LoadedConfig:
 
     servers: Mapping[str, ServerSpec] = attrs.field(factory=dict, converter=_frozen_mapping)
     invalid: Mapping[str, ConfigError] = attrs.field(factory=dict, converter=_frozen_mapping)
-    warnings: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    sources: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    warnings: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    sources: tuple[str, ...] = attrs.field(default=(), converter=_strings)

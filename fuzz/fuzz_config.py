@@ -1,0 +1,28 @@
+"""Fuzz the configuration reader (`trio_mcp.parse_config`) with atheris, for as long as you like.
+
+The harness drives the Hypothesis properties of ``tests/test_config.py``
+through their ``hypothesis.fuzz_one_input`` hooks: any JSON value or text
+read as a configuration gives a `LoadedConfig` or a `ConfigError`, never
+another exception. See ``fuzz/README.rst``.
+
+Run it from the repository root::
+
+    python fuzz/fuzz_config.py [libFuzzer options] [corpus directory ...]
+
+``FUZZ_TARGET=<test name>`` fuzzes one property instead of all of them.
+"""
+
+from __future__ import annotations
+
+from _harness import run
+
+#: The properties fuzzed, from tests/test_config.py.
+TARGETS = (
+    "test_any_json_value_gives_a_config_or_a_config_error",
+    "test_any_text_gives_a_config_or_a_config_error",
+    "test_jsonc_stripping_keeps_plain_json",
+)
+
+
+if __name__ == "__main__":
+    run("fuzz_config.py", "test_config", TARGETS)
