@@ -59,6 +59,9 @@ nitpick_ignore_regex += [
     (r"py:class", r"(trio_mcp\._serving\.server\.)?Request"),
     # The process channel a StdioTransport is made with (by the openers).
     (r"py:class", r"(trio_mcp\._transports\.process\.)?ProcessChannel"),
+    # The Literal aliases of the configuration model (their values are listed
+    # where they are used) and the callback type of ``${input:...}``.
+    (r"py:class", r"(trio_mcp\._config\.\w+\.)?(Transport|ConfigScope|OnMissing|ResolveInput|Overrides)"),
     # The type variable of `Pages` (``Pages[Tool]`` yields `Tool` items).
     (r"py:class", r"trio_mcp\._client\.pages\.T"),
 ]

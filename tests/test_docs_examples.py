@@ -8,7 +8,8 @@ block is checked depends on its language and on the comment right before it
 
 * ``python`` blocks and literal ``::`` blocks are complete programs that call
   ``trio.run`` themselves; each runs as a script in a subprocess of its own
-  and must exit with status 0. Marked ``client``, a block is a fragment that
+  and must exit with status 0 (marked ``script``, a complete program that
+  needs no Trio, such as reading a configuration file). Marked ``client``, a block is a fragment that
   runs inside ``async with trio_mcp.open_stdio_client(...) as client:``,
   connected to the demo server (``client-legacy``: in the initialize era;
   ``transport``: inside ``open_stdio_transport``, as ``wire``, after the
@@ -435,6 +436,8 @@ def _python_program(block: Block) -> tuple[str | None, str | None]:
     if block.kind in FRAGMENTS:
         body = textwrap.indent(block.code, " " * 8)
         return FRAGMENTS[block.kind].replace("{code}", body.rstrip("\n")), None
+    if block.kind == "script":
+        return block.code, None
     if block.kind:
         return None, f"unknown example kind {block.kind!r} for a Python block"
     if "trio.run(" not in block.code:
@@ -974,7 +977,7 @@ def test_few_blocks_are_exempt():
 
 
 def test_markers_are_known():
-    kinds = {"", *FRAGMENTS, "pytest", "terminal", "typed-input", "frames", "hierarchy", "layers"}
+    kinds = {"", *FRAGMENTS, "script", "pytest", "terminal", "typed-input", "frames", "hierarchy", "layers"}
     for block in BLOCKS:
         assert block.kind in kinds, f"{block.id}: unknown example kind {block.kind!r}"
 

@@ -7,6 +7,7 @@ project's file (which names commands to run) is the caller's decision.
 from __future__ import annotations
 
 import os
+import pathlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias
@@ -43,7 +44,7 @@ class DiscoveredConfig:
         exists: Whether the file is there.
     """
 
-    path: Path
+    path: pathlib.Path
     client: str
     scope: ConfigScope
     exists: bool

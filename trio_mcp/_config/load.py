@@ -190,12 +190,11 @@ def load_config(
     fields (``{"db": {"enabled": False}}``).
 
     Relative ``cwd``, ``envFile`` and ``./command`` paths are relative to
-    the file's folder. See :doc:`config` for every rule.
+    the file's folder. The keyword arguments are those of `parse_config`.
+    See :doc:`config` for every rule.
 
     Args:
         *paths: The files (``~`` is expanded).
-        variables, environ, resolve_input, workspace, user_home, on_missing,
-            jsonc, overrides: As for `parse_config`.
 
     Raises:
         ConfigError: A file cannot be read or is wrong as a whole; the message
