@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .._core.naming import exposed_name as exposed_name
+from .._core.restart import RestartPolicy as RestartPolicy, RestartTracker as RestartTracker
 from .connect import open_server as open_server, stdio_arguments as stdio_arguments
 from .group import (
     Listed as Listed,
@@ -12,8 +14,6 @@ from .group import (
     UnknownName as UnknownName,
     open_servers as open_servers,
 )
-from .naming import exposed_name as exposed_name
-from .policy import RestartPolicy as RestartPolicy, RestartTracker as RestartTracker
 
 __all__ = [
     "Listed",

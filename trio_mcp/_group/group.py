@@ -18,14 +18,14 @@ import attrs
 import trio
 
 from .._config import ConfigError, LoadedConfig, ServerSpec
+from .._core.naming import exposed_name
+from .._core.restart import RestartPolicy, RestartTracker
 from .._errors import MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
 from .._models import Prompt, Resource, ResourceTemplate, Tool
 from .._nursery import reraise
 from .._options import ClientOptions, ConnectionOptions, ProcessOptions, split_options
 from .._session import RequestTimeout
 from .connect import SPEC_OPTIONS, open_server
-from .naming import exposed_name
-from .policy import RestartPolicy, RestartTracker
 
 if TYPE_CHECKING:
     from collections.abc import Callable
