@@ -60,8 +60,10 @@ def stdio_arguments(spec: ServerSpec) -> tuple[str, tuple[str, ...], dict[str, A
 
 
 def _remote_not_supported(spec: ServerSpec) -> NotSupported:
+    from .._config.spec import _shown_url
+
     return NotSupported(
-        f"server {spec.name!r} is a remote server ({spec.transport} at {spec.url!r}); "
+        f"server {spec.name!r} is a remote server ({spec.transport} at {_shown_url(spec.url)!r}); "
         f"the {spec.transport} transport is not supported yet",
         method=spec.transport,
     )

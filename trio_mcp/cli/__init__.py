@@ -27,6 +27,17 @@ length of one command; without ``--``, the bundled demo server
     Read a resource.
 ``prompt NAME [KEY=VALUE...] [--json OBJECT]``
     Get a prompt (prompt arguments are strings).
+``configs``
+    The configuration files found (Claude Desktop, Claude Code, Cursor,
+    VS Code, Windsurf), each with its servers and whether each is usable.
+``servers``
+    Start every server of the configuration, and show each one's state.
+
+With ``--config FILE`` (repeatable) or ``--server NAME``, the servers are
+those of a configuration file (for ``servers`` and ``--server`` without
+``--config``, the files ``configs`` lists): ``tools`` lists the tools of all of them, ``call
+SERVER.TOOL`` calls one, and ``--server NAME`` makes every command talk to
+that server.
 
 Options, before or after the command: ``--json`` (print one JSON document on
 stdout, for scripts: the result as the server sent it, or ``{"error": {"kind",
@@ -71,6 +82,7 @@ from ._args import (
     DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
     EXIT_BROKEN_PIPE as EXIT_BROKEN_PIPE,
     EXIT_CODES as EXIT_CODES,
+    EXIT_CONFIG as EXIT_CONFIG,
     EXIT_INPUT as EXIT_INPUT,
     EXIT_INTERNAL as EXIT_INTERNAL,
     EXIT_INTERRUPTED as EXIT_INTERRUPTED,
@@ -94,6 +106,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_BROKEN_PIPE",
     "EXIT_CODES",
+    "EXIT_CONFIG",
     "EXIT_INPUT",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
@@ -132,6 +145,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"{prog}: error: {exc} (see '{prog} --help')\n")
         return EXIT_USAGE
     # Only now, with a command to run: Trio and the client.
+    if options.uses_configs:
+        from ._configs import execute_configs
+
+        return execute_configs(options)
     from ._run import execute
 
     return execute(options)

@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "EXIT_BROKEN_PIPE",
     "EXIT_CODES",
+    "EXIT_CONFIG",
     "EXIT_INPUT",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
@@ -60,6 +61,8 @@ EXIT_PROTOCOL: Final = 7
 """The server broke the protocol, or shares no protocol version with the client."""
 EXIT_INPUT: Final = 8
 """The server needed input the command does not give (sampling, roots), or kept asking after a decline."""
+EXIT_CONFIG: Final = 9
+"""The configuration file is wrong, names no such server, or the server's entry cannot be used."""
 EXIT_INTERNAL: Final = 70
 """A bug in trio-mcp (``--verbose`` prints the traceback)."""
 EXIT_INTERRUPTED: Final = 130
@@ -78,13 +81,27 @@ EXIT_CODES: Final[Mapping[int, str]] = {
     EXIT_RPC_ERROR: "the server answered with a JSON-RPC error",
     EXIT_PROTOCOL: "the server broke the protocol, or no protocol version in common",
     EXIT_INPUT: "the server needed input trio-mcp does not give (sampling, roots), or kept asking after a decline",
+    EXIT_CONFIG: "the configuration file is wrong, or has no usable server by that name",
     EXIT_INTERNAL: "a bug in trio-mcp (--verbose shows the traceback)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
     EXIT_BROKEN_PIPE: "stdout was closed early (| head)",
 }
 
 PROG: Final = "trio-mcp"
-COMMANDS: Final = ("info", "tools", "prompts", "resources", "templates", "call", "read", "prompt")
+COMMANDS: Final = (
+    "info",
+    "tools",
+    "prompts",
+    "resources",
+    "templates",
+    "call",
+    "read",
+    "prompt",
+    "configs",
+    "servers",
+)
+#: The commands about configuration files, which take no server command.
+CONFIG_COMMANDS: Final = ("configs", "servers")
 PROTOCOLS: Final = ("auto", *MODERN_VERSIONS, *LEGACY_VERSIONS)
 DEFAULT_TIMEOUT: Final = 60.0
 
@@ -96,6 +113,9 @@ examples:
   trio-mcp call add --json '{"a": 1, "b": 2}' -- python my_server.py
   trio-mcp --json info -- uvx mcp-server-time
   trio-mcp read file:///tmp/notes.txt --env LOG_LEVEL=debug -- ./my-server --stdio
+  trio-mcp configs                             # the configuration files found here
+  trio-mcp --config .mcp.json servers          # start each of its servers, show their state
+  trio-mcp --config .mcp.json call github.search_repositories query=trio
 """
 
 
@@ -112,6 +132,8 @@ _COMMAND_HELP: Final = {
     "call": "call a tool: call TOOL [KEY=VALUE...] [--json OBJECT]",
     "read": "read a resource: read URI",
     "prompt": "get a prompt: prompt NAME [KEY=VALUE...] [--json OBJECT]",
+    "configs": "list the configuration files found (Claude, Cursor, VS Code...) and their servers",
+    "servers": "start every server of the configuration and show each one's state",
 }
 
 _DESCRIPTION = """\
@@ -120,6 +142,10 @@ Inspect and call any MCP server that speaks over stdio.
 The server is the command after "--" (the command and each of its arguments
 as separate words); without "--", the bundled demo server
 (python -m trio_mcp.demo). It is started for one command and stopped after.
+With "--config FILE" (an mcpServers or VS Code mcp.json file) or "--server
+NAME", the servers are those of the configuration: "tools" and "servers" use
+all of them, "call SERVER.TOOL" one; "servers" and --server without --config
+read the files "configs" lists.
 
 commands:
 """ + "".join(f"  {name:<10} {what}\n" for name, what in _COMMAND_HELP.items())
@@ -183,6 +209,8 @@ class Options:
         target: str = "",
         arguments: dict[str, JSON] | None = None,
         schema: bool = False,
+        config: list[str] | None = None,
+        server_name: str | None = None,
     ) -> None:
         self.command = command
         """The command word (``"call"``...)."""
@@ -204,6 +232,17 @@ class Options:
         self.raw_values: dict[str, str] = {}
         """The ``KEY=VALUE`` values read as JSON, as typed (for the schema check)."""
         self.schema = schema
+        self.config = config or []
+        """The ``--config`` files, most general first."""
+        self.server_name = server_name
+        """The ``--server`` name: the configuration's server to talk to."""
+        self.spec: Any = None
+        """The configuration entry of the server, once chosen (a `ServerSpec`)."""
+
+    @property
+    def uses_configs(self) -> bool:
+        """Whether the servers come from configuration files rather than ``--`` or the demo."""
+        return bool(self.config) or self.server_name is not None or self.command in CONFIG_COMMANDS
 
 
 def _positive_seconds(text: str) -> float:
@@ -255,6 +294,17 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="set an environment variable for the server (repeatable)",
     )
     group.add_argument("--cwd", metavar="DIR", help="the server's working directory")
+    group.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="read the servers from this configuration file (repeatable, most general first; "
+        "default: the files 'configs' lists)",
+    )
+    group.add_argument(
+        "--server", dest="server_name", metavar="NAME", help="talk to this server of the configuration"
+    )
 
 
 def _command_parser(command: str) -> _ArgumentParser:
@@ -264,7 +314,7 @@ def _command_parser(command: str) -> _ArgumentParser:
         "formatter_class": argparse.RawDescriptionHelpFormatter,
         "epilog": _exit_table(),
     }
-    server = " [-- SERVER_COMMAND [ARG...]]"
+    server = "" if command in CONFIG_COMMANDS else " [-- SERVER_COMMAND [ARG...]]"
     if command in ("call", "prompt"):
         # The same grammar: a name, then KEY=VALUE arguments.
         name, whose = ("TOOL", "tool") if command == "call" else ("NAME", "prompt")
@@ -315,7 +365,7 @@ def _main_parser() -> _ArgumentParser:
 
 
 #: Options that take a value as the next word (to find the command word).
-_VALUED: Final = frozenset({"--timeout", "--protocol", "--env", "--cwd"})
+_VALUED: Final = frozenset({"--timeout", "--protocol", "--env", "--cwd", "--config", "--server"})
 
 
 def _key_value(word: str, what: str) -> tuple[str, str]:
@@ -413,8 +463,16 @@ def parse_args(argv: Sequence[str]) -> Options:
         cwd=ns.cwd,
         target=target,
         schema=getattr(ns, "schema", False),
+        config=ns.config,
+        server_name=ns.server_name,
     )
     options.demo = demo
+    if options.uses_configs and not demo:
+        raise UsageError(
+            'a server command after "--" and a configuration (--config, --server) exclude each other'
+        )
+    if options.server_name is not None and command in CONFIG_COMMANDS:
+        raise UsageError(f"--server names one server, which {command!r} does not take")
     arguments: dict[str, JSON] = {}
     for text in objects:
         arguments.update(_json_object(text))

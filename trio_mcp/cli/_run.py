@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import trio
@@ -65,6 +66,7 @@ from ._render import (
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from contextlib import AbstractAsyncContextManager as AsyncContextManager
 
     from .._client import Client
 
@@ -346,11 +348,16 @@ async def _connect_and_run(
 ) -> int:
     options = session.options
     probe = PROBE_TIMEOUT if options.timeout is None else min(PROBE_TIMEOUT, options.timeout / 2)
-    async with open_stdio_client(
-        options.server[0],
-        options.server[1:],
-        env=options.env,
-        cwd=options.cwd,
+    if options.spec is not None:
+        # A server of a configuration file (--server NAME, call SERVER.TOOL).
+        from .._group import open_server
+
+        opener: Callable[..., AsyncContextManager[Client]] = partial(open_server, options.spec)
+    else:
+        opener = partial(
+            open_stdio_client, options.server[0], options.server[1:], env=options.env, cwd=options.cwd
+        )
+    async with opener(
         on_stderr=on_stderr,
         on_log=on_log,
         request_timeout=None,
@@ -370,6 +377,8 @@ def _command_line(options: Options) -> str:
     """The server's command line, shortened."""
     if options.demo:
         return "python -m trio_mcp.demo"
+    if options.spec is not None:
+        return options.server[0]  # its name, and its command as written in the file
     import shlex
 
     text = shlex.join(options.server)
