@@ -310,6 +310,10 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
         transport = "http"
     else:
         raise fail("command", "no 'command' (a local server) and no 'url' (a remote one)")
+    if transport == "stdio" and not has_command:
+        raise fail("command", f"no 'command', which a {explicit_key} 'stdio' server needs")
+    if transport != "stdio" and not has_url:
+        raise fail("url", f"no 'url', which a {explicit_key} {transport!r} server needs")
 
     # -- enabled
     enabled = True
@@ -343,8 +347,7 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
     kwargs: dict[str, Any] = {}
     # -- stdio fields
     if transport == "stdio":
-        command = string("command")
-        assert command is not None  # has_command
+        command = string("command") or ""
         if not command.strip():
             raise fail("command", "is empty")
         command = expand("command", command)
