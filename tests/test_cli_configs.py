@@ -112,6 +112,20 @@ def test_configs_json(project):
     assert {record["scope"] for record in configs} == {"user", "project"}
 
 
+def test_claude_codes_settings_without_servers_are_an_empty_configuration(project):
+    write(project.parent / "home" / ".claude.json", {"numStartups": 3, "projects": {}})
+    write(project / ".mcp.json", {"mcpServers": {"demo": DEMO}})
+    result = check(run(project, "configs"))
+    assert (
+        f"{project.parent / 'home' / '.claude.json'} (claude-code, user)\n  (no servers)\n" in result.stdout
+    )
+    result = check(run(project, "servers"))
+    assert result.stderr == ""
+    write(project.parent / "home" / ".claude.json", {"mcpServers": {"user": DEMO}})
+    result = check(run(project, "configs"))
+    assert any(line.split()[:1] == ["user"] for line in result.stdout.splitlines())
+
+
 def test_configs_with_nothing_found(project):
     result = check(run(project, "configs"))
     assert result.stdout == ""
