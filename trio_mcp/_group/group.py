@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeAlias, TypeVar, Unpack
 
 import attrs
@@ -28,7 +29,7 @@ from .._session import RequestTimeout
 from .connect import SPEC_OPTIONS, open_server
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import AsyncIterator, Callable
     from types import TracebackType
 
     from .._client import Client
@@ -184,10 +185,93 @@ class _Member:
         self.listing = _Listing()
         self.tools: list[Listed[Tool]] = []
         self.prompts: list[Listed[Prompt]] = []
+        self.listeners: set[_Listener] = set()
+        self.nursery: trio.Nursery | None = None
 
     def poke(self) -> None:
         self.wake.set()
         self.wake = trio.Event()
+
+
+class _Listener:
+    """One `ServerGroup.listen` block: its filter and its channel, across the server's processes."""
+
+    def __init__(
+        self,
+        group: ServerGroup,
+        tools: bool,
+        prompts: bool,
+        resources: bool,
+        uris: tuple[str, ...],
+        buffer: int,
+    ) -> None:
+        self.group = group
+        self.tools, self.prompts, self.resources, self.uris = tools, prompts, resources, uris
+        self.buffer = buffer
+        self.wanted = {
+            method
+            for method, on in [
+                ("notifications/tools/list_changed", tools),
+                ("notifications/prompts/list_changed", prompts),
+                ("notifications/resources/list_changed", resources),
+                ("notifications/resources/updated", bool(uris)),
+            ]
+            if on
+        }
+        self.send, self.receive = trio.open_memory_channel[dict[str, JSON]](buffer)
+        self.scopes: set[trio.CancelScope] = set()
+
+    def offer(self, note: dict[str, JSON]) -> None:
+        try:
+            self.send.send_nowait(note)
+        except trio.WouldBlock:
+            self.group.events_dropped += 1
+        except trio.ClosedResourceError:
+            pass
+
+    def close(self) -> None:
+        for scope in self.scopes:
+            scope.cancel()
+        self.send.close()
+
+    async def follow(
+        self, client: Client, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Subscribe on one process of the server and forward what it sends, until it ends."""
+        told = False
+        with trio.CancelScope() as scope:
+            self.scopes.add(scope)
+            try:
+                if client.era == "modern":
+                    async with client.listen(
+                        tools=self.tools,
+                        prompts=self.prompts,
+                        resources=self.resources,
+                        resource_uris=self.uris,
+                        buffer=self.buffer,
+                    ) as sub:
+                        task_status.started()
+                        told = True
+                        async for note in sub:
+                            self.offer(note)
+                    return
+                stream = client.session.notifications(buffer=self.buffer)
+                for uri in self.uris:
+                    try:
+                        await client.subscribe_resource(uri)
+                    except RpcError as exc:
+                        _logger.info("%s: cannot subscribe to %r: %s", client.session.name, uri, exc)
+                task_status.started()
+                told = True
+                async for note in stream:
+                    if note.get("method") in self.wanted:
+                        self.offer(note)
+            except MCPError as exc:
+                _logger.debug("%s: a listen stream ended: %s", client.session.name, exc)
+            finally:
+                self.scopes.discard(scope)
+        if not told:
+            task_status.started()
 
 
 def _specs(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
@@ -275,6 +359,8 @@ class ServerGroup:
         self._stopping = False
         self._stop = trio.Event()
         self._nursery_manager: Any = None
+        self._entered = False
+        self._nursery: trio.Nursery | None = None
 
     # ---------------------------------------------------------------- state
 
@@ -455,6 +541,59 @@ class ServerGroup:
         error.__cause__ = last
         return error
 
+    @asynccontextmanager
+    async def listen(
+        self,
+        name: str,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        buffer: int = 256,
+    ) -> AsyncIterator[trio.MemoryReceiveChannel[dict[str, JSON]]]:
+        """Change notifications of one server, in either era, across its restarts.
+
+        ``async with servers.listen("files", tools=True) as notes:``, then
+        ``async for note in notes:`` gets each notification (a dict, as the
+        server sent it). In the 2026-07-28 era this is a
+        ``subscriptions/listen`` stream (see `Client.listen`); in the
+        initialize era, the list changes the server sends anyway, and
+        ``resources/subscribe`` for ``resource_uris``. Entering returns once
+        the server has acknowledged the subscription (at once while the
+        server is down). Whenever the server is started again, the
+        subscription is made again on the new process before the server
+        counts as ready; what the server would have sent while it was down
+        is lost (the group's events say when that happened). Iteration ends
+        when the block or the group ends.
+
+        Args:
+            name: The server.
+            tools: Deliver ``notifications/tools/list_changed``.
+            prompts: Deliver ``notifications/prompts/list_changed``.
+            resources: Deliver ``notifications/resources/list_changed``.
+            resource_uris: Deliver ``notifications/resources/updated`` for
+                these URIs.
+            buffer: How many notifications may wait for the consumer; newer
+                ones are dropped past that (counted in `events_dropped`).
+
+        Raises:
+            UnknownName: No server has that name.
+        """
+        member = self._member(name)
+        if isinstance(resource_uris, str):
+            raise TypeError("resource_uris must be a sequence of URIs, not a single string")
+        listener = _Listener(self, tools, prompts, resources, tuple(resource_uris), buffer)
+        member.listeners.add(listener)
+        try:
+            client, nursery = member.client, member.nursery
+            if member.state == "ready" and client is not None and nursery is not None:
+                await nursery.start(listener.follow, client)
+            yield listener.receive
+        finally:
+            member.listeners.discard(listener)
+            listener.close()
+
     # -------------------------------------------------------- the catalogue
 
     @property
@@ -603,9 +742,13 @@ class ServerGroup:
     # ------------------------------------------------------------- lifecycle
 
     async def __aenter__(self) -> Self:
+        if self._entered:
+            raise RuntimeError("a server group can only be entered once")
+        self._entered = True
         manager = trio.open_nursery()
         nursery = await manager.__aenter__()
         self._nursery_manager = manager
+        self._nursery = nursery
         for member in self._members.values():
             nursery.start_soon(self._supervise, member, name=f"trio_mcp:server {member.name}")
         try:
@@ -625,6 +768,7 @@ class ServerGroup:
         manager, self._nursery_manager = self._nursery_manager, None
         if manager is None:
             return
+        self._nursery = None
         self._stopping = True
         self._stop.set()
         for member in self._members.values():
@@ -640,6 +784,9 @@ class ServerGroup:
             for send in self._subscribers:
                 send.close()
             self._subscribers.clear()
+            for member in self._members.values():
+                for listener in member.listeners:
+                    listener.close()
 
     # ------------------------------------------------------------ supervision
 
@@ -670,6 +817,7 @@ class ServerGroup:
         """Start the server and serve it until it stops; returns what stopped it (`None`: the group)."""
         death: list[BaseException] = []
         spec = member.spec
+        ready = False
         with trio.CancelScope() as member.scope:
             if self._stopping:
                 member.scope.cancel()
@@ -677,35 +825,59 @@ class ServerGroup:
             try:
                 async with open_server(spec, **self._options) as client:
                     stream = client.session.notifications()
-                    with trio.move_on_at(deadline):
-                        listing = await _list(client)
-                        member.client = client
-                    if member.client is None:
-                        raise RequestTimeout(
-                            f"server {spec.name!r} did not list its tools within its startup_timeout"
-                            f" ({spec.startup_timeout:g} s)",
-                            method="tools/list",
-                            timeout=spec.startup_timeout,
-                            server=client.session.name,
-                        )
-                    self._publish(member, listing, announce=False)
-                    member.tracker.ready(trio.current_time())
-                    self._set(member, "ready")
-                    member.settled.set()
                     async with trio.open_nursery() as nursery:
                         scope = nursery.cancel_scope
                         nursery.start_soon(self._watch, member, stream, scope, death)
-                        nursery.start_soon(self._refresh, member, client)
-                        if client.era == "modern":
-                            nursery.start_soon(self._listen, member, client)
                         nursery.start_soon(self._until_stopped, scope)
+                        try:
+                            with trio.move_on_at(deadline):
+                                await self._prepare(member, client, nursery)
+                                ready = True
+                        except MCPError as exc:
+                            death.append(exc)
+                            scope.cancel()
+                        if not ready and not death:
+                            death.append(
+                                RequestTimeout(
+                                    f"server {spec.name!r} did not list what it offers within its"
+                                    f" startup_timeout ({spec.startup_timeout:g} s)",
+                                    method="tools/list",
+                                    timeout=spec.startup_timeout,
+                                    server=client.session.name,
+                                )
+                            )
+                            scope.cancel()
+                        if ready:
+                            member.client = client
+                            member.nursery = nursery
+                            member.tracker.ready(trio.current_time())
+                            self._set(member, "ready")
+                            member.settled.set()
+                            nursery.start_soon(self._refresh, member, client)
             except MCPError as exc:
                 death.append(exc)
+            except (TypeError, ValueError) as exc:
+                if ready:
+                    raise
+                # An entry the opener refuses (a value of the wrong type).
+                error = ConfigError(f"server {spec.name!r} cannot be started: {exc}", server=spec.name)
+                error.__cause__ = exc
+                death.append(error)
             finally:
                 member.client = None
+                member.nursery = None
         if self._stopping or not death:
             return None
         return death[0]
+
+    async def _prepare(self, member: _Member, client: Client, nursery: trio.Nursery) -> None:
+        """Subscribe to changes, list what the server offers, make the callers' listen streams again."""
+        if client.era == "modern":
+            # Subscribed before listing: no change falls between the two.
+            await nursery.start(self._listen, member, client)
+        self._publish(member, await _list(client), announce=False)
+        for listener in list(member.listeners):
+            await nursery.start(listener.follow, client)
 
     async def _until_stopped(self, scope: trio.CancelScope) -> None:
         await self._stop.wait()
@@ -737,21 +909,28 @@ class ServerGroup:
                 continue
             self._publish(member, listing, announce=True)
 
-    async def _listen(self, member: _Member, client: Client) -> None:
+    async def _listen(
+        self, member: _Member, client: Client, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """The group's own listen stream (2026-07-28 era): list changes reach `_watch` through it."""
         caps = client.server_capabilities
         tools, prompts, resources = (
             caps.tools is not None,
             caps.prompts is not None,
             caps.resources is not None,
         )
-        if not (tools or prompts or resources):
-            return
+        told = False
         try:
-            async with client.listen(tools=tools, prompts=prompts, resources=resources) as sub:
-                async for _ in sub:
-                    pass
+            if tools or prompts or resources:
+                async with client.listen(tools=tools, prompts=prompts, resources=resources) as sub:
+                    task_status.started()
+                    told = True
+                    async for _ in sub:
+                        pass
         except MCPError as exc:
             _logger.debug("server %r: no change notifications: %s", member.name, exc)
+        if not told:
+            task_status.started()
 
 
 async def _list(client: Client) -> _Listing:
