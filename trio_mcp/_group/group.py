@@ -10,6 +10,7 @@ into that server's state.
 from __future__ import annotations
 
 import logging
+import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -168,6 +169,27 @@ class _Listing:
 class _Member:
     """One server of the group and its supervisor's state."""
 
+    __slots__ = (
+        "client",
+        "dirty",
+        "error",
+        "index",
+        "listeners",
+        "listing",
+        "name",
+        "nursery",
+        "prompts",
+        "reason",
+        "refreshing",
+        "scope",
+        "settled",
+        "spec",
+        "state",
+        "tools",
+        "tracker",
+        "wake",
+    )
+
     def __init__(self, spec: ServerSpec, index: int, tracker: RestartTracker) -> None:
         self.spec = spec
         self.name = spec.name
@@ -177,20 +199,27 @@ class _Member:
         self.error: BaseException | None = None
         self.reason = ""
         self.client: Client | None = None
-        self.changed = trio.Event()
-        self.wake = trio.Event()
-        self.dirty = trio.Event()
-        self.settled = trio.Event()
+        self.wake: trio.Event | None = None
+        self.dirty = False
+        self.refreshing = False
+        self.settled = False
         self.scope: trio.CancelScope | None = None
         self.listing = _Listing()
         self.tools: list[Listed[Tool]] = []
         self.prompts: list[Listed[Prompt]] = []
-        self.listeners: set[_Listener] = set()
+        self.listeners: list[_Listener] = []
         self.nursery: trio.Nursery | None = None
 
     def poke(self) -> None:
-        self.wake.set()
+        if self.wake is not None:
+            self.wake.set()
+
+    async def sleep(self, seconds: float = math.inf) -> None:
+        """Sleep until `poke` (or for ``seconds``)."""
         self.wake = trio.Event()
+        with trio.move_on_after(seconds):
+            await self.wake.wait()
+        self.wake = None
 
 
 class _Listener:
@@ -340,7 +369,7 @@ class ServerGroup:
         self._on_event = on_event
         self._members: dict[str, _Member] = {}
         for index, spec in enumerate(specs):
-            member = _Member(spec, index, RestartTracker(policy, random.Random(rng.random())))
+            member = _Member(spec, index, RestartTracker(policy, rng))
             if not spec.enabled:
                 member.state = "disabled"
             self._members[spec.name] = member
@@ -357,10 +386,14 @@ class ServerGroup:
         self.events_dropped = 0
         """How many events did not fit in a subscriber's buffer."""
         self._stopping = False
-        self._stop = trio.Event()
         self._nursery_manager: Any = None
         self._entered = False
         self._nursery: trio.Nursery | None = None
+        self._change = trio.Event()
+        self._unsettled = len(self._members)
+        self._settled = trio.Event()
+        if not self._unsettled:
+            self._settled.set()
 
     # ---------------------------------------------------------------- state
 
@@ -446,8 +479,7 @@ class ServerGroup:
         if error is not None:
             member.error = error
         member.reason = reason
-        member.changed.set()
-        member.changed = trio.Event()
+        self._changed()
         if state in ("ready", "restarting", "failed"):
             text = f"server {member.name!r}: {previous} -> {state}"
             if error is not None:
@@ -468,6 +500,19 @@ class ServerGroup:
                 restarts=member.tracker.restarts,
             )
         )
+
+    def _changed(self) -> None:
+        """Wake every task waiting for some server's state to change."""
+        self._change.set()
+        self._change = trio.Event()
+
+    def _settle(self, member: _Member) -> None:
+        """The server's first start is over, one way or the other."""
+        if not member.settled:
+            member.settled = True
+            self._unsettled -= 1
+            if not self._unsettled:
+                self._settled.set()
 
     def restart(self, name: str) -> None:
         """Start a failed server again, with a fresh restart history; end a restart's delay early.
@@ -506,7 +551,7 @@ class ServerGroup:
                 await trio.lowlevel.checkpoint()
                 return member.client
             if member.state in ("starting", "restarting") and not self._stopping:
-                await member.changed.wait()
+                await self._change.wait()
                 continue
             raise self._unavailable(member)
 
@@ -584,14 +629,14 @@ class ServerGroup:
         if isinstance(resource_uris, str):
             raise TypeError("resource_uris must be a sequence of URIs, not a single string")
         listener = _Listener(self, tools, prompts, resources, tuple(resource_uris), buffer)
-        member.listeners.add(listener)
+        member.listeners.append(listener)
         try:
             client, nursery = member.client, member.nursery
             if member.state == "ready" and client is not None and nursery is not None:
                 await nursery.start(listener.follow, client)
             yield listener.receive
         finally:
-            member.listeners.discard(listener)
+            member.listeners.remove(listener)
             listener.close()
 
     # -------------------------------------------------------- the catalogue
@@ -752,8 +797,7 @@ class ServerGroup:
         for member in self._members.values():
             nursery.start_soon(self._supervise, member, name=f"trio_mcp:server {member.name}")
         try:
-            for member in self._members.values():
-                await member.settled.wait()
+            await self._settled.wait()
         except BaseException as exc:
             await self._close(exc)
             raise
@@ -770,12 +814,14 @@ class ServerGroup:
             return
         self._nursery = None
         self._stopping = True
-        self._stop.set()
         for member in self._members.values():
-            if member.state != "ready" and member.scope is not None:
+            if member.nursery is not None:
+                # Ready: leave the client's block normally, a graceful close.
+                member.nursery.cancel_scope.cancel()
+            elif member.scope is not None:
                 member.scope.cancel()
             member.poke()
-            member.changed.set()
+        self._changed()
         try:
             await manager.__aexit__(None, None, None)
         except BaseExceptionGroup as group:
@@ -792,13 +838,13 @@ class ServerGroup:
 
     async def _supervise(self, member: _Member) -> None:
         if member.state in ("disabled", "invalid"):
-            member.settled.set()
+            self._settle(member)
             return
         while not self._stopping:
             if member.state != "starting":
                 self._set(member, "starting")
             error = await self._attempt(member)
-            member.settled.set()
+            self._settle(member)
             if error is None:
                 break
             decision = member.tracker.stopped(
@@ -806,11 +852,10 @@ class ServerGroup:
             )
             if not decision.restart:
                 self._set(member, "failed", error=error, reason=decision.reason)
-                await member.wake.wait()
+                await member.sleep()
                 continue
             self._set(member, "restarting", error=error, delay=decision.delay)
-            with trio.move_on_after(decision.delay):
-                await member.wake.wait()
+            await member.sleep(decision.delay)
         self._set(member, "stopped")
 
     async def _attempt(self, member: _Member) -> BaseException | None:
@@ -827,8 +872,6 @@ class ServerGroup:
                     stream = client.session.notifications()
                     async with trio.open_nursery() as nursery:
                         scope = nursery.cancel_scope
-                        nursery.start_soon(self._watch, member, stream, scope, death)
-                        nursery.start_soon(self._until_stopped, scope)
                         try:
                             with trio.move_on_at(deadline):
                                 await self._prepare(member, client, nursery)
@@ -852,8 +895,11 @@ class ServerGroup:
                             member.nursery = nursery
                             member.tracker.ready(trio.current_time())
                             self._set(member, "ready")
-                            member.settled.set()
-                            nursery.start_soon(self._refresh, member, client)
+                            self._settle(member)
+                            if self._stopping:
+                                scope.cancel()
+                            # This task watches the server until it stops.
+                            await self._watch(member, stream, death)
             except MCPError as exc:
                 death.append(exc)
             except (TypeError, ValueError) as exc:
@@ -879,35 +925,45 @@ class ServerGroup:
         for listener in list(member.listeners):
             await nursery.start(listener.follow, client)
 
-    async def _until_stopped(self, scope: trio.CancelScope) -> None:
-        await self._stop.wait()
-        scope.cancel()
+    async def _watch(self, member: _Member, stream: NotificationStream, death: list[BaseException]) -> None:
+        """Read every notification of the connection until it ends: its end is the server's.
 
-    async def _watch(
-        self, member: _Member, stream: NotificationStream, scope: trio.CancelScope, death: list[BaseException]
-    ) -> None:
-        """Read every notification of the connection until it ends: its end is the server's."""
+        List changes read before the server was ready are in the stream's
+        buffer, and count too.
+        """
         try:
             async for note in stream:
                 if note.get("method") in _LIST_CHANGED:
-                    member.dirty.set()
+                    member.dirty = True
+                    self._start_refresh(member)
         except MCPError as exc:
             death.append(exc)
         if not death:
             death.append(ServerGone(f"the connection to server {member.name!r} ended"))
-        scope.cancel()
+        # The helpers (refresh, listen streams) end with the process.
+        assert member.nursery is not None
+        member.nursery.cancel_scope.cancel()
+
+    def _start_refresh(self, member: _Member) -> None:
+        """List the server's offer again (once at a time; a change meanwhile means once more)."""
+        if member.refreshing or member.nursery is None or member.client is None:
+            return
+        member.refreshing = True
+        member.nursery.start_soon(self._refresh, member, member.client)
 
     async def _refresh(self, member: _Member, client: Client) -> None:
-        while True:
-            await member.dirty.wait()
-            member.dirty = trio.Event()
-            client.invalidate_cache()
-            try:
-                listing = await _list(client)
-            except MCPError as exc:
-                _logger.info("server %r: listing after a change failed: %s", member.name, exc)
-                continue
-            self._publish(member, listing, announce=True)
+        try:
+            while member.dirty:
+                member.dirty = False
+                client.invalidate_cache()
+                try:
+                    listing = await _list(client)
+                except MCPError as exc:
+                    _logger.info("server %r: listing after a change failed: %s", member.name, exc)
+                    continue
+                self._publish(member, listing, announce=True)
+        finally:
+            member.refreshing = False
 
     async def _listen(
         self, member: _Member, client: Client, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
