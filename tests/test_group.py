@@ -501,3 +501,50 @@ def test_stdio_arguments_turn_an_entry_into_opener_arguments() -> None:
         stdio_arguments(ServerSpec(name="z", transport="http", url="https://x/mcp"))
     with pytest.raises(ConfigError, match="no command"):
         stdio_arguments(ServerSpec(name="w"))
+
+
+async def test_a_listen_stream_survives_restarts() -> None:
+    policy = RestartPolicy(initial_delay=60, max_delay=60)
+    with trio.fail_after(GUARD):
+        async with open_servers([spec("news")], restart=policy, **PINNED) as servers:
+            events = servers.events()
+            async with servers.listen("news", tools=True) as notes:
+                await servers.call_tool("news__add_tool", {"name": "one"})
+                assert (await notes.receive())["method"] == "notifications/tools/list_changed"
+                os.kill(servers.status("news").pid, signal.SIGKILL)
+                await until(events, lambda e: e.state == "restarting")
+                servers.restart("news")
+                await until(events, lambda e: e.state == "ready")
+                await servers.call_tool("news__add_tool", {"name": "two"})
+                assert (await notes.receive())["method"] == "notifications/tools/list_changed"
+            with pytest.raises(TypeError, match="single string"):
+                async with servers.listen("news", resource_uris="file:///x"):
+                    pass
+            with pytest.raises(UnknownName):
+                async with servers.listen("olds"):
+                    pass
+        # The group closed: a stream still open ends.
+        async with open_servers([spec("brief")], **PINNED) as servers:
+            listening = servers.listen("brief", tools=True)
+            notes = await listening.__aenter__()
+        assert [note async for note in notes] == []
+        await listening.__aexit__(None, None, None)
+
+
+async def test_a_group_is_entered_once() -> None:
+    group = open_servers([spec("once")], **PINNED)
+    with trio.fail_after(GUARD):
+        async with group:
+            with pytest.raises(RuntimeError, match="entered once"):
+                await group.__aenter__()
+
+
+async def test_an_entry_the_opener_refuses_fails_alone() -> None:
+    bad = ServerSpec(name="bad", command=sys.executable, env={"PORT": 8080})
+    with trio.fail_after(GUARD):
+        async with open_servers([bad, spec("good")], **PINNED) as servers:
+            status = servers.status("bad")
+            assert status.state == "failed"
+            assert isinstance(status.error, ConfigError)
+            assert "cannot be started" in str(status.error)
+            assert servers.status("good").state == "ready"

@@ -98,3 +98,31 @@ async def test_every_peer_in_one_group(config: list[ServerSpec], tmp_path: Path)
             assert status.pid != victim
             assert [status.restarts for status in servers.statuses()] == [0, 0, 1, 0]
             await call_everyone()
+
+
+async def test_a_modern_peer_refreshes_and_listens_across_a_restart(sdk_server) -> None:
+    entry = ServerSpec(name="sdk", command=sdk_server.command, args=sdk_server.args, env=sdk_server.env)
+    policy = RestartPolicy(initial_delay=0.2, max_delay=1)
+    readme = "test://static/readme"
+    with trio.fail_after(TIMEOUT):
+        async with open_servers([entry], restart=policy) as servers:
+            assert (await servers.client("sdk")).era == "modern"
+            events = servers.events()
+            async with servers.listen("sdk", resource_uris=[readme]) as notes:
+                for round_ in range(2):
+                    await servers.call_tool("sdk__touch")
+                    note = await notes.receive()
+                    assert (note["method"], note["params"]["uri"]) == (
+                        "notifications/resources/updated",
+                        readme,
+                    )
+                    # The group's own listen stream saw the list changes, and listed again.
+                    while not (event := await events.receive()).catalogue:
+                        pass
+                    assert event.server == "sdk"
+                    if round_ == 0:
+                        os.kill(servers.status("sdk").pid, signal.SIGKILL)
+                        while (event := await events.receive()).previous != "starting":
+                            pass
+                        assert event.state == "ready"
+            assert servers.status("sdk").restarts == 1

@@ -34,7 +34,6 @@ The defaults, and why (the numbers other supervisors use are in brackets):
 
 from __future__ import annotations
 
-import collections
 import math
 import random
 from typing import Any, Literal, TypeAlias
@@ -143,10 +142,21 @@ class RestartTracker:
             delays reproducible); by default a generator of its own.
     """
 
+    __slots__ = (
+        "_attempt",
+        "_previous",
+        "_ready_since",
+        "_rng",
+        "_start_failures",
+        "_times",
+        "policy",
+        "restarts",
+    )
+
     def __init__(self, policy: RestartPolicy, rng: random.Random | None = None) -> None:
         self.policy = policy
         self._rng = rng if rng is not None else random.Random()
-        self._times: collections.deque[float] = collections.deque()
+        self._times: list[float] = []
         self._attempt = 0
         self._previous = policy.initial_delay
         self._ready_since: float | None = None
@@ -195,8 +205,8 @@ class RestartTracker:
             return Decision(False, reason="it exited with status 0 and the restart policy is 'on-failure'")
         if policy.max_start_failures and self._start_failures >= policy.max_start_failures:
             return Decision(False, reason=f"it failed to start {self._start_failures} times in a row")
-        while self._times and self._times[0] <= now - policy.window:
-            self._times.popleft()
+        if self._times and self._times[0] <= now - policy.window:
+            self._times = [time for time in self._times if time > now - policy.window]
         if len(self._times) >= policy.max_restarts:
             return Decision(
                 False, reason=f"it was restarted {len(self._times)} times within {policy.window:g} s"

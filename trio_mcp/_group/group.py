@@ -10,8 +10,10 @@ into that server's state.
 from __future__ import annotations
 
 import logging
+import math
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeAlias, TypeVar, Unpack
 
 import attrs
@@ -28,7 +30,7 @@ from .._session import RequestTimeout
 from .connect import SPEC_OPTIONS, open_server
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import AsyncIterator, Callable
     from types import TracebackType
 
     from .._client import Client
@@ -167,6 +169,27 @@ class _Listing:
 class _Member:
     """One server of the group and its supervisor's state."""
 
+    __slots__ = (
+        "client",
+        "dirty",
+        "error",
+        "index",
+        "listeners",
+        "listing",
+        "name",
+        "nursery",
+        "prompts",
+        "reason",
+        "refreshing",
+        "scope",
+        "settled",
+        "spec",
+        "state",
+        "tools",
+        "tracker",
+        "wake",
+    )
+
     def __init__(self, spec: ServerSpec, index: int, tracker: RestartTracker) -> None:
         self.spec = spec
         self.name = spec.name
@@ -176,18 +199,108 @@ class _Member:
         self.error: BaseException | None = None
         self.reason = ""
         self.client: Client | None = None
-        self.changed = trio.Event()
-        self.wake = trio.Event()
-        self.dirty = trio.Event()
-        self.settled = trio.Event()
+        self.wake: trio.Event | None = None
+        self.dirty = False
+        self.refreshing = False
+        self.settled = False
         self.scope: trio.CancelScope | None = None
         self.listing = _Listing()
         self.tools: list[Listed[Tool]] = []
         self.prompts: list[Listed[Prompt]] = []
+        self.listeners: list[_Listener] = []
+        self.nursery: trio.Nursery | None = None
 
     def poke(self) -> None:
-        self.wake.set()
+        if self.wake is not None:
+            self.wake.set()
+
+    async def sleep(self, seconds: float = math.inf) -> None:
+        """Sleep until `poke` (or for ``seconds``)."""
         self.wake = trio.Event()
+        with trio.move_on_after(seconds):
+            await self.wake.wait()
+        self.wake = None
+
+
+class _Listener:
+    """One `ServerGroup.listen` block: its filter and its channel, across the server's processes."""
+
+    def __init__(
+        self,
+        group: ServerGroup,
+        tools: bool,
+        prompts: bool,
+        resources: bool,
+        uris: tuple[str, ...],
+        buffer: int,
+    ) -> None:
+        self.group = group
+        self.tools, self.prompts, self.resources, self.uris = tools, prompts, resources, uris
+        self.buffer = buffer
+        self.wanted = {
+            method
+            for method, on in [
+                ("notifications/tools/list_changed", tools),
+                ("notifications/prompts/list_changed", prompts),
+                ("notifications/resources/list_changed", resources),
+                ("notifications/resources/updated", bool(uris)),
+            ]
+            if on
+        }
+        self.send, self.receive = trio.open_memory_channel[dict[str, JSON]](buffer)
+        self.scopes: set[trio.CancelScope] = set()
+
+    def offer(self, note: dict[str, JSON]) -> None:
+        try:
+            self.send.send_nowait(note)
+        except trio.WouldBlock:
+            self.group.events_dropped += 1
+        except trio.ClosedResourceError:
+            pass
+
+    def close(self) -> None:
+        for scope in self.scopes:
+            scope.cancel()
+        self.send.close()
+
+    async def follow(
+        self, client: Client, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Subscribe on one process of the server and forward what it sends, until it ends."""
+        told = False
+        with trio.CancelScope() as scope:
+            self.scopes.add(scope)
+            try:
+                if client.era == "modern":
+                    async with client.listen(
+                        tools=self.tools,
+                        prompts=self.prompts,
+                        resources=self.resources,
+                        resource_uris=self.uris,
+                        buffer=self.buffer,
+                    ) as sub:
+                        task_status.started()
+                        told = True
+                        async for note in sub:
+                            self.offer(note)
+                    return
+                stream = client.session.notifications(buffer=self.buffer)
+                for uri in self.uris:
+                    try:
+                        await client.subscribe_resource(uri)
+                    except RpcError as exc:
+                        _logger.info("%s: cannot subscribe to %r: %s", client.session.name, uri, exc)
+                task_status.started()
+                told = True
+                async for note in stream:
+                    if note.get("method") in self.wanted:
+                        self.offer(note)
+            except MCPError as exc:
+                _logger.debug("%s: a listen stream ended: %s", client.session.name, exc)
+            finally:
+                self.scopes.discard(scope)
+        if not told:
+            task_status.started()
 
 
 def _specs(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
@@ -256,7 +369,7 @@ class ServerGroup:
         self._on_event = on_event
         self._members: dict[str, _Member] = {}
         for index, spec in enumerate(specs):
-            member = _Member(spec, index, RestartTracker(policy, random.Random(rng.random())))
+            member = _Member(spec, index, RestartTracker(policy, rng))
             if not spec.enabled:
                 member.state = "disabled"
             self._members[spec.name] = member
@@ -273,8 +386,14 @@ class ServerGroup:
         self.events_dropped = 0
         """How many events did not fit in a subscriber's buffer."""
         self._stopping = False
-        self._stop = trio.Event()
         self._nursery_manager: Any = None
+        self._entered = False
+        self._nursery: trio.Nursery | None = None
+        self._change = trio.Event()
+        self._unsettled = len(self._members)
+        self._settled = trio.Event()
+        if not self._unsettled:
+            self._settled.set()
 
     # ---------------------------------------------------------------- state
 
@@ -360,8 +479,7 @@ class ServerGroup:
         if error is not None:
             member.error = error
         member.reason = reason
-        member.changed.set()
-        member.changed = trio.Event()
+        self._changed()
         if state in ("ready", "restarting", "failed"):
             text = f"server {member.name!r}: {previous} -> {state}"
             if error is not None:
@@ -382,6 +500,19 @@ class ServerGroup:
                 restarts=member.tracker.restarts,
             )
         )
+
+    def _changed(self) -> None:
+        """Wake every task waiting for some server's state to change."""
+        self._change.set()
+        self._change = trio.Event()
+
+    def _settle(self, member: _Member) -> None:
+        """The server's first start is over, one way or the other."""
+        if not member.settled:
+            member.settled = True
+            self._unsettled -= 1
+            if not self._unsettled:
+                self._settled.set()
 
     def restart(self, name: str) -> None:
         """Start a failed server again, with a fresh restart history; end a restart's delay early.
@@ -420,7 +551,7 @@ class ServerGroup:
                 await trio.lowlevel.checkpoint()
                 return member.client
             if member.state in ("starting", "restarting") and not self._stopping:
-                await member.changed.wait()
+                await self._change.wait()
                 continue
             raise self._unavailable(member)
 
@@ -454,6 +585,59 @@ class ServerGroup:
         )
         error.__cause__ = last
         return error
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        name: str,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        buffer: int = 256,
+    ) -> AsyncIterator[trio.MemoryReceiveChannel[dict[str, JSON]]]:
+        """Change notifications of one server, in either era, across its restarts.
+
+        ``async with servers.listen("files", tools=True) as notes:``, then
+        ``async for note in notes:`` gets each notification (a dict, as the
+        server sent it). In the 2026-07-28 era this is a
+        ``subscriptions/listen`` stream (see `Client.listen`); in the
+        initialize era, the list changes the server sends anyway, and
+        ``resources/subscribe`` for ``resource_uris``. Entering returns once
+        the server has acknowledged the subscription (at once while the
+        server is down). Whenever the server is started again, the
+        subscription is made again on the new process before the server
+        counts as ready; what the server would have sent while it was down
+        is lost (the group's events say when that happened). Iteration ends
+        when the block or the group ends.
+
+        Args:
+            name: The server.
+            tools: Deliver ``notifications/tools/list_changed``.
+            prompts: Deliver ``notifications/prompts/list_changed``.
+            resources: Deliver ``notifications/resources/list_changed``.
+            resource_uris: Deliver ``notifications/resources/updated`` for
+                these URIs.
+            buffer: How many notifications may wait for the consumer; newer
+                ones are dropped past that (counted in `events_dropped`).
+
+        Raises:
+            UnknownName: No server has that name.
+        """
+        member = self._member(name)
+        if isinstance(resource_uris, str):
+            raise TypeError("resource_uris must be a sequence of URIs, not a single string")
+        listener = _Listener(self, tools, prompts, resources, tuple(resource_uris), buffer)
+        member.listeners.append(listener)
+        try:
+            client, nursery = member.client, member.nursery
+            if member.state == "ready" and client is not None and nursery is not None:
+                await nursery.start(listener.follow, client)
+            yield listener.receive
+        finally:
+            member.listeners.remove(listener)
+            listener.close()
 
     # -------------------------------------------------------- the catalogue
 
@@ -603,14 +787,17 @@ class ServerGroup:
     # ------------------------------------------------------------- lifecycle
 
     async def __aenter__(self) -> Self:
+        if self._entered:
+            raise RuntimeError("a server group can only be entered once")
+        self._entered = True
         manager = trio.open_nursery()
         nursery = await manager.__aenter__()
         self._nursery_manager = manager
+        self._nursery = nursery
         for member in self._members.values():
             nursery.start_soon(self._supervise, member, name=f"trio_mcp:server {member.name}")
         try:
-            for member in self._members.values():
-                await member.settled.wait()
+            await self._settled.wait()
         except BaseException as exc:
             await self._close(exc)
             raise
@@ -625,13 +812,16 @@ class ServerGroup:
         manager, self._nursery_manager = self._nursery_manager, None
         if manager is None:
             return
+        self._nursery = None
         self._stopping = True
-        self._stop.set()
         for member in self._members.values():
-            if member.state != "ready" and member.scope is not None:
+            if member.nursery is not None:
+                # Ready: leave the client's block normally, a graceful close.
+                member.nursery.cancel_scope.cancel()
+            elif member.scope is not None:
                 member.scope.cancel()
             member.poke()
-            member.changed.set()
+        self._changed()
         try:
             await manager.__aexit__(None, None, None)
         except BaseExceptionGroup as group:
@@ -640,18 +830,21 @@ class ServerGroup:
             for send in self._subscribers:
                 send.close()
             self._subscribers.clear()
+            for member in self._members.values():
+                for listener in member.listeners:
+                    listener.close()
 
     # ------------------------------------------------------------ supervision
 
     async def _supervise(self, member: _Member) -> None:
         if member.state in ("disabled", "invalid"):
-            member.settled.set()
+            self._settle(member)
             return
         while not self._stopping:
             if member.state != "starting":
                 self._set(member, "starting")
             error = await self._attempt(member)
-            member.settled.set()
+            self._settle(member)
             if error is None:
                 break
             decision = member.tracker.stopped(
@@ -659,17 +852,17 @@ class ServerGroup:
             )
             if not decision.restart:
                 self._set(member, "failed", error=error, reason=decision.reason)
-                await member.wake.wait()
+                await member.sleep()
                 continue
             self._set(member, "restarting", error=error, delay=decision.delay)
-            with trio.move_on_after(decision.delay):
-                await member.wake.wait()
+            await member.sleep(decision.delay)
         self._set(member, "stopped")
 
     async def _attempt(self, member: _Member) -> BaseException | None:
         """Start the server and serve it until it stops; returns what stopped it (`None`: the group)."""
         death: list[BaseException] = []
         spec = member.spec
+        ready = False
         with trio.CancelScope() as member.scope:
             if self._stopping:
                 member.scope.cancel()
@@ -677,81 +870,123 @@ class ServerGroup:
             try:
                 async with open_server(spec, **self._options) as client:
                     stream = client.session.notifications()
-                    with trio.move_on_at(deadline):
-                        listing = await _list(client)
-                        member.client = client
-                    if member.client is None:
-                        raise RequestTimeout(
-                            f"server {spec.name!r} did not list its tools within its startup_timeout"
-                            f" ({spec.startup_timeout:g} s)",
-                            method="tools/list",
-                            timeout=spec.startup_timeout,
-                            server=client.session.name,
-                        )
-                    self._publish(member, listing, announce=False)
-                    member.tracker.ready(trio.current_time())
-                    self._set(member, "ready")
-                    member.settled.set()
                     async with trio.open_nursery() as nursery:
                         scope = nursery.cancel_scope
-                        nursery.start_soon(self._watch, member, stream, scope, death)
-                        nursery.start_soon(self._refresh, member, client)
-                        if client.era == "modern":
-                            nursery.start_soon(self._listen, member, client)
-                        nursery.start_soon(self._until_stopped, scope)
+                        try:
+                            with trio.move_on_at(deadline):
+                                await self._prepare(member, client, nursery)
+                                ready = True
+                        except MCPError as exc:
+                            death.append(exc)
+                            scope.cancel()
+                        if not ready and not death:
+                            death.append(
+                                RequestTimeout(
+                                    f"server {spec.name!r} did not list what it offers within its"
+                                    f" startup_timeout ({spec.startup_timeout:g} s)",
+                                    method="tools/list",
+                                    timeout=spec.startup_timeout,
+                                    server=client.session.name,
+                                )
+                            )
+                            scope.cancel()
+                        if ready:
+                            member.client = client
+                            member.nursery = nursery
+                            member.tracker.ready(trio.current_time())
+                            self._set(member, "ready")
+                            self._settle(member)
+                            if self._stopping:
+                                scope.cancel()
+                            # This task watches the server until it stops.
+                            await self._watch(member, stream, death)
             except MCPError as exc:
                 death.append(exc)
+            except (TypeError, ValueError) as exc:
+                if ready:
+                    raise
+                # An entry the opener refuses (a value of the wrong type).
+                error = ConfigError(f"server {spec.name!r} cannot be started: {exc}", server=spec.name)
+                error.__cause__ = exc
+                death.append(error)
             finally:
                 member.client = None
+                member.nursery = None
         if self._stopping or not death:
             return None
         return death[0]
 
-    async def _until_stopped(self, scope: trio.CancelScope) -> None:
-        await self._stop.wait()
-        scope.cancel()
+    async def _prepare(self, member: _Member, client: Client, nursery: trio.Nursery) -> None:
+        """Subscribe to changes, list what the server offers, make the callers' listen streams again."""
+        if client.era == "modern":
+            # Subscribed before listing: no change falls between the two.
+            await nursery.start(self._listen, member, client)
+        self._publish(member, await _list(client), announce=False)
+        for listener in list(member.listeners):
+            await nursery.start(listener.follow, client)
 
-    async def _watch(
-        self, member: _Member, stream: NotificationStream, scope: trio.CancelScope, death: list[BaseException]
-    ) -> None:
-        """Read every notification of the connection until it ends: its end is the server's."""
+    async def _watch(self, member: _Member, stream: NotificationStream, death: list[BaseException]) -> None:
+        """Read every notification of the connection until it ends: its end is the server's.
+
+        List changes read before the server was ready are in the stream's
+        buffer, and count too.
+        """
         try:
             async for note in stream:
                 if note.get("method") in _LIST_CHANGED:
-                    member.dirty.set()
+                    member.dirty = True
+                    self._start_refresh(member)
         except MCPError as exc:
             death.append(exc)
         if not death:
             death.append(ServerGone(f"the connection to server {member.name!r} ended"))
-        scope.cancel()
+        # The helpers (refresh, listen streams) end with the process.
+        assert member.nursery is not None
+        member.nursery.cancel_scope.cancel()
+
+    def _start_refresh(self, member: _Member) -> None:
+        """List the server's offer again (once at a time; a change meanwhile means once more)."""
+        if member.refreshing or member.nursery is None or member.client is None:
+            return
+        member.refreshing = True
+        member.nursery.start_soon(self._refresh, member, member.client)
 
     async def _refresh(self, member: _Member, client: Client) -> None:
-        while True:
-            await member.dirty.wait()
-            member.dirty = trio.Event()
-            client.invalidate_cache()
-            try:
-                listing = await _list(client)
-            except MCPError as exc:
-                _logger.info("server %r: listing after a change failed: %s", member.name, exc)
-                continue
-            self._publish(member, listing, announce=True)
+        try:
+            while member.dirty:
+                member.dirty = False
+                client.invalidate_cache()
+                try:
+                    listing = await _list(client)
+                except MCPError as exc:
+                    _logger.info("server %r: listing after a change failed: %s", member.name, exc)
+                    continue
+                self._publish(member, listing, announce=True)
+        finally:
+            member.refreshing = False
 
-    async def _listen(self, member: _Member, client: Client) -> None:
+    async def _listen(
+        self, member: _Member, client: Client, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """The group's own listen stream (2026-07-28 era): list changes reach `_watch` through it."""
         caps = client.server_capabilities
         tools, prompts, resources = (
             caps.tools is not None,
             caps.prompts is not None,
             caps.resources is not None,
         )
-        if not (tools or prompts or resources):
-            return
+        told = False
         try:
-            async with client.listen(tools=tools, prompts=prompts, resources=resources) as sub:
-                async for _ in sub:
-                    pass
+            if tools or prompts or resources:
+                async with client.listen(tools=tools, prompts=prompts, resources=resources) as sub:
+                    task_status.started()
+                    told = True
+                    async for _ in sub:
+                        pass
         except MCPError as exc:
             _logger.debug("server %r: no change notifications: %s", member.name, exc)
+        if not told:
+            task_status.started()
 
 
 async def _list(client: Client) -> _Listing:
