@@ -21,6 +21,8 @@ TARGETS = (
     "test_any_json_value_gives_a_config_or_a_config_error",
     "test_any_text_gives_a_config_or_a_config_error",
     "test_jsonc_stripping_keeps_plain_json",
+    "test_text_without_references_is_unchanged",
+    "test_expansion_is_one_pass",
 )
 
 

@@ -791,6 +791,31 @@ def test_any_text_gives_a_config_or_a_config_error(text):
     _check(text, jsonc=True)
 
 
+_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,5}", fullmatch=True)
+
+
+@pytest.mark.property
+@given(st.text().filter(lambda text: "${" not in text), st.dictionaries(_names, st.text()))
+def test_text_without_references_is_unchanged(text, environ):
+    from trio_mcp._config.expand import Expander
+
+    assert Expander(environ=environ).expand(text) == text
+
+
+@pytest.mark.property
+@given(st.lists(st.tuples(st.text().filter(lambda t: "${" not in t), _names), max_size=4), st.data())
+def test_expansion_is_one_pass(parts, data):
+    """Each reference becomes its value exactly, whatever the value holds (``${...}`` included)."""
+    from trio_mcp._config.expand import Expander
+
+    environ = {
+        name: data.draw(st.text() | st.just("${" + name + "}") | st.just("${OTHER:-x}")) for _, name in parts
+    }
+    text = "".join(f"{literal}${{{name}}}" for literal, name in parts)
+    expected = "".join(literal + environ[name] for literal, name in parts)
+    assert Expander(environ=environ, fold_case=False).expand(text) == expected
+
+
 @pytest.mark.property
 @given(_documents)
 def test_jsonc_stripping_keeps_plain_json(data):

@@ -141,7 +141,10 @@ class Expander:
         if answer is not None:
             return answer
         if self.resolve_input is None:
-            raise Unresolved(f"${{input:{input_id}}}: no resolve_input was given to answer it")
+            raise Unresolved(
+                f"${{input:{input_id}}}: nothing gives this input's value (VS Code prompts for it;"
+                " pass resolve_input)"
+            )
         answer = self.resolve_input(input_id, self.inputs.get(input_id, {}))
         if answer is None:
             raise Unresolved(f"${{input:{input_id}}}: no value was given")
