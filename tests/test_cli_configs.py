@@ -205,6 +205,16 @@ def test_servers_json(project):
     assert servers["old"]["state"] == "disabled"
 
 
+def test_a_server_that_hangs_at_start_does_not_hold_the_table(project):
+    hang = {"command": sys.executable, "args": ["-c", "import time; time.sleep(120)"]}
+    write(project / ".mcp.json", {"mcpServers": {"demo": DEMO, "hang": hang}})
+    result = check(run(project, "--json", "--timeout", "4", "servers"))
+    servers = {record["name"]: record for record in json.loads(result.stdout)["servers"]}
+    assert servers["demo"]["state"] == "ready"
+    assert servers["hang"]["state"] in ("restarting", "failed")
+    assert "did not start within" in servers["hang"]["error"]
+
+
 def test_servers_reads_the_discovered_files_and_skips_broken_ones(project):
     write(project / ".mcp.json", {"mcpServers": {"demo": DEMO}})
     write(project / ".cursor" / "mcp.json", "not json")

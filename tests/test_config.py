@@ -158,6 +158,12 @@ def test_comments_are_refused_outside_vscode_files(tmp_path):
     assert "a" in load_config(path, jsonc=True).servers
 
 
+def test_any_mapping_is_accepted():
+    from types import MappingProxyType
+
+    assert "a" in parse(MappingProxyType({"mcpServers": {"a": {"command": "x"}}})).servers
+
+
 def test_text_and_bytes_are_accepted():
     text = '{"mcpServers": {"a": {"command": "x"}}}'
     assert parse(text).servers["a"].command == "x"

@@ -150,7 +150,12 @@ def parse_config(
             data = data.decode("utf-8")
         except UnicodeDecodeError:
             raise file_error(None, "the configuration is not UTF-8 text") from None
-    root = _decode(data, None, jsonc) if isinstance(data, str) else data
+    if isinstance(data, str):
+        root = _decode(data, None, jsonc)
+    elif isinstance(data, Mapping) and not isinstance(data, dict):
+        root = dict(data)
+    else:
+        root = data
     document = parse_document(
         root,
         path=None,
