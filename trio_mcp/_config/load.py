@@ -150,12 +150,12 @@ def parse_config(
             data = data.decode("utf-8")
         except UnicodeDecodeError:
             raise file_error(None, "the configuration is not UTF-8 text") from None
+    # A dict as it is; another mapping as a dict; anything else is refused below.
+    root: Any = data
     if isinstance(data, str):
         root = _decode(data, None, jsonc)
-    elif isinstance(data, Mapping) and not isinstance(data, dict):
-        root = dict(data)
-    else:
-        root = data
+    elif not isinstance(root, dict) and isinstance(root, Mapping):
+        root = dict(root)
     document = parse_document(
         root,
         path=None,
