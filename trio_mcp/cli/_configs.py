@@ -28,10 +28,17 @@ from .._config import (
     load_config,
 )
 from .._config.spec import _shown_url
-from ._args import EXIT_CONFIG, EXIT_OK, EXIT_TIMEOUT, PROG, Options
+from ._args import EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_TIMEOUT, PROG, Options
 from ._console import Console
 from ._render import join_lines, pretty_json, tool_lines, wire_json
-from ._run import PROBE_TIMEOUT, _flush_stdout as flush_stdout, execute
+from ._run import (
+    PROBE_TIMEOUT,
+    _explain,
+    _flush_stdout as flush_stdout,
+    _interrupted,
+    _leaf,
+    execute,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -436,10 +443,19 @@ def execute_configs(options: Options) -> int:
 
     try:
         code, text = trio.run(_run_group, options, loaded, console)
-    except ConfigFailure as exc:
-        return _fail(options, console, EXIT_TIMEOUT, str(exc), "timeout")
-    except KeyboardInterrupt:
-        from ._args import EXIT_INTERRUPTED
+    except BaseException as exc:
+        if _interrupted(exc):
+            console.end_line()
+            return EXIT_INTERRUPTED
+        if isinstance(exc, SystemExit):
+            raise
+        leaf = _leaf(exc)
+        if isinstance(leaf, ConfigFailure):
+            return _fail(options, console, EXIT_TIMEOUT, str(leaf), "timeout")
+        failure = _explain(leaf, options, "starting the servers")
+        if failure.status == EXIT_INTERNAL and options.verbose:
+            import traceback
 
-        return EXIT_INTERRUPTED
+            traceback.print_exception(exc)
+        return _fail(options, console, failure.status, failure.message, failure.kind)
     return flush_stdout(text) or code
