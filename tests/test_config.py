@@ -189,6 +189,20 @@ def test_cline_timeout_is_in_seconds():
     assert spec.request_timeout == 30
 
 
+def test_a_cline_timeout_over_an_hour_is_suspicious():
+    config = parse({"mcpServers": {"s": {"command": "x", "transportType": "stdio", "timeout": 60000}}})
+    assert config.servers["s"].request_timeout == 60000
+    assert any("not milliseconds" in warning for warning in config.warnings)
+
+
+def test_malformed_inputs_are_ignored_with_a_warning():
+    config = parse({"inputs": {"id": "x"}, "servers": {"a": {"command": "x"}}})
+    assert "a" in config.servers
+    assert any("'inputs' must be a list" in warning for warning in config.warnings)
+    config = parse({"inputs": [{"id": 3}, "x", {"id": "k", "description": "d"}], "servers": {}})
+    assert sum("has no string 'id'" in warning for warning in config.warnings) == 2
+
+
 def test_a_timeout_of_unknown_unit_is_kept_but_not_used():
     config = parse({"mcpServers": {"s": {"command": "x", "timeout": 30000}}})
     assert config.servers["s"].request_timeout is None
