@@ -18,6 +18,7 @@ from ._errors import (
     MCPError as MCPError,
     MessageTooLarge as MessageTooLarge,
     NotSupported as NotSupported,
+    OutputValidationError as OutputValidationError,
     ProtocolError as ProtocolError,
     RpcError as RpcError,
     ServerGone as ServerGone,
