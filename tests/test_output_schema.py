@@ -8,6 +8,7 @@ eras and every mode.
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 import trio
@@ -16,6 +17,8 @@ import trio_mcp
 from trio_mcp._core import outputs
 from trio_mcp._core.outputs import MAX_SCHEMA_NODES, OutputSchemas, compile_schema, json_path
 from trio_mcp.testing import FakeServer, open_fake_client
+
+LIMIT = 20  # seconds: a bound for the tests that start real processes, not a speed claim
 
 WEATHER = {
     "type": "object",
@@ -418,3 +421,49 @@ async def test_without_the_validator_warn_says_so_once_and_strict_refuses(monkey
     async with open_fake_client(server, validate_output="strict") as client:
         with pytest.raises(trio_mcp.OutputValidationError, match=r"trio-mcp\[validation\]"):
             await client.call_tool("weather")
+
+
+# ------------------------------------------------------------------ real processes: the demo server
+
+DEMO = [sys.executable, "-m", "trio_mcp.demo"]
+PROTOCOLS = pytest.mark.parametrize("protocol", ["auto", "2025-11-25"], ids=["modern", "legacy"])
+
+
+def open_demo(*flags, **options):
+    return trio_mcp.open_stdio_client(DEMO[0], [*DEMO[1:], *flags], **options)
+
+
+@PROTOCOLS
+async def test_demo_honest_output_passes_strict(protocol):
+    logged = []
+    with trio.fail_after(LIMIT):
+        async with open_demo(protocol=protocol, validate_output="strict", on_log=logged.append) as client:
+            result = await client.call_tool("add", {"a": 2, "b": 3})
+    assert result.structured_content == {"sum": 5}
+    assert logged == []
+
+
+@PROTOCOLS
+async def test_demo_wrong_output_in_each_mode(protocol):
+    logged = []
+    with trio.fail_after(LIMIT):
+        async with open_demo("--wrong-output", protocol=protocol, on_log=logged.append) as client:
+            await client.list_tools()
+            warned = await client.call_tool("add", {"a": 2, "b": 3})
+        async with open_demo("--wrong-output", protocol=protocol, validate_output="strict") as client:
+            with pytest.raises(trio_mcp.OutputValidationError) as caught:
+                await client.call_tool("add", {"a": 2, "b": 3})
+            # The connection carries on.
+            assert (await client.call_tool("echo", {"text": "still here"})).text == "still here"
+        async with open_demo(
+            "--wrong-output", protocol=protocol, validate_output="off", on_log=logged.append
+        ) as client:
+            await client.list_tools()
+            unchecked = await client.call_tool("add", {"a": 2, "b": 3})
+    assert warned.structured_content == unchecked.structured_content == {"sum": "5"}
+    (report,) = [line for line in logged if "outputSchema" in line]
+    assert "'add'" in report
+    assert "$.sum" in report
+    assert caught.value.tool == "add"
+    assert caught.value.path == "$.sum"
+    assert "number" in caught.value.reason
