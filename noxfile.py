@@ -122,5 +122,5 @@ OFFICIAL_MCP_CLIENT = "mcp==2.3.0"
 @nox.session
 def bench(session: nox.Session) -> None:
     """Run the benchmarks: trio_mcp against a raw baseline and the official client."""
-    session.install(".", OFFICIAL_MCP_CLIENT)
+    session.install(".[validation]", OFFICIAL_MCP_CLIENT)
     session.run("python", "benchmarks/bench.py", *session.posargs)
