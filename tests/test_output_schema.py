@@ -467,3 +467,32 @@ async def test_demo_wrong_output_in_each_mode(protocol):
     assert caught.value.tool == "add"
     assert caught.value.path == "$.sum"
     assert "number" in caught.value.reason
+
+
+async def test_a_failed_listing_is_reported_once_and_not_repeated(autojump_clock):
+    server = fake("legacy")
+    server.on_tool("weather", lambda request: answer(BAD))
+
+    def refuse(request):
+        raise trio_mcp.RpcError(-32603, "the listing is broken")
+
+    server.on_request("tools/list", refuse)
+    logged = []
+    async with open_fake_client(server, validate_output="strict", on_log=logged.append) as client:
+        for _ in range(3):
+            assert (await client.call_tool("weather")).structured_content == BAD
+    assert len([r for r in server.requests if r.method == "tools/list"]) == 1
+    (report,) = [line for line in logged if "cannot list the tools" in line]
+    assert "the listing is broken" in report
+
+
+async def test_reports_are_once_per_listing(autojump_clock):
+    server = fake("legacy", weather_tool(schema={"type": 12}))
+    server.on_tool("weather", lambda request: answer(GOOD))
+    logged = []
+    async with open_fake_client(server, on_log=logged.append) as client:
+        for _ in range(2):
+            await client.list_tools()
+            await client.call_tool("weather")
+            await client.call_tool("weather")
+    assert len([line for line in logged if "cannot be used" in line]) == 2

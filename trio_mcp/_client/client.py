@@ -133,7 +133,9 @@ class Client:
         self._outputs = OutputSchemas()
         self._checks_output = False
         """Whether results of this connection are checked (a mode other than off, a revision with outputSchema)."""
-        self._output_reports: set[tuple[int, str, str]] = set()
+        self._output_reports: set[tuple[str, str]] = set()
+        self._reports_generation = 0
+        self._listing_tried = -1
         self._listing_lock = trio.Lock()
         self._tokens = itertools.count(1)
         self._input_caps: dict[str, JSON] = {}
@@ -536,7 +538,12 @@ class Client:
             self._outputs.forget()
 
     def _report_once(self, tool: str, kind: str, message: str) -> None:
-        key = (self._outputs.generation, tool, kind)
+        """Report through ``on_log``, once per listing for each tool and kind of problem."""
+        generation = self._outputs.generation
+        if self._reports_generation != generation:
+            self._reports_generation = generation
+            self._output_reports.clear()
+        key = (tool, kind)
         if key not in self._output_reports:
             self._output_reports.add(key)
             self.session.log(message)
@@ -544,11 +551,14 @@ class Client:
     async def _learn_tools(self) -> None:
         """List the tools once, to learn their output schemas (strict mode, nothing listed yet)."""
         async with self._listing_lock:
-            if self._outputs.known:
+            outputs = self._outputs
+            if outputs.known or self._listing_tried == outputs.generation:
                 return
             try:
                 await self.list_tools()
             except MCPError as exc:
+                # Not again until the tools change: each call would pay for it.
+                self._listing_tried = outputs.generation
                 self._report_once(
                     "",
                     "listing",
