@@ -95,6 +95,15 @@ def test_an_unusable_schema_is_a_sentence_not_an_exception(schema, words):
     assert words in found
 
 
+def test_a_very_deep_schema_is_refused_not_a_crash():
+    schema = {"type": "object"}
+    for _ in range(1_000):  # about as deep as a JSON decoder lets a schema arrive
+        schema = {"type": "object", "properties": {"a": schema}}
+    found = compile_schema(schema)
+    assert isinstance(found, str)
+    assert "not a usable JSON Schema" in found
+
+
 def test_an_enormous_schema_is_refused_before_it_is_compiled():
     enormous = {
         "type": "object",
@@ -116,6 +125,16 @@ def test_an_enormous_schema_is_refused_before_it_is_compiled():
             "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}},
             "$ref": "#/$defs/node",
         },
+        # Loops that never move into the instance: a naive validator recurses forever.
+        {"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"},
+        {
+            "$defs": {
+                "a": {"anyOf": [{"$ref": "#/$defs/b"}, {"type": "string"}]},
+                "b": {"not": {"$ref": "#/$defs/a"}},
+            },
+            "$ref": "#/$defs/a",
+        },
+        {"$dynamicAnchor": "n", "allOf": [{"$dynamicRef": "#n"}]},
     ],
 )
 def test_recursive_schemas_neither_crash_nor_hang(schema):
