@@ -12,6 +12,7 @@ import sys
 
 import pytest
 import trio
+from hypothesis import given, settings, strategies as st
 
 import trio_mcp
 from trio_mcp._core import outputs
@@ -515,3 +516,40 @@ async def test_reports_are_once_per_listing(autojump_clock):
             await client.call_tool("weather")
             await client.call_tool("weather")
     assert len([line for line in logged if "cannot be used" in line]) == 2
+
+
+# ------------------------------------------------------------------ properties
+
+#: Keys that make up schemas: keywords (some of them refer elsewhere) and plain names.
+schema_keys = st.sampled_from(
+    [
+        "type", "properties", "items", "required", "$ref", "$defs", "allOf", "anyOf", "oneOf", "not",
+        "enum", "const", "minimum", "pattern", "additionalProperties", "$schema", "$id", "$dynamicRef",
+        "$dynamicAnchor", "prefixItems", "if", "then", "else", "a", "b",
+    ]
+)  # fmt: skip
+schema_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(
+        ["object", "array", "string", "integer", "#", "#/$defs/a", "#/$defs/b", "^a+$", "(", "x"]
+    )
+)
+schema_values = st.recursive(
+    schema_scalars,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(schema_keys, children, max_size=5),
+    max_leaves=30,
+)
+
+
+@pytest.mark.property
+@settings(deadline=None)
+@given(schema=schema_values, instance=schema_values)
+def test_any_schema_and_value_give_a_verdict_never_an_exception(schema, instance):
+    found = compile_schema(schema)
+    assert isinstance(found, outputs.Check | str)
+    if isinstance(found, outputs.Check):
+        verdict = found.first_error(instance)
+        assert verdict is None or (verdict[0].startswith("$") and isinstance(verdict[1], str))
