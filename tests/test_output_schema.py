@@ -428,13 +428,18 @@ async def test_revisions_before_structured_output_are_not_checked(autojump_clock
 
 async def test_without_the_validator_warn_says_so_once_and_strict_refuses(monkeypatch, autojump_clock):
     monkeypatch.setattr(outputs, "_backend", False)
-    server = fake("legacy")
+    server = fake("legacy", weather_tool(), {"name": "plain", "inputSchema": {"type": "object"}})
     server.on_tool("weather", lambda request: answer(BAD))
+    server.on_tool("plain", lambda request: answer(None))
     logged = []
     async with open_fake_client(server, on_log=logged.append) as client:
+        await client.call_tool("weather")  # nothing listed: nothing to check, nothing to say
         await client.list_tools()
+        await client.call_tool("plain")  # no outputSchema: nothing to say either
+        assert logged == []
         for _ in range(3):
             await client.call_tool("weather")
+            await client.list_tools()
     assert len([line for line in logged if "validation extra" in line]) == 1
     server = fake("legacy")
     server.on_tool("weather", lambda request: answer(GOOD))

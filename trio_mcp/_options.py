@@ -374,8 +374,9 @@ class ClientOptions:
     once per listing; a schema that cannot be used (invalid, too large, a
     remote ``$ref``) is reported once and its results pass unchecked. The
     check needs the ``validation`` extra (``pip install
-    'trio-mcp[validation]'``); without it ``"warn"`` reports that once and
-    checks nothing, and ``"strict"`` raises `OutputValidationError`. See
+    'trio-mcp[validation]'``); without it ``"warn"`` checks nothing and says
+    so once, the first time a call would have been checked, and ``"strict"``
+    raises `OutputValidationError` on such calls. See
     :ref:`structured-output`."""
 
     def __attrs_post_init__(self) -> None:

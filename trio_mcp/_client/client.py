@@ -136,6 +136,7 @@ class Client:
         self._output_reports: set[tuple[str, str]] = set()
         self._reports_generation = 0
         self._listing_tried = -1
+        self._told_no_validator = False
         self._listing_lock = trio.Lock()
         self._tokens = itertools.count(1)
         self._input_caps: dict[str, JSON] = {}
@@ -568,7 +569,10 @@ class Client:
     async def _check_output(self, name: str, result: CallToolResult) -> None:
         """Check a result's structured content against its tool's output schema (``validate_output``)."""
         strict = self._validate_output == "strict"
-        if not validator_available():
+        outputs = self._outputs
+        if strict and not outputs.known:
+            await self._learn_tools()
+        if outputs.declares(name) and not validator_available():
             if strict:
                 raise OutputValidationError(
                     f"cannot check the output of tool {name!r}: validate_output='strict' needs the"
@@ -576,16 +580,13 @@ class Client:
                     tool=name,
                     result=result,
                 )
-            self._report_once(
-                "",
-                "no-validator",
-                "structured tool output is not checked: the validation extra is not installed"
-                " (pip install 'trio-mcp[validation]', or validate_output='off' to silence this)",
-            )
+            if not self._told_no_validator:
+                self._told_no_validator = True
+                self.session.log(
+                    "structured tool output is not checked: the validation extra is not installed"
+                    " (pip install 'trio-mcp[validation]', or validate_output='off' to silence this)"
+                )
             return
-        outputs = self._outputs
-        if strict and not outputs.known:
-            await self._learn_tools()
         structured = result.structured_content
         kind, path, reason = outputs.judge(name, structured, present=structured is not None)
         if kind == "ok":

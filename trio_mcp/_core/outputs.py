@@ -203,6 +203,10 @@ class OutputSchemas:
         self.known = False
         self.generation += 1
 
+    def declares(self, name: str) -> bool:
+        """Whether the listing gives tool ``name`` an output schema."""
+        return self._schemas.get(name) is not None
+
     def judge(self, name: str, structured: JSON, *, present: bool) -> Verdict:
         """Check one result's structured content against the tool's output schema.
 
