@@ -384,7 +384,7 @@ class Shell:
             options = self._options(words)
         except UsageError as exc:
             prog = PROG + (f" {words[0]}" if words[0] in COMMANDS else "")
-            console.error(f"{prog}: error: {exc}".removeprefix(f"{PROG}: "))
+            console.say(f"{prog}: error: {exc}")
             self.status = EXIT_USAGE
             return
         except SystemExit:  # "call --help": printed
@@ -455,7 +455,10 @@ async def run_shell(session: Session, client: Client) -> int:
             shell.completing = True
             await shell.refresh_catalog(session.options)
         while session.stdout_status == EXIT_OK:
+            # Interrupted at the prompt, the command line ends the line.
+            session.console.open_line = lines.terminal
             line = await lines.read()
+            session.console.open_line = False
             if line is None:
                 if lines.terminal:
                     session.console.say("")
