@@ -200,6 +200,17 @@ def test_an_rpc_error_shows_what_the_server_wrote_to_stderr_meanwhile():
     ]
 
 
+def test_the_stderr_of_an_rpc_error_stops_at_the_answer():
+    # The demo, verbose, says on stderr why it refused; and "end of input" once stopped, which is not shown.
+    result = run("call", "nope", server=[sys.executable, "-m", "trio_mcp.demo", "--verbose"])
+    assert result.returncode == cli.EXIT_RPC_ERROR
+    first, *tail = result.stderr.splitlines()
+    assert first.endswith("; its last stderr lines:")
+    assert len(tail) == 1
+    assert tail[0].startswith("  | trio-mcp-demo: tools/call (id ")
+    assert tail[0].endswith(") failed: unknown tool 'nope'; this server has ['add', 'ask', 'echo', 'slow']")
+
+
 def test_verbose_streams_stderr_and_does_not_repeat_it():
     result = run("--verbose", "call", "broken", server=STDERR_SERVER)
     assert result.returncode == cli.EXIT_TOOL_ERROR

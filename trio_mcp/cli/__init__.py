@@ -39,7 +39,7 @@ length of one command; without ``--``, the bundled demo server
 
 Options, before or after the command: ``--json`` (print one JSON document on
 stdout, for scripts: the result as the server sent it, or ``{"error": {"kind",
-"message", "exitCode", ...}}``), ``-v``/``--verbose`` (the server's stderr, its log
+"message", "exitCode", ...}}``), ``-v``/``--verbose`` (the server's stderr as it comes, its log
 messages and other notifications, on stderr), ``--timeout SECONDS`` (the
 budget of the whole command, time spent answering questions excluded;
 default 60, 0 for none), ``--protocol auto|VERSION``, ``--env KEY=VALUE``
@@ -60,8 +60,9 @@ Progress notifications show as a live bar on stderr when stderr is a
 terminal, and as plain lines otherwise; stdout holds only the result.
 
 Errors are one line on stderr, never a traceback (a server that died adds
-the last lines of its stderr), and each kind has its own exit status; see
-`EXIT_CODES`.
+the last lines of its stderr; a tool that reported an error, or a server
+that answered with one, the lines it wrote to stderr meanwhile), and each
+kind has its own exit status; see `EXIT_CODES`.
 
 The Python interface of this package is `main` (the console script) and
 `run` (the same, returning the exit status instead of exiting). Parsing the

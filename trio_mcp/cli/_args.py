@@ -57,7 +57,8 @@ EXIT_SERVER_GONE: Final = 4
 EXIT_TIMEOUT: Final = 5
 """The command outlived ``--timeout``."""
 EXIT_RPC_ERROR: Final = 6
-"""The server answered with a JSON-RPC error (an unknown tool, bad arguments...)."""
+"""The server answered with a JSON-RPC error (an unknown tool, bad arguments...), or does not offer
+what was asked (completions)."""
 EXIT_PROTOCOL: Final = 7
 """The server broke the protocol, or shares no protocol version with the client."""
 EXIT_INPUT: Final = 8
@@ -77,7 +78,7 @@ EXIT_CODES: Final[Mapping[int, str]] = {
     EXIT_SPAWN: "the server could not be started",
     EXIT_SERVER_GONE: "the server exited or closed its pipes (its last stderr lines are shown)",
     EXIT_TIMEOUT: "timed out (--timeout)",
-    EXIT_RPC_ERROR: "the server answered with a JSON-RPC error",
+    EXIT_RPC_ERROR: "the server answered with a JSON-RPC error, or does not offer what was asked",
     EXIT_PROTOCOL: "the server broke the protocol, or no protocol version in common",
     EXIT_INPUT: "the server needed input trio-mcp does not give (sampling, roots), or kept asking after a decline",
     EXIT_INTERNAL: "a bug in trio-mcp (--verbose shows the traceback)",

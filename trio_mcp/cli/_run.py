@@ -162,6 +162,8 @@ class Session:
         """Whether the lines since `stderr_mark` were shown already."""
         self.handler: Callable[[Session, Client], Any] = _no_handler
         """What runs once connected."""
+        self.error_stderr = ""
+        """What the server wrote to stderr while the command ran, when it answered with an error."""
 
     def stderr_line(self, line: str) -> None:
         """Keep one line the server wrote to stderr; show it at once with ``--verbose``."""
@@ -396,6 +398,24 @@ _HANDLERS: Final[dict[str, Callable[[Session, Client], Any]]] = {
 # ----------------------------------------------------------------- running
 
 
+def _keeping_stderr(handler: Callable[[Session, Client], Any]) -> Callable[[Session, Client], Any]:
+    """``handler``, keeping what the server wrote to stderr when it answers with an error.
+
+    Kept then, before the server is stopped: what it says while it stops is
+    not about the error.
+    """
+
+    async def run(session: Session, client: Client) -> int:
+        try:
+            code: int = await handler(session, client)
+        except RpcError:
+            session.error_stderr = await session.stderr_detail()
+            raise
+        return code
+
+    return run
+
+
 async def _session(
     options: Options, console: Console, handler: Callable[[Session, Client], Any] | None = None
 ) -> tuple[int, Session]:
@@ -403,7 +423,7 @@ async def _session(
     budget = session.budget
     asker = Asker(console, budget, interactive=isatty(sys.stdin), server_name=session.server_name)
     session.asker = asker
-    session.handler = handler if handler is not None else _HANDLERS[options.command]
+    session.handler = _keeping_stderr(handler if handler is not None else _HANDLERS[options.command])
     verbose = options.verbose
     on_stderr = session.stderr_line
 
@@ -424,9 +444,8 @@ async def _session(
             code = await _connect_and_run(session, asker, on_stderr, on_log, on_notification)
     except MCPError as exc:
         failure = _explain(exc, options, session.stage, declined=asker.declined)
-        if isinstance(exc, RpcError) and not verbose and not session.shown_stderr:
-            lines = session.stderr_since_mark()
-            failure.detail = "\n".join("  | " + line for line in lines)
+        if isinstance(exc, RpcError):
+            failure.detail = session.error_stderr
         raise failure from None
     if budget.scope.cancelled_caught:
         seconds = number(options.timeout or 0)
