@@ -20,6 +20,7 @@ without a terminal.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import re
 import shlex
@@ -55,6 +56,8 @@ SHELL_COMMANDS: Final = (*(name for name in COMMANDS if name != "shell"), "help"
 STARTUP_ONLY: Final = ("--protocol", "--env", "--cwd")
 #: The most lines the history file keeps.
 HISTORY_LENGTH: Final = 1000
+#: What a line gives of the `Options` it is run with (the rest is the shell's).
+_PER_COMMAND: Final = ("command", "target", "arguments", "raw_values", "schema", "ref", "argument")
 #: The options each command takes, for completion.
 _OPTIONS: Final = ("--json", "--timeout", "--verbose")
 
@@ -343,16 +346,17 @@ class Shell:
         for word in words:
             if word.partition("=")[0] in STARTUP_ONLY:
                 raise UsageError(f"{word.partition('=')[0]} is an option of the shell, given when it starts")
-        options = parse_args(words)
-        if options.command == "shell":
+        line = parse_args(words)
+        if line.command == "shell":
             raise UsageError("this is the shell already")
-        start = self.startup
-        options.server, options.demo = start.server, start.demo
-        options.protocol, options.env, options.cwd = start.protocol, start.env, start.cwd
-        options.verbose = options.verbose or start.verbose
-        options.json_output = options.json_output or start.json_output
-        if not any(word == "--timeout" or word.startswith("--timeout=") for word in words):
-            options.timeout = start.timeout
+        # The shell's options (how the server was reached, among them), with the line's on top.
+        options = copy.copy(self.startup)
+        for name in _PER_COMMAND:
+            setattr(options, name, getattr(line, name))
+        options.verbose = line.verbose or self.startup.verbose
+        options.json_output = line.json_output or self.startup.json_output
+        if any(word == "--timeout" or word.startswith("--timeout=") for word in words):
+            options.timeout = line.timeout
         return options
 
     async def run_line(self, line: str) -> None:
