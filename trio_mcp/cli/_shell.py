@@ -144,15 +144,17 @@ def completions(before: str, text: str, catalog: Catalog) -> list[str]:
         words = shlex.split(before)
     except ValueError:
         return []
-    if not words:
+    if words and words[-1] == "--timeout":
+        return []
+    positionals = _positionals(words)
+    if not positionals:
+        if text.startswith("-"):
+            return [f"{option} " for option in _OPTIONS if option.startswith(text)]
         return [f"{name} " for name in SHELL_COMMANDS if name.startswith(text)]
-    command, rest = words[0], words[1:]
+    command, positionals = positionals[0], positionals[1:]
     if text.startswith("-"):
         options = (*_OPTIONS, "--schema") if command == "tools" else _OPTIONS
         return [f"{option} " for option in options if option.startswith(text)]
-    if rest and rest[-1] == "--timeout":
-        return []
-    positionals = _positionals(rest)
 
     def whole(candidates: list[str]) -> list[str]:
         return [f"{item} " for item in candidates if item.startswith(text)]
