@@ -182,7 +182,8 @@ Start the server once, then read commands, one a line, and run each against
 it: info, tools, prompts, resources, templates, call, read, prompt, complete,
 with the same words and options as on the command line (--json, --timeout
 SECONDS per command). "help" lists them; "exit", "quit" or the end of input
-(Ctrl-D) ends the shell, with the status of its last command.
+(Ctrl-D) ends the shell, with the status of its last command. Given to the
+shell, --timeout bounds connecting and then each command, not the session.
 
 On a terminal, lines are edited with readline: history (kept in
 $XDG_STATE_HOME/trio-mcp/shell_history, or the file TRIO_MCP_HISTORY names;
