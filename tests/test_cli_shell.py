@@ -436,6 +436,7 @@ class Terminal:
 
 
 def test_shell_on_a_terminal_completes_and_keeps_history(tmp_path):
+    pytest.importorskip("readline", reason="this Python has no readline")
     history = tmp_path / "state" / "trio-mcp" / "shell_history"
     environ = env(XDG_STATE_HOME=str(tmp_path / "state"))
     del environ["TRIO_MCP_HISTORY"]
