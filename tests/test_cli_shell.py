@@ -365,6 +365,37 @@ def test_shell_server_that_exits_between_commands():
     assert "Traceback" not in result.stderr
 
 
+def test_shell_ends_when_the_server_dies_while_it_waits_for_a_line():
+    # stdin stays open: the shell ends because the server died, not because the input did.
+    server = [sys.executable, str(SCRIPTED), "--era", "legacy"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "trio_mcp", "shell", "--", *server],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+    )
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write("call exit code=7\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=LIMIT) == cli.EXIT_SERVER_GONE
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        assert proc.stdout.read() == "bye\n"
+        error = proc.stderr.read()
+        assert error.startswith("trio-mcp: the server ")
+        assert error.endswith(" exited with code 7 while idle (it wrote nothing to stderr)\n")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
 def test_shell_that_cannot_start_its_server():
     result = shell("tools", server=["trio-mcp-no-such-server-here"])
     assert result.returncode == cli.EXIT_SPAWN

@@ -509,7 +509,7 @@ def _explain(exc: BaseException, options: Options, stage: str, *, declined: str 
     ``declined`` is why questions were declined without asking anyone, if
     some were (the server may keep asking them).
     """
-    where = "while connecting" if stage == "connecting" else f"during {stage}"
+    where = {"connecting": "while connecting", "idle": "while idle"}.get(stage, f"during {stage}")
     if isinstance(exc, SpawnFailed):
         return _Failure(EXIT_SPAWN, str(exc), kind="spawn")
     if isinstance(exc, ServerGone):

@@ -450,6 +450,30 @@ class Shell:
         return failure.status
 
 
+async def _read_watching(lines: _Lines, client: Client) -> str | None:
+    """The next line; or, if the server dies first, the error that says so (raised at once)."""
+    got: list[str | None] = []
+    async with trio.open_nursery() as nursery:
+
+        async def read() -> None:
+            got.append(await lines.read())
+            nursery.cancel_scope.cancel(reason="a line was read")
+
+        async def watch() -> None:
+            # The session's stream of notifications ends when the server is gone.
+            with contextlib.suppress(MCPError):
+                async with client.session.notifications() as stream:
+                    async for _ in stream:
+                        pass
+            nursery.cancel_scope.cancel(reason="the server is gone")
+
+        nursery.start_soon(read)
+        nursery.start_soon(watch)
+    if not got:
+        client.session.check_usable()  # raises: why the server is gone
+    return got[0] if got else None
+
+
 async def run_shell(session: Session, client: Client) -> int:
     """The shell's loop, once connected: read a line, run it, until ``exit`` or the end of input."""
     shell = Shell(session, client)
@@ -463,7 +487,8 @@ async def run_shell(session: Session, client: Client) -> int:
         while session.stdout_status == EXIT_OK:
             # Interrupted at the prompt, the command line ends the line.
             session.console.open_line = lines.terminal
-            line = await lines.read()
+            session.stage = "idle"
+            line = await _read_watching(lines, client)
             session.console.open_line = False
             if line is None:
                 if lines.terminal:
