@@ -507,6 +507,26 @@ def test_shell_on_a_terminal_with_an_unwritable_history(tmp_path):
     assert "Traceback" not in output
 
 
+def test_shell_on_a_terminal_asks_again_after_a_question_was_declined_with_ctrl_d():
+    terminal = Terminal("shell", environ=env())
+    terminal.expect("trio-mcp> ")
+    terminal.send("call ask\r")
+    terminal.expect("Name [1.. characters, required]: ")
+    terminal.send("\x04")  # Ctrl-D: this question is declined
+    terminal.expect("trio-mcp: declined (end of input)")
+    terminal.expect_count("trio-mcp> ", 2)
+    terminal.send("call ask\r")  # the next command's question is asked
+    terminal.expect_count("Name [1.. characters, required]: ", 2)
+    terminal.send("Ada\r")
+    terminal.expect("Send it? [y/N] ")
+    terminal.send("y\r")
+    terminal.expect("Hello, Ada!")
+    terminal.expect_count("trio-mcp> ", 3)
+    terminal.send("exit\r")
+    code, output = terminal.finish()
+    assert code == 0, output
+
+
 def test_shell_on_a_terminal_interrupted_at_the_prompt():
     terminal = Terminal("shell", environ=env())
     terminal.expect("trio-mcp> ")

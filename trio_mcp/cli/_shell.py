@@ -412,7 +412,7 @@ class Shell:
         session.stage = options.command
         budget = Budget(options.timeout)
         assert session.asker is not None
-        session.asker.budget = budget
+        session.asker.renew(budget)
         budget.start()
         failure: _Failure | None = None
         code = EXIT_OK
