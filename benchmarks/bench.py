@@ -84,6 +84,9 @@ TARGETS = {
     "call_tool_in_flight": 0.65,
     "memory": 2.0,  # trio_mcp's peak RSS growth over raw's: at most this
     "startup": 1.3,  # a whole `trio-mcp call` process's wall time over raw's: at most this
+    # call_tool of a tool with an outputSchema, checked (validate_output="warn",
+    # the default) over not checked ("off"): the time per call, at most this.
+    "validation": 1.10,
     # Cancelling (or timing out) K requests at once: the time per request at the
     # largest K over the time per request at the smallest, at most this (linear: about 1).
     "cancel": 1.5,
@@ -407,6 +410,100 @@ async def throughput(config: argparse.Namespace, official_python: str | None) ->
         "cpu": cpu,
         "official": None if official is None else {"python": official_python, **official.about},
         "client": negotiated,
+    }
+
+
+# ---------------------------------------------------------- output validation
+
+
+VALIDATED = "validate_output=warn"
+UNVALIDATED = "validate_output=off"
+
+
+async def validation(config: argparse.Namespace) -> dict[str, Any]:
+    """What checking structured output against its outputSchema adds to ``call_tool``.
+
+    Two clients of trio_mcp, alike but for ``validate_output`` (``"warn"``,
+    the default, and ``"off"``), each with its own echo server, call
+    ``forecast`` (a tool with a typical outputSchema) one call at a time.
+    Both listed the tools first, so the checked one knows the schema (and
+    compiles it once, on its first call). Within each repetition the two
+    take turns every 50 calls, so that a change of load on the machine hits
+    both alike. A repetition's ratio is the median, over its turns, of the
+    checked client's time for its 50 calls over the unchecked one's; the
+    ratio is the median over repetitions.
+
+    The check is also timed alone, in this process, on the result of a real
+    call: ``check_seconds`` is its cost per call, and ``check_share`` that
+    cost as a share of an unchecked call.
+    """
+    chunk = 50
+    chunks = max(1, config.call_sequential // chunk)
+    seconds: dict[str, list[float]] = {VALIDATED: [], UNVALIDATED: []}
+    cpu: dict[str, list[float]] = {VALIDATED: [], UNVALIDATED: []}
+    logged: list[str] = []
+
+    async def forecasts(client: Any, count: int) -> None:
+        for i in range(count):
+            await client.call_tool("forecast", {"city": f"city {i}"})
+
+    async with (
+        trio_mcp.open_stdio_client(sys.executable, [str(SERVER)], on_log=logged.append) as checked,
+        trio_mcp.open_stdio_client(sys.executable, [str(SERVER)], validate_output="off") as unchecked,
+    ):
+        runs = [(VALIDATED, checked), (UNVALIDATED, unchecked)]
+        for _, client in runs:
+            await client.list_tools()
+            result = await client.call_tool("forecast", {"city": "warm-up"})
+            assert result.structured_content["city"] == "warm-up", result
+            await forecasts(client, 200)
+        ratios: list[float] = []
+        cpu_ratios: list[float] = []
+        for rep in range(config.reps):
+            wall = {name: [] for name in seconds}
+            used = {name: [] for name in cpu}
+            for turn in range(chunks):
+                gc.collect()
+                for name, client in runs if (rep + turn) % 2 == 0 else runs[::-1]:
+                    start, start_cpu = time.perf_counter(), time.process_time()
+                    await forecasts(client, chunk)
+                    wall[name].append(time.perf_counter() - start)
+                    used[name].append(time.process_time() - start_cpu)
+            for name in seconds:
+                seconds[name].append(sum(wall[name]) / (chunks * chunk))
+                cpu[name].append(sum(used[name]) / (chunks * chunk))
+            # Each turn's two chunks ran back to back: their ratio is little
+            # touched by a change of load, and the median over the turns
+            # leaves out the turns that a burst of load hit anyway.
+            ratios.append(
+                statistics.median(
+                    on / off for on, off in zip(wall[VALIDATED], wall[UNVALIDATED], strict=True)
+                )
+            )
+            cpu_ratios.append(
+                statistics.median(
+                    on / off for on, off in zip(used[VALIDATED], used[UNVALIDATED], strict=True)
+                )
+            )
+        # The check alone, on a real result.
+        check = checked._check_output
+        reps = 20_000
+        start = time.perf_counter()
+        for _ in range(reps):
+            await check("forecast", result)
+        check_seconds = (time.perf_counter() - start) / reps
+    if logged:
+        raise RuntimeError(f"the checked client reported: {logged[0]}")
+    per_call = statistics.median(seconds[UNVALIDATED])
+    return {
+        "seconds_per_call": seconds,
+        "cpu_per_call": cpu,
+        "ratios": ratios,
+        "ratio": statistics.median(ratios),
+        "cpu_ratio": statistics.median(cpu_ratios),
+        "medians": {name: 1 / statistics.median(values) for name, values in seconds.items()},
+        "check_seconds": check_seconds,
+        "check_share": check_seconds / per_call,
     }
 
 
@@ -897,6 +994,18 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
             official["ratio"] >= target,
             f"{statistics.median(cpu[OFFICIAL]) / statistics.median(cpu[OURS]):.2f}x",
         )
+    checks = results["validation"]
+    row(
+        "call_tool + outputSchema check, sequential",
+        "validate_output=off",
+        _rate(checks["medians"][UNVALIDATED], "calls/s"),
+        _rate(checks["medians"][VALIDATED], "calls/s"),
+        checks["ratio"],
+        checks["ratios"],
+        f"<= {TARGETS['validation']:.2f}x",
+        checks["ratio"] <= TARGETS["validation"],
+        f"{checks['cpu_ratio']:.2f}x",
+    )
     cancel = results["cancel"]
     small, large = min(cancel["counts"]), max(cancel["counts"])
     for name, label in ((CANCEL, "cancel K in flight at once"), (TIMEOUT, "request_timeout for K at once")):
@@ -973,6 +1082,10 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
     )
     print("* memory and whole process: trio_mcp / raw (lower is better).")
     print(
+        "* outputSchema check: the time per call_tool with validate_output='warn' over 'off' (lower is"
+        " better); its cpu column is the same for the CPU time per call."
+    )
+    print(
         "trio_mcp is StdioTransport.request in the transport rows and client.call_tool in the call_tool"
         " rows; the raw clients send tools/call with the modern _meta envelope; the official client is"
         f" mcp=={OFFICIAL_PIN} (anyio on asyncio, in its own process)."
@@ -1014,6 +1127,17 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
     if cancel["request_timeouts"]:
         budgets = ", ".join(f"K={k:,}: {t:g} s" for k, t in cancel["request_timeouts"].items())
         print(f"    (request_timeout: {budgets}; the loop is blocked until every deadline has passed)")
+    checks = results["validation"]
+    print("  call_tool of a tool with an outputSchema, checked (validate_output='warn') and not ('off'):")
+    for name in (VALIDATED, UNVALIDATED):
+        per_call = statistics.median(checks["seconds_per_call"][name])
+        cpu_per_call = statistics.median(checks["cpu_per_call"][name])
+        print(f"    {name}: {_duration(per_call)} per call, CPU {_duration(cpu_per_call)} per call")
+    print(
+        f"    the check alone: {_duration(checks['check_seconds'])} per call,"
+        f" {checks['check_share']:.1%} of an unchecked call"
+    )
+    print(f"    ratio per repetition: {', '.join(f'{r:.2f}' for r in checks['ratios'])}")
     print(f"  peak RSS growth, {config.memory_count} requests in flight (fresh process each):")
     for name, runs in mem["runs"].items():
         growth = [run["growth_kib"] / 1024 for run in runs]
@@ -1116,6 +1240,7 @@ def main(argv: list[str] | None = None) -> int:
         "samples": samples,
         "cpu_per_call": measured["cpu"],
         "throughput": {metric: summarise(values) for metric, values in samples.items()},
+        "validation": trio.run(validation, config),
         "cancel": trio.run(cancellation, config),
         "memory": memory(config),
         "imports": import_times(config.import_reps),

@@ -26,8 +26,12 @@ serves either era on any request:
 * ``initialize`` (legacy): an ``InitializeResult`` for the version asked for
   (or the newest legacy one); ``notifications/initialized`` is a notification,
   so it is ignored like every other.
-* ``tools/list``: one tool, ``echo``, taking ``{"text": string}``.
-* ``tools/call`` of ``echo``: ``{"content": [{"type": "text", "text": <text>}]}``.
+* ``tools/list``: two tools: ``echo``, taking ``{"text": string}``, and
+  ``forecast``, taking ``{"city": string}``, with an ``outputSchema`` of the
+  usual size (an object of four properties, one of them an array).
+* ``tools/call`` of ``echo``: ``{"content": [{"type": "text", "text": <text>}]}``;
+  of ``forecast``: a text block and ``structuredContent`` that matches its
+  ``outputSchema``.
 * ``prompts/list``, ``resources/list``, ``resources/templates/list``: empty
   lists (the server declares no such capability; the official SDK's
   ``ClientSessionGroup`` asks anyway).
@@ -81,6 +85,23 @@ ECHO_TOOL = {
     "description": "Answer with the text it is given.",
     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
 }
+FORECAST_TOOL = {
+    "name": "forecast",
+    "description": "A weather forecast, as structured output.",
+    "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    "outputSchema": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "temperature": {"type": "number"},
+            "conditions": {"type": "string", "enum": ["sunny", "cloudy", "rain", "snow"]},
+            "readings": {"type": "array", "items": {"type": "integer", "minimum": -100, "maximum": 100}},
+        },
+        "required": ["city", "temperature", "conditions", "readings"],
+        "additionalProperties": False,
+    },
+}
+TOOLS = [ECHO_TOOL, FORECAST_TOOL]
 
 
 def _result(request_id: object, result: object) -> bytes:
@@ -144,23 +165,33 @@ def _initialize(request_id: object, params: object) -> bytes:
 def _tools_list(request_id: object, params: object) -> bytes:
     version = _era(params)
     if version is None:
-        return _result(request_id, {"tools": [ECHO_TOOL]})
+        return _result(request_id, {"tools": TOOLS})
     if version != MODERN_VERSION:
         return _unsupported(request_id, version)
-    return _result(
-        request_id, {"tools": [ECHO_TOOL], "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}
-    )
+    return _result(request_id, {"tools": TOOLS, "resultType": "complete", "ttlMs": 0, "cacheScope": "public"})
+
+
+def _forecast(city: str) -> dict[str, object]:
+    structured = {"city": city, "temperature": 21.5, "conditions": "sunny", "readings": [18, 19, 21, 24, 22]}
+    return {
+        "content": [{"type": "text", "text": _dumps(structured).decode()}],
+        "structuredContent": structured,
+    }
 
 
 def _tools_call(request_id: object, params: object) -> bytes:
-    if not isinstance(params, dict) or params.get("name") != "echo":
-        name = params.get("name") if isinstance(params, dict) else None
+    name = params.get("name") if isinstance(params, dict) else None
+    if name not in ("echo", "forecast"):
         return _error(request_id, -32602, f"unknown tool {name!r}")
+    assert isinstance(params, dict)
     arguments = params.get("arguments")
-    text = arguments.get("text") if isinstance(arguments, dict) else None
+    key = "text" if name == "echo" else "city"
+    text = arguments.get(key) if isinstance(arguments, dict) else None
     if not isinstance(text, str):
-        return _error(request_id, -32602, "echo takes one argument, text, a string")
-    result: dict[str, object] = {"content": [{"type": "text", "text": text}]}
+        return _error(request_id, -32602, f"{name} takes one argument, {key}, a string")
+    result: dict[str, object] = (
+        {"content": [{"type": "text", "text": text}]} if name == "echo" else _forecast(text)
+    )
     version = _era(params)
     if version is not None:
         if version != MODERN_VERSION:

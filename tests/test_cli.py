@@ -686,8 +686,17 @@ def test_parse_values_as_json_or_strings():
         "q": "a=b",
         "empty": "",
     }
-    # Values that parsed into something other than a string are remembered as typed.
-    assert options.raw_values == {"n": "3", "x": "1.5", "on": "true", "none": "null", "tags": "[1,2]"}
+    # Every value is remembered as typed, for the tool's schema to read when the command runs.
+    assert options.raw_values == {
+        "n": "3",
+        "x": "1.5",
+        "on": "true",
+        "none": "null",
+        "tags": "[1,2]",
+        "text": "hi",
+        "q": "a=b",
+        "empty": "",
+    }
 
 
 def test_parse_json_object_then_pairs():

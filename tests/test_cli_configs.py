@@ -259,6 +259,25 @@ def test_server_option_runs_any_command(project):
     assert "echo" in check(run(project, "--server", "demo", "tools")).stdout
 
 
+def test_the_shell_on_a_configured_server(project):
+    write(project / ".mcp.json", {"mcpServers": {"demo": DEMO}})
+    environ = {key: value for key, value in os.environ.items() if key not in ("XDG_CONFIG_HOME", "APPDATA")}
+    environ.update(HOME=str(project.parent / "home"), PYTHONPATH=str(ROOT))
+    result = subprocess.run(
+        [sys.executable, "-m", "trio_mcp", "--server", "demo", "shell"],
+        cwd=project,
+        input="call echo text=hi\nservers\n",
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=LIMIT,
+        check=False,
+    )
+    assert result.stdout == "hi\n"
+    assert "unknown command 'servers'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_the_entry_env_file_and_cwd_reach_the_server(project):
     write(project / "sub" / ".env", "GREETING=hello\n")
     (project / "sub" / "work").mkdir()
@@ -305,6 +324,7 @@ def test_a_dying_server_is_named_without_its_expanded_values(project):
         ),
         (["--config", ".mcp.json", "call", "echo"], "'echo' names no server"),
         (["--config", ".mcp.json", "info"], "'info' talks to one server: name it with --server NAME"),
+        (["--config", ".mcp.json", "shell"], "'shell' talks to one server"),
         (["--config", "missing.json", "servers"], "missing.json: cannot read the file"),
         (["--config", "bad.json", "servers"], "bad.json: not valid JSON"),
     ],

@@ -82,6 +82,7 @@ from trio_mcp._models import (
     TextResourceContents,
     Tool,
     ToolAnnotations,
+    ToolChoice,
     ToolResultContent,
     ToolUseContent,
     UnknownContent,
@@ -313,6 +314,7 @@ MODEL_PREFERENCES = wire(
         "intelligencePriority": 0.5,
     }
 )
+TOOL_CHOICE = wire({"mode": "required"})
 CREATE_MESSAGE_PARAMS = wire(
     {
         "messages": [
@@ -420,6 +422,7 @@ MESSAGES = [
     (SamplingMessage, SAMPLING_MESSAGE_LIST),
     (ModelHint, MODEL_HINT),
     (ModelPreferences, MODEL_PREFERENCES),
+    (ToolChoice, TOOL_CHOICE),
     (CreateMessageParams, CREATE_MESSAGE_PARAMS),
     (CreateMessageResult, CREATE_MESSAGE_RESULT),
     (CreateMessageResult, CREATE_MESSAGE_RESULT_LIST),

@@ -15,6 +15,7 @@ __all__ = [
     "MCPError",
     "MessageTooLarge",
     "NotSupported",
+    "OutputValidationError",
     "ProtocolError",
     "RpcError",
     "ServerGone",
@@ -229,6 +230,39 @@ class InputRequestFailed(MCPError):
         super().__init__(message)
         self.method = method
         self.key = key
+
+
+class OutputValidationError(MCPError):
+    """A tool's structured output does not match the ``outputSchema`` it declared.
+
+    Raised by `Client.call_tool` in the ``"strict"`` ``validate_output`` mode
+    (the default, ``"warn"``, reports the same through ``on_log``), when the
+    result's ``structuredContent`` breaks the tool's schema, or is missing
+    although the tool declared one. Results with ``isError`` set are never
+    checked. The result is kept on the error: the tool did run.
+
+    Attributes:
+        tool: The tool's name.
+        path: Where the value breaks the schema, as a JSON path (``"$"`` for
+            the whole value, ``"$.items[2].price"`` deeper down).
+        reason: What is wrong there, in the validator's words.
+        result: The `CallToolResult`, as it came.
+    """
+
+    def __init__(
+        self,
+        message: str = "structured output does not match the output schema",
+        *,
+        tool: str = "",
+        path: str = "$",
+        reason: str = "",
+        result: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.path = path
+        self.reason = reason
+        self.result = result
 
 
 class TrioMCPInternalError(Exception):

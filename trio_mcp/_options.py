@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypedDict
 import attrs
 
 from ._core.eras import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
+from ._core.outputs import MODES as OUTPUT_MODES
 from ._models import (
     Implementation,
 )
@@ -280,6 +281,11 @@ def _client_info(_: Any, __: Any, value: Any) -> None:
         )
 
 
+def _validate_output(_: Any, __: Any, value: Any) -> None:
+    if value not in OUTPUT_MODES:
+        raise ValueError(f"validate_output must be one of {list(OUTPUT_MODES)}, not {value!r}")
+
+
 def _capabilities(value: object) -> dict[str, JSON] | None:
     if value is None:
         return None
@@ -319,6 +325,11 @@ class ClientOptions:
     on_sampling: SamplingHook | None = attrs.field(default=None, validator=_callable_or_none("on_sampling"))
     """Answers sampling requests with your model's reply, sync or async, as
     ``(params) -> CreateMessageResult | dict``; declares ``sampling``."""
+    sampling_tools: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    """Whether ``on_sampling`` takes requests that offer the model tools
+    (``params.tools`` and ``params.tool_choice``) and may answer with
+    `ToolUseContent`; declares ``sampling.tools`` (revision 2025-11-25 and
+    later). Without it such requests are refused. Needs ``on_sampling``."""
     on_roots: RootsHook | None = attrs.field(default=None, validator=_callable_or_none("on_roots"))
     """Returns your roots, sync or async, as ``() -> list[Root] | dict``;
     declares ``roots``."""
@@ -347,6 +358,30 @@ class ClientOptions:
     """``ClientCapabilities`` to declare on top of those the hooks imply, for
     example ``{"elicitation": {"form": {}}}`` to answer input requests
     yourself in manual mode, or extensions."""
+    validate_output: str = attrs.field(default="warn", validator=_validate_output)
+    """How `Client.call_tool` checks a result's ``structuredContent``
+    against the ``outputSchema`` of the tool, as listed by the server:
+
+    * ``"warn"`` (the default): a mismatch is reported through ``on_log``
+      and the result returned as it came. A result that breaks its schema
+      still carries the tool's content, and is often still usable; the
+      report names the tool and the place.
+    * ``"strict"``: a mismatch raises `OutputValidationError`. A call to a
+      tool that was never listed lists the tools once to learn its schema.
+    * ``"off"``: no check.
+
+    Results with ``isError`` set are never checked. Each schema is compiled
+    once per listing; a schema that cannot be used (invalid, too large, a
+    remote ``$ref``) is reported once and its results pass unchecked. The
+    check needs the ``validation`` extra (``pip install
+    'trio-mcp[validation]'``); without it ``"warn"`` checks nothing and says
+    so once, the first time a call would have been checked, and ``"strict"``
+    raises `OutputValidationError` on such calls. See
+    :ref:`structured-output`."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.sampling_tools and self.on_sampling is None:
+            raise ValueError("sampling_tools=True needs an on_sampling hook")
 
 
 # ------------------------------------------------------------ keywords
@@ -389,6 +424,7 @@ class ClientKwargs(TypedDict, total=False):
     client_info: tuple[str, str] | Implementation
     on_elicitation: ElicitationHook | None
     on_sampling: SamplingHook | None
+    sampling_tools: bool
     on_roots: RootsHook | None
     on_notification: NotificationCallback | None
     log_level: str | None
@@ -396,6 +432,7 @@ class ClientKwargs(TypedDict, total=False):
     input_timeout: float | None
     cache: bool
     capabilities: Mapping[str, JSON] | None
+    validate_output: str
 
 
 class StdioTransportKwargs(ConnectionKwargs, SinkKwargs, ProcessKwargs, total=False):

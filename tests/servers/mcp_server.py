@@ -91,8 +91,11 @@ Tools (``tools/call``; both eras unless noted):
   tool instead.
 * ``withdraw``: send ``notifications/cancelled`` for each request of a
   ``withdraw`` ask, whose call then answers ``withdrawn``.
-* ``sample {tools}``: the same with ``sampling/createMessage`` (key ``llm``;
-  with ``tools``, the request offers the model a tool).
+* ``sample {tools, choice, turn}``: the same with ``sampling/createMessage``
+  (key ``llm``; with ``tools``, the request offers the model a tool,
+  ``calc``, with ``toolChoice`` mode ``choice`` (default ``auto``); with
+  ``turn``, the conversation already holds the model's ``tool_use`` and the
+  user's ``tool_result``).
 * ``roots``: the same with ``roots/list`` (key ``roots``).
 * ``two``: an elicitation (key ``e``) and a sampling request (key ``s``) at once.
 * ``needs {cap}``: ``-32021`` unless the request declares capability ``cap``
@@ -883,8 +886,36 @@ class Server:
     def t_sample(self, call, args):
         params = dict(SAMPLING_PARAMS)
         if args.get("tools"):
-            params["tools"] = [{"name": "calc", "inputSchema": {"type": "object"}}]
-            params["toolChoice"] = {"mode": "auto"}
+            params["tools"] = [
+                {
+                    "name": "calc",
+                    "description": "Adds two numbers.",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                    },
+                }
+            ]
+            params["toolChoice"] = {"mode": args.get("choice", "auto")}
+        if args.get("turn"):
+            params["messages"] = [
+                *SAMPLING_PARAMS["messages"],
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "u1", "name": "calc", "input": {"a": 2, "b": 2}}],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "toolUseId": "u1",
+                            "content": [{"type": "text", "text": "4"}],
+                            "structuredContent": {"sum": 4},
+                        }
+                    ],
+                },
+            ]
         requests = {"llm": ("sampling/createMessage", params)}
         answers = self.input_round(call, requests)
         if answers is not None:

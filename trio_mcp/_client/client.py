@@ -30,8 +30,9 @@ from .._core.eras import (
     modern_meta,
     result_type,
 )
+from .._core.outputs import OutputSchemas, validator_available
 from .._delivery import call_maybe_async
-from .._errors import NotSupported, RpcError
+from .._errors import MCPError, NotSupported, OutputValidationError, RpcError
 from .._models import (
     CallToolResult,
     CompleteResult,
@@ -127,7 +128,16 @@ class Client:
         """The ``logLevel`` every 2026-07-28 request asks for, or `None` for no logs."""
         self._input = InputHandler(options, server=session.name)
         self._cache = TtlCache() if options.cache else None
-        self._notes = NotificationRouter(options.on_notification, self._cache, session.log)
+        self._notes = NotificationRouter(options.on_notification, self._invalidate, session.log)
+        self._validate_output = options.validate_output
+        self._outputs = OutputSchemas()
+        self._checks_output = False
+        """Whether results of this connection are checked (a mode other than off, a revision with outputSchema)."""
+        self._output_reports: set[tuple[str, str]] = set()
+        self._reports_generation = 0
+        self._listing_tried = -1
+        self._told_no_validator = False
+        self._listing_lock = trio.Lock()
         self._tokens = itertools.count(1)
         self._input_caps: dict[str, JSON] = {}
         self._envelope: dict[str, JSON] | None = None
@@ -225,6 +235,8 @@ class Client:
         self.protocol_version = negotiated.version
         self._input.version = negotiated.version
         self._input_caps = self._declared(negotiated.version)
+        # outputSchema and structuredContent came with 2025-06-18.
+        self._checks_output = self._validate_output != "off" and negotiated.version >= "2025-06-18"
         if negotiated.era == "modern":
             self.session.serves_requests = False
             found = outcome.discover
@@ -486,7 +498,10 @@ class Client:
         ):
             # The common case, flat: one request, no callbacks.
             if self.era == "legacy":
-                return structure(await self.session.request("tools/call", params), CallToolResult)
+                done = structure(await self.session.request("tools/call", params), CallToolResult)
+                if self._checks_output and not done.is_error:
+                    await self._check_output(name, done)
+                return done
             if self.era == "modern":
                 if self._input.input_timeout is not None:
                     started = trio.current_time()
@@ -495,7 +510,10 @@ class Client:
                 first = await self.session.request("tools/call", {**params, "_meta": self._input_envelope()})
                 kind = first.get("resultType")
                 if kind is None or kind == "complete":
-                    return structure(first, CallToolResult)
+                    done = structure(first, CallToolResult)
+                    if self._checks_output and not done.is_error:
+                        await self._check_output(name, done)
+                    return done
         result, _ = await self._with_input(
             "tools/call",
             params,
@@ -507,7 +525,97 @@ class Client:
             first_result=first,
             started=started,
         )
+        if self._checks_output and isinstance(result, CallToolResult) and not result.is_error:
+            await self._check_output(name, result)
         return result
+
+    # ----------------------------------------------------- output schemas
+
+    def _invalidate(self, note: dict[str, JSON]) -> None:
+        """Drop what a list-change or update notification says has changed."""
+        if self._cache is not None:
+            self._cache.invalidate(note)
+        if note.get("method") == "notifications/tools/list_changed":
+            self._outputs.forget()
+
+    def _report_once(self, tool: str, kind: str, message: str) -> None:
+        """Report through ``on_log``, once per listing for each tool and kind of problem."""
+        generation = self._outputs.generation
+        if self._reports_generation != generation:
+            self._reports_generation = generation
+            self._output_reports.clear()
+        key = (tool, kind)
+        if key not in self._output_reports:
+            self._output_reports.add(key)
+            self.session.log(message)
+
+    async def _learn_tools(self) -> None:
+        """List the tools once, to learn their output schemas (strict mode, nothing listed yet)."""
+        async with self._listing_lock:
+            outputs = self._outputs
+            if outputs.known or self._listing_tried == outputs.generation:
+                return
+            try:
+                await self.list_tools()
+            except MCPError as exc:
+                # Not again until the tools change: each call would pay for it.
+                self._listing_tried = outputs.generation
+                self._report_once(
+                    "",
+                    "listing",
+                    f"cannot list the tools of {self.session.name} to learn their output schemas: {exc}",
+                )
+
+    async def _check_output(self, name: str, result: CallToolResult) -> None:
+        """Check a result's structured content against its tool's output schema (``validate_output``)."""
+        strict = self._validate_output == "strict"
+        outputs = self._outputs
+        if strict and not outputs.known:
+            await self._learn_tools()
+        if outputs.declares(name) and not validator_available():
+            if strict:
+                raise OutputValidationError(
+                    f"cannot check the output of tool {name!r}: validate_output='strict' needs the"
+                    " validation extra (pip install 'trio-mcp[validation]')",
+                    tool=name,
+                    result=result,
+                )
+            if not self._told_no_validator:
+                self._told_no_validator = True
+                self.session.log(
+                    "structured tool output is not checked: the validation extra is not installed"
+                    " (pip install 'trio-mcp[validation]', or validate_output='off' to silence this)"
+                )
+            return
+        structured = result.structured_content
+        kind, path, reason = outputs.judge(name, structured, present=structured is not None)
+        if kind == "ok":
+            return
+        server = self.session.name
+        if kind == "unlisted":
+            self._report_once(
+                name,
+                kind,
+                f"tool {name!r} of {server} is not in its tool listing: its structured output is not checked",
+            )
+            return
+        if kind == "unusable":
+            self._report_once(
+                name,
+                kind,
+                f"the outputSchema of tool {name!r} of {server} cannot be used, so its output is not"
+                f" checked: {reason}",
+            )
+            return
+        if kind == "missing":
+            message = (
+                f"tool {name!r} of {server} declared an outputSchema but its result has no structuredContent"
+            )
+        else:
+            message = f"the structured output of tool {name!r} of {server} does not match its outputSchema at {path}: {reason}"
+        if strict:
+            raise OutputValidationError(message, tool=name, path=path, reason=reason, result=result)
+        self.session.log(message)
 
     # ------------------------------------------------------------ listings
 
@@ -521,11 +629,15 @@ class Client:
             hit = self._cache.get(method, key, trio.current_time())
             if hit is not None:
                 await trio.lowlevel.checkpoint()
+                if isinstance(hit, ListToolsResult):
+                    self._outputs.saw_page(hit, hit.tools, first=cursor is None)
                 return hit
         page: Any = await self._typed(method, params, model, options)
         if cacheable and self.era == "modern":
             assert self._cache is not None
             self._cache.put(method, key, page, page.ttl_ms, trio.current_time())
+        if method == "tools/list":
+            self._outputs.saw_page(page, page.tools, first=cursor is None)
         return page
 
     def _pages(self, method: str) -> Pages[Any]:
@@ -829,15 +941,14 @@ class Client:
                 raise TypeError("resource_uris must be a sequence of URIs, not a single string")
             wanted["resourceSubscriptions"] = list(resource_uris)
         self.session.check_usable()
-        cache = self._cache
+        invalidate = self._invalidate
 
         async def send(params: dict[str, JSON], callback: NotificationCallback) -> dict[str, JSON]:
             assert self.protocol_version is not None
             body = {**params, "_meta": modern_meta(self.protocol_version, {}, self.client_info)}
 
             async def deliver(note: dict[str, JSON]) -> None:
-                if cache is not None:
-                    cache.invalidate(note)
+                invalidate(note)
                 await call_maybe_async(callback, note)
 
             return await self.session.request(
@@ -890,6 +1001,7 @@ class Client:
         await self.session.request("resources/unsubscribe", {"uri": uri})
 
     def invalidate_cache(self) -> None:
-        """Forget every cached result (the cache honours ``ttlMs``)."""
+        """Forget every cached result (the cache honours ``ttlMs``), and the tools' output schemas."""
         if self._cache is not None:
             self._cache.clear()
+        self._outputs.forget()

@@ -29,6 +29,7 @@ from .._core.eras import (
     input_problem,
     result_type,
     retry_params,
+    sampling_answer_problem,
 )
 from .._core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from .._delivery import call_maybe_async
@@ -78,6 +79,7 @@ class InputHandler:
             elicitation=options.on_elicitation is not None,
             sampling=options.on_sampling is not None,
             roots=options.on_roots is not None,
+            sampling_tools=options.sampling_tools,
         )
         self.max_rounds = options.max_rounds
         """The most requests one multi round-trip operation may take."""
@@ -97,7 +99,11 @@ class InputHandler:
         if method == "sampling/createMessage":
             assert self.on_sampling is not None
             sampling = structure(params or {}, CreateMessageParams)
-            return to_wire(await call_maybe_async(self.on_sampling, sampling), CreateMessageResult)
+            reply = to_wire(await call_maybe_async(self.on_sampling, sampling), CreateMessageResult)
+            problem = sampling_answer_problem(params, reply, self.version or MODERN_VERSIONS[0])
+            if problem is not None:
+                raise ValueError(f"on_sampling answered wrongly: {problem}")
+            return reply
         assert method == "roots/list"
         assert self.on_roots is not None
         roots: object = await call_maybe_async(self.on_roots)

@@ -28,7 +28,6 @@ from .._delivery import call_maybe_async
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .._core.cache import TtlCache
     from .._options import NotificationCallback
 
 __all__ = ["NotificationRouter", "ProgressCallback"]
@@ -46,8 +45,8 @@ class NotificationRouter:
 
     Args:
         on_notification: The client-wide callback, or `None`.
-        cache: The client's cache, which list-change and update notifications
-            invalidate, or `None`.
+        invalidate: Told of every such notification first, to drop what it
+            says has changed (the client's cache and output schemas), or `None`.
         log: Where an exception of ``on_notification`` is reported (it is
             otherwise ignored, wherever the notification was routed from).
     """
@@ -55,17 +54,17 @@ class NotificationRouter:
     def __init__(
         self,
         on_notification: NotificationCallback | None,
-        cache: TtlCache | None,
+        invalidate: Callable[[dict[str, JSON]], None] | None,
         log: Callable[[str], object],
     ) -> None:
         self.on_notification = on_notification
-        self.cache = cache
+        self.invalidate = invalidate
         self.log = log
 
     async def connection_note(self, note: dict[str, JSON]) -> None:
         """Rule 3: a notification that names no call of ours."""
-        if self.cache is not None:
-            self.cache.invalidate(note)
+        if self.invalidate is not None:
+            self.invalidate(note)
         if self.on_notification is not None:
             await call_maybe_async(self.on_notification, note)
         elif note.get("method") == "notifications/message":

@@ -12,4 +12,5 @@ in this package imports Trio):
 * `~trio_mcp._core.negotiation`: which era a server speaks;
 * `~trio_mcp._core.cache`: the ``ttlMs`` cache;
 * `~trio_mcp._core.limits`: rate limits for diagnostics.
+* `~trio_mcp._core.outputs`: structured tool output checked against its ``outputSchema``.
 """

@@ -29,6 +29,7 @@ __all__ = [
     "modern_meta",
     "result_type",
     "retry_params",
+    "sampling_answer_problem",
 ]
 
 JSON: TypeAlias = Any
@@ -72,6 +73,12 @@ class Hooks:
     elicitation: bool = False
     sampling: bool = False
     roots: bool = False
+    sampling_tools: bool = False
+    """The sampling hook takes requests that offer the model tools."""
+
+
+#: The first revision with tools in sampling (``sampling.tools``, ``tool_use`` blocks).
+SAMPLING_TOOLS_SINCE: Final = "2025-11-25"
 
 
 def capabilities(hooks: Hooks, version: str, *, for_input: bool = True) -> dict[str, JSON]:
@@ -91,7 +98,7 @@ def capabilities(hooks: Hooks, version: str, *, for_input: bool = True) -> dict[
     if hooks.roots:
         caps["roots"] = {} if modern else {"listChanged": False}
     if hooks.sampling:
-        caps["sampling"] = {}
+        caps["sampling"] = {"tools": {}} if hooks.sampling_tools and version >= SAMPLING_TOOLS_SINCE else {}
     if hooks.elicitation and version >= "2025-06-18":
         caps["elicitation"] = {} if version == "2025-06-18" else {"form": {}, "url": {}}
     return caps
@@ -172,10 +179,41 @@ def input_problem(method: object, params: object, hooks: Hooks, version: str) ->
         method == "sampling/createMessage"
         and isinstance(params, dict)
         and (params.get("tools") is not None or params.get("toolChoice") is not None)
+        and not (hooks.sampling_tools and version >= SAMPLING_TOOLS_SINCE)
     ):
         return "the server asked for sampling with tools, which the client did not declare (sampling.tools)"
     if method == "elicitation/create" and isinstance(params, dict):
         mode = params.get("mode", "form")
         if mode not in ("form", "url") or (mode == "url" and version < "2025-11-25"):
             return f"the server asked for elicitation in {mode!r} mode, which the client did not declare"
+    return None
+
+
+def sampling_answer_problem(params: JSON, answer: dict[str, JSON], version: str) -> str | None:
+    """What is wrong with the tool use in a sampling hook's answer (on the wire), or `None`.
+
+    ``tool_use`` and ``tool_result`` blocks exist from revision 2025-11-25
+    on, and only in answer to a request that offered tools; a ``tool_use``
+    must name an offered tool, and none may come when ``toolChoice`` says
+    ``"none"``; tool results stand alone in their message.
+    """
+    content = answer.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    kinds = [block.get("type") if isinstance(block, dict) else None for block in blocks]
+    if "tool_use" not in kinds and "tool_result" not in kinds:
+        return None
+    if version < SAMPLING_TOOLS_SINCE:
+        return f"tool_use and tool_result content do not exist in protocol version {version}"
+    offered = params.get("tools") if isinstance(params, dict) else None
+    if not isinstance(offered, list) or not offered:
+        return "the answer uses tools (tool_use or tool_result content) but the request offered none"
+    if "tool_result" in kinds and any(kind != "tool_result" for kind in kinds):
+        return "a message with tool_result content must contain tool results only"
+    choice = params.get("toolChoice")
+    if "tool_use" in kinds and isinstance(choice, dict) and choice.get("mode") == "none":
+        return 'the answer uses a tool although the request\'s toolChoice is {"mode": "none"}'
+    names = {tool.get("name") for tool in offered if isinstance(tool, dict)}
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") not in names:
+            return f"the answer uses tool {block.get('name')!r}, which the request did not offer"
     return None

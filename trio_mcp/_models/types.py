@@ -74,6 +74,7 @@ __all__ = [
     "TextResourceContents",
     "Tool",
     "ToolAnnotations",
+    "ToolChoice",
     "ToolResultContent",
     "ToolUseContent",
     "UnknownContent",
@@ -834,6 +835,17 @@ class ModelPreferences:
 
 
 @attrs.frozen(kw_only=True)
+class ToolChoice:
+    """How the model may use the tools a sampling request offers (wire ``ToolChoice``, 2025-11-25 on)."""
+
+    mode: str | None = None
+    """``"auto"`` (the model decides; the default when absent), ``"required"``
+    (it must use at least one tool) or ``"none"`` (it must use none)."""
+    extra: dict[str, Any] = attrs.field(factory=dict)
+    """Wire keys this model does not know, written back unchanged."""
+
+
+@attrs.frozen(kw_only=True)
 class CreateMessageParams:
     """The server asks the client's model for a completion (``sampling/createMessage``).
 
@@ -859,9 +871,12 @@ class CreateMessageParams:
     metadata: dict[str, Any] | None = None
     """Provider-specific parameters."""
     tools: list[Tool] | None = None
-    """Tools the model may call."""
-    tool_choice: dict[str, Any] | None = None
-    """How the model should use `tools`, as ``{"mode": "auto"}``, ``"required"`` or ``"none"`` (wire ``toolChoice``)."""
+    """Tools the model may call (2025-11-25 on; only to a client that declared
+    ``sampling.tools``, see the ``sampling_tools`` option). The model asks
+    for a call by answering with `ToolUseContent`; the server runs it and
+    sends the conversation again with a `ToolResultContent`."""
+    tool_choice: ToolChoice | None = None
+    """How the model should use `tools` (wire ``toolChoice``); `None` means ``"auto"``."""
     meta: dict[str, Any] | None = None
     """The ``_meta`` object, if any."""
     extra: dict[str, Any] = attrs.field(factory=dict)
@@ -1027,6 +1042,7 @@ _MODELS: Final[tuple[type, ...]] = (
     SamplingMessage,
     ModelHint,
     ModelPreferences,
+    ToolChoice,
     CreateMessageParams,
     CreateMessageResult,
     InputRequest,

@@ -17,16 +17,25 @@ length of one command; without ``--``, the bundled demo server
 ``call TOOL [KEY=VALUE...] [--json OBJECT]``
     Call a tool and print its result: text as text, images and audio as
     their type and size, resources readably, structured content as JSON.
-    A value is read as JSON when it parses (``n=3`` is a number,
-    ``on=true`` a boolean, ``tags='["a","b"]'`` a list) and is a string
-    otherwise (``text=hi``); a value that parses but whose argument the
-    tool declares as a string stays a string (``text=123``).
+    Each value is read by the type the tool's input schema gives its
+    argument (``n=3`` a number, ``on=true`` a boolean,
+    ``tags='["a","b"]'`` a list, ``text=123`` the string ``"123"``); a
+    value the schema does not describe is read as JSON when it parses, and
+    is a string otherwise.
     ``--json '{...}'`` gives the arguments as one JSON object, which
     ``KEY=VALUE`` pairs then add to.
 ``read URI``
     Read a resource.
 ``prompt NAME [KEY=VALUE...] [--json OBJECT]``
     Get a prompt (prompt arguments are strings).
+``complete prompt NAME|template URI ARG[=PREFIX] [KEY=VALUE...]``
+    The server's suggestions for an argument of a prompt or a resource
+    template (``completion/complete``), one a line; the ``KEY=VALUE`` words
+    are the arguments filled in already.
+``shell``
+    Start the server once, then read commands (the ones above), one a
+    line, and run each against it; on a terminal with history and Tab
+    completion of commands, tool, prompt and argument names.
 ``configs``
     The configuration files found (Claude Desktop, Claude Code, Cursor,
     VS Code, Windsurf), each with its servers and whether each is usable.
@@ -41,7 +50,7 @@ that server.
 
 Options, before or after the command: ``--json`` (print one JSON document on
 stdout, for scripts: the result as the server sent it, or ``{"error": {"kind",
-"message", "exitCode", ...}}``), ``-v``/``--verbose`` (the server's stderr, its log
+"message", "exitCode", ...}}``), ``-v``/``--verbose`` (the server's stderr as it comes, its log
 messages and other notifications, on stderr), ``--timeout SECONDS`` (the
 budget of the whole command, time spent answering questions excluded;
 default 60, 0 for none), ``--protocol auto|VERSION``, ``--env KEY=VALUE``
@@ -62,8 +71,9 @@ Progress notifications show as a live bar on stderr when stderr is a
 terminal, and as plain lines otherwise; stdout holds only the result.
 
 Errors are one line on stderr, never a traceback (a server that died adds
-the last lines of its stderr), and each kind has its own exit status; see
-`EXIT_CODES`.
+the last lines of its stderr; a tool that reported an error, or a server
+that answered with one, the lines it wrote to stderr meanwhile), and each
+kind has its own exit status; see `EXIT_CODES`.
 
 The Python interface of this package is `main` (the console script) and
 `run` (the same, returning the exit status instead of exiting). Parsing the
@@ -149,6 +159,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         from ._configs import execute_configs
 
         return execute_configs(options)
+    if options.command == "shell":
+        from ._shell import execute_shell
+
+        return execute_shell(options)
     from ._run import execute
 
     return execute(options)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from .._core.eras import LEGACY_VERSIONS, MODERN_VERSIONS
 from .._version import __version__
+from ._values import guess_value
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -36,6 +37,7 @@ __all__ = [
     "EXIT_USAGE",
     "PROG",
     "PROTOCOLS",
+    "REFS",
     "Options",
     "UsageError",
     "parse_args",
@@ -56,7 +58,8 @@ EXIT_SERVER_GONE: Final = 4
 EXIT_TIMEOUT: Final = 5
 """The command outlived ``--timeout``."""
 EXIT_RPC_ERROR: Final = 6
-"""The server answered with a JSON-RPC error (an unknown tool, bad arguments...)."""
+"""The server answered with a JSON-RPC error (an unknown tool, bad arguments...), or does not offer
+what was asked (completions)."""
 EXIT_PROTOCOL: Final = 7
 """The server broke the protocol, or shares no protocol version with the client."""
 EXIT_INPUT: Final = 8
@@ -78,7 +81,7 @@ EXIT_CODES: Final[Mapping[int, str]] = {
     EXIT_SPAWN: "the server could not be started",
     EXIT_SERVER_GONE: "the server exited or closed its pipes (its last stderr lines are shown)",
     EXIT_TIMEOUT: "timed out (--timeout)",
-    EXIT_RPC_ERROR: "the server answered with a JSON-RPC error",
+    EXIT_RPC_ERROR: "the server answered with a JSON-RPC error, or does not offer what was asked",
     EXIT_PROTOCOL: "the server broke the protocol, or no protocol version in common",
     EXIT_INPUT: "the server needed input trio-mcp does not give (sampling, roots), or kept asking after a decline",
     EXIT_CONFIG: "the configuration file is wrong, or has no usable server by that name",
@@ -97,9 +100,13 @@ COMMANDS: Final = (
     "call",
     "read",
     "prompt",
+    "complete",
+    "shell",
     "configs",
     "servers",
 )
+#: What ``complete`` completes the arguments of (and the wire ``ref`` type of each).
+REFS: Final = {"prompt": "ref/prompt", "template": "ref/resource"}
 #: The commands about configuration files, which take no server command.
 CONFIG_COMMANDS: Final = ("configs", "servers")
 PROTOCOLS: Final = ("auto", *MODERN_VERSIONS, *LEGACY_VERSIONS)
@@ -111,6 +118,8 @@ examples:
   trio-mcp tools --schema -- npx -y @modelcontextprotocol/server-everything
   trio-mcp call add a=1 b=2 -- python my_server.py
   trio-mcp call add --json '{"a": 1, "b": 2}' -- python my_server.py
+  trio-mcp complete prompt greet name=A        # what the server suggests
+  trio-mcp shell -- python my_server.py        # one server, many commands
   trio-mcp --json info -- uvx mcp-server-time
   trio-mcp read file:///tmp/notes.txt --env LOG_LEVEL=debug -- ./my-server --stdio
   trio-mcp configs                             # the configuration files found here
@@ -132,6 +141,8 @@ _COMMAND_HELP: Final = {
     "call": "call a tool: call TOOL [KEY=VALUE...] [--json OBJECT]",
     "read": "read a resource: read URI",
     "prompt": "get a prompt: prompt NAME [KEY=VALUE...] [--json OBJECT]",
+    "complete": "complete an argument: complete prompt NAME|template URI ARG[=PREFIX] [KEY=VALUE...]",
+    "shell": "connect once, then type commands (with history and completion)",
     "configs": "list the configuration files found (Claude, Cursor, VS Code...) and their servers",
     "servers": "start every server of the configuration and show each one's state",
 }
@@ -154,16 +165,49 @@ _CALL_DESCRIPTION = """\
 Call a tool and print its result: text as text, images and audio as their type
 and size, resources readably, structured content as JSON.
 
-Arguments are KEY=VALUE words. A VALUE is read as JSON when it parses (n=3 is
-a number, on=true a boolean, tags='["a","b"]' a list, x=null null) and is a
-string otherwise (text=hi); a value that parses but whose argument the tool
-declares as a string stays a string (text=123). "--json OBJECT" (a JSON
-object, '{...}') gives the arguments at once; KEY=VALUE words add to it.
-Given alone, --json asks for JSON output, as with every command.
+Arguments are KEY=VALUE words, each VALUE read by the type the tool's input
+schema gives its argument: a string as it is (text=123 sends "123"), an
+integer or a number as a number (n=3), a boolean from true/false (or yes/no,
+on/off), null from null, an array or an object as JSON (tags='["a","b"]').
+An argument that may be of several types is the first of null, boolean,
+number, array, object that VALUE reads as, else a string. An argument the
+schema does not describe is read as JSON when it parses, and is a string
+otherwise. "--json OBJECT" (a JSON object, '{...}') gives the arguments at
+once, as they are; KEY=VALUE words add to it. Given alone, --json asks for
+JSON output, as with every command.
 
 When the server asks for input, its form is asked for on the terminal (stdin
 must be a terminal; otherwise the request is declined, and said so once).
 Progress shows on stderr.
+"""
+
+_COMPLETE_DESCRIPTION = """\
+Ask the server to complete an argument of a prompt or of a resource template
+(completion/complete), and print its suggestions, one a line.
+
+  complete prompt NAME ARG[=PREFIX] [KEY=VALUE...]
+  complete template URI_TEMPLATE ARG[=PREFIX] [KEY=VALUE...]
+
+ARG is the argument being typed and PREFIX what is typed of it so far
+(nothing: every suggestion); the KEY=VALUE words after it are the arguments
+already filled in, which the server may take into account. The server must
+offer completions (the "completions" capability).
+"""
+
+_SHELL_DESCRIPTION = """\
+Start the server once, then read commands, one a line, and run each against
+it: info, tools, prompts, resources, templates, call, read, prompt, complete,
+with the same words and options as on the command line (--json, --timeout
+SECONDS per command). "help" lists them; "exit", "quit" or the end of input
+(Ctrl-D) ends the shell, with the status of its last command. Given to the
+shell, --timeout bounds connecting and then each command, not the session.
+
+On a terminal, lines are edited with readline: history (kept in
+$XDG_STATE_HOME/trio-mcp/shell_history, or the file TRIO_MCP_HISTORY names;
+an empty TRIO_MCP_HISTORY keeps none) and Tab completion of commands, tool,
+prompt and argument names. Otherwise the lines are read from stdin as they
+come, with no prompt, so that a script can be piped in. A server that dies
+ends the shell with its last stderr lines and status 4.
 """
 
 _PROMPT_DESCRIPTION = """\
@@ -209,6 +253,8 @@ class Options:
         target: str = "",
         arguments: dict[str, JSON] | None = None,
         schema: bool = False,
+        ref: str = "",
+        argument: tuple[str, str] = ("", ""),
         config: list[str] | None = None,
         server_name: str | None = None,
     ) -> None:
@@ -230,8 +276,12 @@ class Options:
         self.arguments = arguments if arguments is not None else {}
         """The tool's or prompt's arguments."""
         self.raw_values: dict[str, str] = {}
-        """The ``KEY=VALUE`` values read as JSON, as typed (for the schema check)."""
+        """The ``KEY=VALUE`` values of ``call``, as typed (read by the tool's schema when it runs)."""
         self.schema = schema
+        self.ref = ref
+        """What ``complete`` completes an argument of: ``"prompt"`` or ``"template"``."""
+        self.argument = argument
+        """The argument ``complete`` completes: its name and what is typed of it."""
         self.config = config or []
         """The ``--config`` files, most general first."""
         self.server_name = server_name
@@ -315,7 +365,23 @@ def _command_parser(command: str) -> _ArgumentParser:
         "epilog": _exit_table(),
     }
     server = "" if command in CONFIG_COMMANDS else " [-- SERVER_COMMAND [ARG...]]"
-    if command in ("call", "prompt"):
+    if command == "complete":
+        parser = _ArgumentParser(
+            usage=f"%(prog)s [OPTIONS] prompt NAME|template URI ARG[=PREFIX] [KEY=VALUE...]{server}",
+            description=_COMPLETE_DESCRIPTION,
+            **kwargs,
+        )
+        parser.add_argument(
+            "words",
+            nargs="*",
+            metavar="prompt NAME|template URI ARG[=PREFIX] [KEY=VALUE...]",
+            help="what to complete, the argument, then the arguments already filled in",
+        )
+    elif command == "shell":
+        parser = _ArgumentParser(
+            usage=f"%(prog)s [OPTIONS]{server}", description=_SHELL_DESCRIPTION, **kwargs
+        )
+    elif command in ("call", "prompt"):
         # The same grammar: a name, then KEY=VALUE arguments.
         name, whose = ("TOOL", "tool") if command == "call" else ("NAME", "prompt")
         parser = _ArgumentParser(
@@ -385,6 +451,27 @@ def _json_object(text: str) -> dict[str, JSON]:
     return value
 
 
+def _complete_words(words: list[str]) -> tuple[str, str, tuple[str, str], list[str]]:
+    """``complete``'s words: the kind of reference, its name or URI, the argument, the context."""
+    if not words:
+        raise UsageError("missing what to complete: 'prompt NAME' or 'template URI'")
+    ref, *rest = words
+    if ref not in REFS:
+        raise UsageError(f"expected 'prompt NAME' or 'template URI' to complete, got {ref!r}")
+    if not rest:
+        raise UsageError(f"missing the {'prompt' if ref == 'prompt' else 'template'}'s {_REF_NAME[ref]}")
+    target, *rest = rest
+    if not rest:
+        raise UsageError("missing the argument to complete, as ARG or ARG=PREFIX")
+    name, _, prefix = rest[0].partition("=")
+    if not name:
+        raise UsageError(f"expected the argument to complete as ARG or ARG=PREFIX, got {rest[0]!r}")
+    return ref, target, (name, prefix), rest[1:]
+
+
+_REF_NAME: Final = {"prompt": "name", "template": "URI template"}
+
+
 def parse_args(argv: Sequence[str]) -> Options:
     """Turn the command line (without the program name) into `Options`.
 
@@ -438,16 +525,20 @@ def parse_args(argv: Sequence[str]) -> Options:
         raise UsageError(f"missing command (one of {', '.join(COMMANDS)})")
     if command not in COMMANDS:
         raise UsageError(f"unknown command {command!r} (one of {', '.join(COMMANDS)})")
-    if objects and command not in ("call", "prompt"):
+    if objects and command not in ("call", "prompt", "complete"):
         raise UsageError(f"--json with a JSON object gives arguments, which {command!r} does not take")
 
     ns = _command_parser(command).parse_intermixed_args(rest)
     target: str = getattr(ns, "target", "")
     pairs: list[str] = []
+    ref = ""
+    argument = ("", "")
     if command in ("call", "prompt"):
         if not ns.words:
             raise UsageError(f"missing the {'tool' if command == 'call' else 'prompt'}'s name")
         target, *pairs = ns.words
+    elif command == "complete":
+        ref, target, argument, pairs = _complete_words(ns.words)
     env: dict[str, str] = {}
     for item in ns.env:
         key, value = _key_value(item, "--env")
@@ -463,6 +554,8 @@ def parse_args(argv: Sequence[str]) -> Options:
         cwd=ns.cwd,
         target=target,
         schema=getattr(ns, "schema", False),
+        ref=ref,
+        argument=argument,
         config=ns.config,
         server_name=ns.server_name,
     )
@@ -478,17 +571,12 @@ def parse_args(argv: Sequence[str]) -> Options:
         arguments.update(_json_object(text))
     for pair in pairs:
         key, value = _key_value(pair, "an argument")
-        if command == "prompt":
+        if command != "call":
             arguments[key] = value
             continue
-        try:
-            arguments[key] = json.loads(value)
-        except ValueError:
-            arguments[key] = value
-        else:
-            if not isinstance(arguments[key], str):
-                options.raw_values[key] = value
-    if command == "prompt":
+        arguments[key] = guess_value(value)
+        options.raw_values[key] = value
+    if command in ("prompt", "complete"):
         arguments = {
             key: value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             for key, value in arguments.items()

@@ -39,6 +39,7 @@ from ._run import (
     _leaf,
     execute,
 )
+from ._shell import execute_shell
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -436,6 +437,8 @@ def execute_configs(options: Options) -> int:
             if options.command != "call" and options.server_name is None:
                 raise ConfigFailure(f"{options.command!r} talks to one server: name it with --server NAME")
             choose(options, loaded)
+            if options.command == "shell":
+                return execute_shell(options)
             return execute(options)
     except ConfigFailure as exc:
         return _fail(options, console, EXIT_CONFIG, str(exc), "config")

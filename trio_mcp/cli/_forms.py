@@ -298,6 +298,19 @@ class Asker:
             finally:
                 self.budget.resume()
 
+    def renew(self, budget: Pausable) -> None:
+        """Start afresh for the next command of a shell, whose time budget is ``budget``.
+
+        An end of input (Ctrl-D) declined the questions of one command; the
+        next command's are asked again.
+        """
+        self.budget = budget
+        if self._ended:
+            self._ended = False
+            self.declined = None
+            self._said.clear()
+            self.reader = TerminalInput(self.reader.fd)
+
     def _decline(self, params: ElicitFormParams | ElicitUrlParams, why: str) -> dict[str, JSON]:
         """Decline without asking; say so unless this very question was declined before."""
         self.declined = why

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import deque
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -40,7 +41,9 @@ from ._args import (
     EXIT_SPAWN,
     EXIT_TIMEOUT,
     EXIT_TOOL_ERROR,
+    EXIT_USAGE,
     PROG,
+    REFS,
     Options,
 )
 from ._console import Console, isatty
@@ -63,12 +66,14 @@ from ._render import (
     tool_lines,
     wire_json,
 )
+from ._values import ArgumentValueError, convert_arguments
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from contextlib import AbstractAsyncContextManager as AsyncContextManager
 
     from .._client import Client
+    from .._models import Tool
 
 _Item = TypeVar("_Item")
 
@@ -78,6 +83,12 @@ JSON = Any
 PROBE_TIMEOUT: Final = 10.0
 #: The most stderr lines of a dead server an error message shows.
 TAIL_LINES: Final = 10
+#: How many of the server's last stderr lines are kept, to show those written
+#: while a command that failed ran.
+KEPT_LINES: Final = 200
+#: How long a failed command waits for the server's stderr lines written
+#: just before its answer, which come through another pipe, in seconds.
+STDERR_SETTLE: Final = 0.05
 
 
 class _Failure(Exception):
@@ -125,6 +136,10 @@ class Budget:
 # ----------------------------------------------------------------- the commands
 
 
+async def _no_handler(session: Session, client: Client) -> int:  # pragma: no cover - replaced
+    raise AssertionError("no command to run")
+
+
 class Session:
     """What the commands share: the options, the console, the client."""
 
@@ -135,6 +150,59 @@ class Session:
         self.client: Client | None = None
         self.stdout_status = EXIT_OK
         """`EXIT_BROKEN_PIPE` once writing the result failed because nobody reads it."""
+        self.budget = Budget(options.timeout)
+        """The command's time budget."""
+        self.asker: Asker | None = None
+        """Who answers the server's questions."""
+        self.stderr: deque[str] = deque(maxlen=KEPT_LINES)
+        """The server's last stderr lines."""
+        self.stderr_count = 0
+        """How many lines the server wrote to stderr in all."""
+        self.stderr_mark = 0
+        """`stderr_count` when the command's request was sent."""
+        self.shown_stderr = False
+        """Whether the lines since `stderr_mark` were shown already."""
+        self.handler: Callable[[Session, Client], Any] = _no_handler
+        """What runs once connected."""
+        self.error_stderr = ""
+        """What the server wrote to stderr while the command ran, when it answered with an error."""
+
+    def stderr_line(self, line: str) -> None:
+        """Keep one line the server wrote to stderr; show it at once with ``--verbose``."""
+        self.stderr.append(line)
+        self.stderr_count += 1
+        if self.options.verbose:
+            self.console.say(f"server stderr: {line}")
+
+    def mark_stderr(self) -> None:
+        """Note that the command's request goes now: later stderr lines are its."""
+        self.stderr_mark = self.stderr_count
+        self.shown_stderr = False
+
+    def stderr_since_mark(self) -> list[str]:
+        """The last lines (at most `TAIL_LINES`) the server wrote to stderr since `mark_stderr`."""
+        count = min(self.stderr_count - self.stderr_mark, len(self.stderr), TAIL_LINES)
+        return list(self.stderr)[len(self.stderr) - count :] if count > 0 else []
+
+    async def stderr_detail(self) -> str:
+        """After a failure, what the server wrote to stderr meanwhile, as ``  | `` lines.
+
+        Nothing with ``--verbose`` (the lines were shown as they came), nor
+        when they were shown already.
+        """
+        if self.options.verbose or self.shown_stderr:
+            return ""
+        # The lines written just before the answer come through their own pipe.
+        await trio.sleep(STDERR_SETTLE)
+        self.shown_stderr = True
+        return "\n".join("  | " + line for line in self.stderr_since_mark())
+
+    async def show_stderr(self) -> None:
+        """After a tool's error, show what the server wrote to stderr meanwhile (see `stderr_detail`)."""
+        detail = await self.stderr_detail()
+        if detail:
+            self.console.say("the server's stderr meanwhile (its last lines):")
+            self.console.say(detail)
 
     def server_name(self) -> str:
         """The server's name for people, quoted (it is the server's own claim)."""
@@ -203,44 +271,44 @@ async def _templates(session: Session, client: Client) -> int:
     return _show_list(session, "resourceTemplates", templates, "resource templates", template_lines)
 
 
-def _declares_string(schema: JSON) -> bool:
-    if not isinstance(schema, dict):
-        return False
-    if schema.get("type") == "string":
-        return True
-    enum = schema.get("enum")
-    return isinstance(enum, list) and bool(enum) and all(isinstance(v, str) for v in enum)
+async def find_tool(session: Session, client: Client, name: str) -> Tool | None:
+    """The tool called ``name``, from the server's list (`None` when it has none such)."""
+    session.stage = "tools/list"
+    async for candidate in client.iter_tools():
+        if candidate.name == name:
+            return candidate
+    return None
 
 
 async def _arguments_for(session: Session, client: Client) -> dict[str, JSON]:
-    """The call's arguments, with values read as JSON put back to text where the tool wants a string."""
+    """The call's arguments: the ``KEY=VALUE`` words read by the tool's input schema."""
     options = session.options
-    arguments = options.arguments
     if not options.raw_values:
-        return arguments
-    session.stage = "tools/list"
-    tool = None
-    async for candidate in client.iter_tools():
-        if candidate.name == options.target:
-            tool = candidate
-            break
-    properties = tool.input_schema.get("properties") if tool is not None else None
-    if not isinstance(properties, dict):
-        return arguments
-    strings = {key: raw for key, raw in options.raw_values.items() if _declares_string(properties.get(key))}
-    return {**arguments, **strings}
+        return options.arguments
+    tool = await find_tool(session, client, options.target)
+    if tool is None:
+        return options.arguments  # the server will say it has no such tool
+    try:
+        converted = convert_arguments(options.raw_values, tool.input_schema)
+    except ArgumentValueError as exc:
+        raise _Failure(
+            EXIT_USAGE, f"{exc} (the tool {options.target!r})", kind="usage", argument=exc.name
+        ) from None
+    return {**options.arguments, **converted}
 
 
 async def _call(session: Session, client: Client) -> int:
     options = session.options
     arguments = await _arguments_for(session, client)
     session.stage = "tools/call"
+    session.mark_stderr()
     result = await client.call_tool(options.target, arguments, on_progress=session.console.progress)
     session.console.clear()
     if options.json_output:
         session.emit_json(call_result_wire(result))
         if result.is_error:
             session.console.error(f"the tool {options.target!r} reported an error")
+            await session.show_stderr()
             return EXIT_TOOL_ERROR
         return EXIT_OK
     text = render_call_result(result)
@@ -252,6 +320,7 @@ async def _call(session: Session, client: Client) -> int:
                 session.console.say(body)
         else:
             session.console.error(f"the tool {options.target!r} reported an error: {body}")
+        await session.show_stderr()
         return EXIT_TOOL_ERROR
     session.emit(text)
     return EXIT_OK
@@ -259,6 +328,7 @@ async def _call(session: Session, client: Client) -> int:
 
 async def _read(session: Session, client: Client) -> int:
     session.stage = "resources/read"
+    session.mark_stderr()
     result = await client.read_resource(session.options.target, on_progress=session.console.progress)
     assert isinstance(result, ReadResourceResult)  # not manual: input is answered through the hooks
     session.console.clear()
@@ -274,6 +344,7 @@ async def _read(session: Session, client: Client) -> int:
 async def _prompt(session: Session, client: Client) -> int:
     options = session.options
     session.stage = "prompts/get"
+    session.mark_stderr()
     result = await client.get_prompt(
         options.target, options.arguments or None, on_progress=session.console.progress
     )
@@ -286,6 +357,33 @@ async def _prompt(session: Session, client: Client) -> int:
     return EXIT_OK
 
 
+async def _complete(session: Session, client: Client) -> int:
+    options = session.options
+    if client.server_capabilities.completions is None:
+        raise _Failure(
+            EXIT_RPC_ERROR,
+            f"the server {session.server_name()} does not offer completions"
+            f" (its capabilities have no 'completions', at protocol version {client.protocol_version})",
+            kind="unsupported",
+            capability="completions",
+        )
+    session.stage = "completion/complete"
+    session.mark_stderr()
+    ref = {"type": REFS[options.ref]}
+    ref["name" if options.ref == "prompt" else "uri"] = options.target
+    completion = await client.complete(ref, options.argument, options.arguments or None)
+    if options.json_output:
+        session.emit_json(wire_json(completion))
+        return EXIT_OK
+    if not completion.values:
+        session.console.say("(no suggestions)")
+    elif completion.has_more or (completion.total is not None and completion.total > len(completion.values)):
+        total = f" of {completion.total}" if completion.total is not None else ""
+        session.console.say(f"({len(completion.values)}{total} suggestions shown; the server has more)")
+    session.emit(join_lines(completion.values))
+    return EXIT_OK
+
+
 _HANDLERS: Final[dict[str, Callable[[Session, Client], Any]]] = {
     "info": _info,
     "tools": _tools,
@@ -295,21 +393,41 @@ _HANDLERS: Final[dict[str, Callable[[Session, Client], Any]]] = {
     "call": _call,
     "read": _read,
     "prompt": _prompt,
+    "complete": _complete,
 }
 
 
 # ----------------------------------------------------------------- running
 
 
-async def _session(options: Options, console: Console) -> tuple[int, Session]:
-    session = Session(options, console)
-    budget = Budget(options.timeout)
-    asker = Asker(console, budget, interactive=isatty(sys.stdin), server_name=session.server_name)
-    verbose = options.verbose
+def _keeping_stderr(handler: Callable[[Session, Client], Any]) -> Callable[[Session, Client], Any]:
+    """``handler``, keeping what the server wrote to stderr when it answers with an error.
 
-    def on_stderr(line: str) -> None:
-        if verbose:
-            console.say(f"server stderr: {line}")
+    Kept then, before the server is stopped: what it says while it stops is
+    not about the error.
+    """
+
+    async def run(session: Session, client: Client) -> int:
+        try:
+            code: int = await handler(session, client)
+        except RpcError:
+            session.error_stderr = await session.stderr_detail()
+            raise
+        return code
+
+    return run
+
+
+async def _session(
+    options: Options, console: Console, handler: Callable[[Session, Client], Any] | None = None
+) -> tuple[int, Session]:
+    session = Session(options, console)
+    budget = session.budget
+    asker = Asker(console, budget, interactive=isatty(sys.stdin), server_name=session.server_name)
+    session.asker = asker
+    session.handler = _keeping_stderr(handler if handler is not None else _HANDLERS[options.command])
+    verbose = options.verbose
+    on_stderr = session.stderr_line
 
     def on_log(message: str) -> None:
         if verbose:
@@ -327,7 +445,10 @@ async def _session(options: Options, console: Console) -> tuple[int, Session]:
             session.stage = "connecting"
             code = await _connect_and_run(session, asker, on_stderr, on_log, on_notification)
     except MCPError as exc:
-        raise _explain(exc, options, session.stage, declined=asker.declined) from None
+        failure = _explain(exc, options, session.stage, declined=asker.declined)
+        if isinstance(exc, RpcError):
+            failure.detail = session.error_stderr
+        raise failure from None
     if budget.scope.cancelled_caught:
         seconds = number(options.timeout or 0)
         raise _Failure(
@@ -369,7 +490,7 @@ async def _connect_and_run(
         input_timeout=None,
     ) as client:
         session.client = client
-        code: int = await _HANDLERS[options.command](session, client)
+        code: int = await session.handler(session, client)
     return code
 
 
@@ -397,7 +518,7 @@ def _explain(exc: BaseException, options: Options, stage: str, *, declined: str 
     ``declined`` is why questions were declined without asking anyone, if
     some were (the server may keep asking them).
     """
-    where = "while connecting" if stage == "connecting" else f"during {stage}"
+    where = {"connecting": "while connecting", "idle": "while idle"}.get(stage, f"during {stage}")
     if isinstance(exc, SpawnFailed):
         return _Failure(EXIT_SPAWN, str(exc), kind="spawn")
     if isinstance(exc, ServerGone):
@@ -496,18 +617,19 @@ def _flush_stdout(text: str) -> int:
     return EXIT_OK
 
 
-def execute(options: Options) -> int:
+def execute(options: Options, handler: Callable[[Session, Client], Any] | None = None) -> int:
     """Run the parsed command line: the result to stdout, the rest to stderr; the exit status.
 
-    Never raises (but `SystemExit`): every error is a message and an exit
-    status.
+    ``handler`` runs the command once connected (default: the one-shot
+    command's). Never raises (but `SystemExit`): every error is a message and
+    an exit status.
     """
     console = Console()
     session: Session | None = None
     failure: _Failure | None = None
     code = EXIT_OK
     try:
-        code, session = trio.run(_session, options, console)
+        code, session = trio.run(_session, options, console, handler)
     except _Failure as exc:
         failure = exc
     except BaseException as exc:

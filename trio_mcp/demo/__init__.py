@@ -23,7 +23,9 @@ What it offers:
 ========================== ==================================================
 ``echo {text}``            Returns ``text``.
 ``add {a, b}``             Returns the sum, as text and as structured content
-                           ``{"sum": ...}`` (the tool has an output schema).
+                           ``{"sum": ...}`` (the tool has an output schema;
+                           with ``--wrong-output`` the sum comes as a string,
+                           which breaks it).
 ``slow {steps, delay}``    Takes ``steps`` steps (default 5) of ``delay``
                            seconds (default 0.2), with a progress notification
                            after each when the request asked for progress.
@@ -108,17 +110,19 @@ if TYPE_CHECKING:
 __all__ = ["main", "serve"]
 
 USAGE = """\
-usage: python -m trio_mcp.demo [--verbose]
+usage: python -m trio_mcp.demo [--verbose] [--wrong-output]
 
 The trio-mcp demo server: an MCP server speaking JSON-RPC over stdin and
 stdout, one message per line, in the 2026-07-28 era or the initialize era
 (chosen by the first request).
 
 options:
-  -v, --verbose  write diagnostics (the era chosen, refused requests,
-                 dropped lines) to stderr
-  -h, --help     show this help and exit
-  --version      show the version and exit
+  -v, --verbose   write diagnostics (the era chosen, refused requests,
+                  dropped lines) to stderr
+  --wrong-output  make add's structured output break its outputSchema (the
+                  sum as a string), to see what a client does about it
+  -h, --help      show this help and exit
+  --version       show the version and exit
 """
 
 
@@ -128,7 +132,7 @@ def _stderr(text: str) -> None:
         os.write(2, f"trio-mcp-demo: {text}\n".encode(errors="replace"))
 
 
-async def _run(verbose: bool) -> int:
+async def _run(verbose: bool, wrong_output: bool = False) -> int:
     log = _stderr if verbose else None
     try:
         stdin = trio.lowlevel.FdStream(os.dup(0))
@@ -161,7 +165,7 @@ async def _run(verbose: bool) -> int:
                         return
 
                 nursery.start_soon(stop_on_signal)
-                await serve(stdin, stdout, log=log)
+                await serve(stdin, stdout, log=log, wrong_output=wrong_output)
                 nursery.cancel_scope.cancel()
     return status
 
@@ -174,12 +178,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Args:
         argv: The command-line options (default: ``sys.argv[1:]``):
-            ``--verbose``/``-v``, ``--help``/``-h``, ``--version``.
+            ``--verbose``/``-v``, ``--wrong-output``, ``--help``/``-h``,
+            ``--version``.
     """
     verbose = False
+    wrong_output = False
     for arg in sys.argv[1:] if argv is None else argv:
         if arg in ("-v", "--verbose"):
             verbose = True
+        elif arg == "--wrong-output":
+            wrong_output = True
         elif arg in ("-h", "--help"):
             sys.stdout.write(USAGE)
             return 0
@@ -189,4 +197,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             sys.stderr.write(f"trio-mcp-demo: unknown option {arg!r}\n{USAGE}")
             return 2
-    return trio.run(_run, verbose)
+    return trio.run(_run, verbose, wrong_output)

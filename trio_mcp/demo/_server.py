@@ -97,8 +97,9 @@ def _text(text: str, *, is_error: bool = False) -> dict[str, JSON]:
 class _Demo:
     """The demo as the app of a `Server`: what it offers, in each era."""
 
-    def __init__(self, log: Log) -> None:
+    def __init__(self, log: Log, *, wrong_output: bool = False) -> None:
         self._log = log
+        self._wrong_output = wrong_output
         self.server = Server(
             self,
             log=log,
@@ -355,7 +356,10 @@ class _Demo:
                 total = F.add(checked["a"], checked["b"])
                 result = _text(F.number_text(total))
                 if call.version >= "2025-06-18":
-                    result["structuredContent"] = {"sum": total}
+                    # With --wrong-output the sum breaks the tool's outputSchema (a string).
+                    result["structuredContent"] = {
+                        "sum": F.number_text(total) if self._wrong_output else total
+                    }
                 return result
             if name == "slow":
                 return await self._slow(call, checked["steps"], checked["delay"])
@@ -439,6 +443,7 @@ async def serve(
     *,
     log: Callable[[str], object] | None = None,
     eof_grace: float = EOF_GRACE,
+    wrong_output: bool = False,
 ) -> None:
     """Serve the demo over a pair of Trio streams, until the input ends.
 
@@ -458,8 +463,10 @@ async def serve(
             era chosen); by default they are discarded.
         eof_grace: Seconds requests in flight may still take once the input
             ends.
+        wrong_output: Make ``add``'s structured output break its
+            ``outputSchema`` (the sum as a string), as a faulty server would.
     """
-    demo = _Demo(log if log is not None else _quiet)
+    demo = _Demo(log if log is not None else _quiet, wrong_output=wrong_output)
     await demo.server.serve(receive_stream, send_stream, eof_grace=eof_grace, drain_grace=DRAIN_GRACE)
 
 

@@ -10,11 +10,14 @@ makes it modern, ``initialize`` makes it legacy.
 
 What it offers, in both eras unless said otherwise:
 
-* tools ``echo``, ``add`` (structured output), ``fail`` (a tool error),
+* tools ``echo``, ``add`` and ``forecast`` (structured output, with an
+  ``outputSchema``), ``fail`` (a tool error),
   ``slow`` (progress with a message), ``log_demo`` (one log line at each of
   four levels), ``touch`` (resource updated and list changed notifications);
 * tools that need input from the client: ``greet`` (elicitation),
-  ``summarize`` (sampling), ``list_roots`` (roots) and ``two_questions`` (two
+  ``summarize`` (sampling), ``pick_tool`` (sampling that offers the model a
+  tool, ``calc``, and requires its use: the client must declare
+  ``sampling.tools``), ``list_roots`` (roots) and ``two_questions`` (two
   elicitations). The SDK's resolver asks through an ``input_required`` result
   in the modern era and through a request to the client in the legacy era;
 * ``counter`` (modern only): ``input_required`` rounds that carry only a
@@ -79,6 +82,19 @@ def echo(text: str) -> str:
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
+
+
+class Forecast(BaseModel):
+    city: str
+    temperature: float
+    conditions: str
+    readings: list[int]
+
+
+@server.tool()
+def forecast(city: str) -> Forecast:
+    """A weather forecast, as structured output (its outputSchema is the model's JSON Schema)."""
+    return Forecast(city=city, temperature=21.5, conditions="sunny", readings=[18, 21, 24])
 
 
 @server.tool()
@@ -155,6 +171,18 @@ def ask_model() -> Sample:
     return Sample([prompt], max_tokens=32, system_prompt="Be brief.")
 
 
+CALC = t.Tool(
+    name="calc",
+    description="Adds two numbers.",
+    input_schema={"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
+)
+
+
+def ask_model_with_tools() -> Sample:
+    prompt = t.SamplingMessage(role="user", content=t.TextContent(type="text", text="What is 2+2?"))
+    return Sample([prompt], max_tokens=32, tools=[CALC], tool_choice=t.ToolChoice(mode="required"))
+
+
 def ask_roots() -> ListRoots:
     return ListRoots()
 
@@ -171,6 +199,14 @@ def summarize(reply: Annotated[t.CreateMessageResult, Resolve(ask_model)]) -> st
     content = reply.content
     text = content.text if isinstance(content, t.TextContent) else repr(content)
     return f"{reply.model} says: {text}"
+
+
+@server.tool()
+def pick_tool(reply: Annotated[t.CreateMessageResultWithTools, Resolve(ask_model_with_tools)]) -> str:
+    """Offer the client's model the calc tool (sampling with tools); return the calls it asked for, as JSON."""
+    blocks = reply.content if isinstance(reply.content, list) else [reply.content]
+    uses = [{"id": b.id, "name": b.name, "input": b.input} for b in blocks if isinstance(b, t.ToolUseContent)]
+    return json.dumps({"model": reply.model, "stop_reason": reply.stop_reason, "uses": uses})
 
 
 @server.tool()

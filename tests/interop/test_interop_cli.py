@@ -1,0 +1,112 @@
+"""The ``trio-mcp`` command against real servers: ``complete``, schema-typed arguments, ``shell``.
+
+Each test runs the command as a process (``python -m trio_mcp ... --
+SERVER``) against a peer: server-everything (TypeScript SDK, initialize
+era) and our server on the official Python SDK (both eras); the shell is
+driven with piped stdin.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LIMIT = 90
+TEMPLATE = "demo://resource/dynamic/text/{resourceId}"
+
+
+def trio_mcp(peer, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    environ = dict(os.environ)
+    environ.update(peer.env)
+    environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), environ.get("PYTHONPATH")) if p)
+    environ["TRIO_MCP_HISTORY"] = ""
+    return subprocess.run(
+        [sys.executable, "-m", "trio_mcp", *args, "--", *peer.cmd],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=LIMIT,
+        check=False,
+    )
+
+
+def test_everything_completes_prompt_arguments_with_context(everything_server):
+    departments = trio_mcp(everything_server, "complete", "prompt", "completable-prompt", "department")
+    assert departments.returncode == 0, departments.stderr
+    assert "Engineering" in departments.stdout.splitlines()
+    # The department already chosen narrows the names.
+    names = trio_mcp(
+        everything_server,
+        "--json",
+        "complete",
+        "prompt",
+        "completable-prompt",
+        "name",
+        "department=Engineering",
+    )
+    assert names.returncode == 0, names.stderr
+    engineering = json.loads(names.stdout)["values"]
+    sales = trio_mcp(
+        everything_server, "--json", "complete", "prompt", "completable-prompt", "name", "department=Sales"
+    )
+    assert engineering
+    assert engineering != json.loads(sales.stdout)["values"]
+
+
+def test_everything_completes_a_template_argument(everything_server):
+    result = trio_mcp(everything_server, "complete", "template", TEMPLATE, "resourceId=1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "1\n"
+
+
+def test_everything_arguments_are_read_by_the_schema(everything_server):
+    # get-sum declares numbers; get-annotated-message a boolean; echo a string.
+    result = trio_mcp(everything_server, "call", "get-sum", "a=1", "b=2.5")
+    assert result.returncode == 0, result.stderr
+    assert "3.5" in result.stdout
+    result = trio_mcp(everything_server, "call", "echo", "message=42")
+    assert result.returncode == 0, result.stderr
+    assert "42" in result.stdout
+    result = trio_mcp(everything_server, "call", "get-sum", "a=1", "b=many")
+    assert result.returncode == 2
+    assert result.stderr == "trio-mcp: argument 'b': expected a number, got 'many' (the tool 'get-sum')\n"
+
+
+@pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
+def test_sdk_server_completes_in_both_eras(sdk_server, protocol):
+    prompt = trio_mcp(sdk_server, "--protocol", protocol, "complete", "prompt", "review", "language=p")
+    assert prompt.returncode == 0, prompt.stderr
+    assert prompt.stdout == "python\nperl\nphp\n"
+    template = trio_mcp(
+        sdk_server, "--protocol", protocol, "complete", "template", "test://items/{item_id}", "item_id=1"
+    )
+    assert template.returncode == 0, template.stderr
+    assert template.stdout == "1\n10\n"
+
+
+def test_everything_in_the_shell(everything_server):
+    commands = [
+        "call echo message=hello",
+        "call get-sum a=2 b=3",
+        "call get-sum a=2 b=three",
+        f"complete template {TEMPLATE} resourceId=1",
+        "prompt args-prompt city=Paris",
+        "--json info",
+    ]
+    result = trio_mcp(everything_server, "shell", stdin="\n".join(commands) + "\n")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Echo: hello" in out
+    assert "The sum of 2 and 3 is 5." in out
+    assert "\n1\n" in out
+    assert "Paris" in out
+    info = json.loads(out[out.rindex("\n{\n") :])
+    assert info["serverInfo"]["name"] == "mcp-servers/everything"
+    assert result.stderr == "trio-mcp: argument 'b': expected a number, got 'three' (the tool 'get-sum')\n"

@@ -1,0 +1,530 @@
+"""``trio-mcp shell``: one server, many commands, typed one a line.
+
+The shell connects once, the way every command does, then reads lines and
+runs each as the one-shot command of the same words would (``call add a=1
+b=2``, ``tools --schema``, ``complete prompt greet name=A``...), against the
+same client. A command that fails says why and the shell goes on; a server
+that dies ends it, with its last stderr lines and `EXIT_SERVER_GONE`.
+
+Input: on a terminal, lines are read with `input` and readline (history,
+Tab completion of command, tool, prompt and argument names), in a worker
+thread that Trio abandons when the shell is interrupted; otherwise they
+are read from stdin as they come, with no prompt, so that a script can be
+piped in. Everything that is not a result goes to stderr.
+
+The completion is `completions`, a pure function of the line typed so far
+and a `Catalog` of what the server offers, so that it can be tested
+without a terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import trio
+
+from .._errors import MCPError, RpcError, ServerGone, TransportClosed
+from ._args import (
+    _COMMAND_HELP,
+    COMMANDS,
+    CONFIG_COMMANDS,
+    EXIT_OK,
+    EXIT_TIMEOUT,
+    EXIT_USAGE,
+    PROG,
+    UsageError,
+    parse_args,
+)
+from ._console import isatty
+from ._render import number, pretty_json
+from ._run import _HANDLERS, Budget, Session, _explain, _Failure, execute
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from .._client import Client
+    from ._args import Options
+
+__all__ = ["PROMPT", "Catalog", "completions", "execute_shell", "history_path", "run_shell"]
+
+JSON = Any
+
+#: What the shell shows before each line, on a terminal.
+PROMPT: Final = f"{PROG}> "
+#: The words that end the shell.
+EXIT_WORDS: Final = ("exit", "quit")
+#: The commands the shell runs (all of the command line's, but itself), and its own.
+SHELL_COMMANDS: Final = (
+    *(name for name in COMMANDS if name != "shell" and name not in CONFIG_COMMANDS),
+    "help",
+    *EXIT_WORDS,
+)
+#: Options a command line takes only when the shell starts (they are the server's).
+STARTUP_ONLY: Final = ("--protocol", "--env", "--cwd", "--config", "--server")
+#: The most lines the history file keeps.
+HISTORY_LENGTH: Final = 1000
+#: What a line gives of the `Options` it is run with (the rest is the shell's).
+_PER_COMMAND: Final = ("command", "target", "arguments", "raw_values", "schema", "ref", "argument")
+#: The options each command takes, for completion.
+_OPTIONS: Final = ("--json", "--timeout", "--verbose")
+
+
+# ----------------------------------------------------------------- completion
+
+
+class Catalog:
+    """What the server offers, as Tab completion needs it.
+
+    Replaced whole, never changed in place: the completion reads it from
+    readline's thread.
+    """
+
+    def __init__(
+        self,
+        *,
+        tools: Mapping[str, JSON] | None = None,
+        prompts: Mapping[str, list[str]] | None = None,
+        resources: list[str] | None = None,
+        templates: list[str] | None = None,
+    ) -> None:
+        self.tools: Mapping[str, JSON] = dict(tools or {})
+        """Each tool's input schema, by name."""
+        self.prompts: Mapping[str, list[str]] = dict(prompts or {})
+        """Each prompt's argument names, by name."""
+        self.resources = list(resources or [])
+        """The resources' URIs."""
+        self.templates = list(templates or [])
+        """The resource templates' URI templates."""
+
+
+def _template_variables(template: str) -> list[str]:
+    """The variable names of a URI template (``{name}``, ``{+path}``, ``{?q,lang}``)."""
+    names: list[str] = []
+    for expression in re.findall(r"\{([^}]*)\}", template):
+        for part in expression.lstrip("+#./;?&").split(","):
+            name = part.split(":")[0].rstrip("*")
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
+def _values_for(schema: JSON) -> list[str]:
+    """The values worth offering for an argument: its enum's strings, or true and false."""
+    if not isinstance(schema, dict):
+        return []
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        return [value if isinstance(value, str) else pretty_json(value) for value in enum]
+    return ["true", "false"] if schema.get("type") == "boolean" else []
+
+
+def _positionals(words: list[str]) -> list[str]:
+    """The words that are not options (nor an option's value)."""
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--timeout":
+            skip = True
+        elif not word.startswith("--"):
+            out.append(word)
+    return out
+
+
+def _names(arguments: list[str], given: list[str], text: str) -> list[str]:
+    """``NAME=`` for each argument name starting with ``text`` and not given yet."""
+    taken = {word.partition("=")[0] for word in given}
+    return [f"{name}=" for name in arguments if name.startswith(text) and name not in taken]
+
+
+def completions(before: str, text: str, catalog: Catalog) -> list[str]:
+    """What Tab offers for the word ``text``, after ``before`` on the line.
+
+    Command names first, then by command: tool, prompt, resource and
+    template names; ``NAME=`` for the arguments not given yet (a tool's from
+    its input schema, a prompt's, a template's variables); after ``NAME=``,
+    the values of an enum or a boolean; options after ``-``. A whole word
+    (a command or a name) ends with a space; ``NAME=`` does not.
+    """
+    try:
+        words = shlex.split(before)
+    except ValueError:
+        return []
+    if words and words[-1] == "--timeout":
+        return []
+    positionals = _positionals(words)
+    if not positionals:
+        if text.startswith("-"):
+            return [f"{option} " for option in _OPTIONS if option.startswith(text)]
+        return [f"{name} " for name in SHELL_COMMANDS if name.startswith(text)]
+    command, positionals = positionals[0], positionals[1:]
+    if text.startswith("-"):
+        options = (*_OPTIONS, "--schema") if command == "tools" else _OPTIONS
+        return [f"{option} " for option in options if option.startswith(text)]
+
+    def whole(candidates: list[str]) -> list[str]:
+        return [f"{item} " for item in candidates if item.startswith(text)]
+
+    if command == "call":
+        if not positionals:
+            return whole(sorted(catalog.tools))
+        schema = catalog.tools.get(positionals[0])
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(properties, dict):
+            return []
+        name, sep, value = text.partition("=")
+        if sep:
+            return [f"{name}={item} " for item in _values_for(properties.get(name)) if item.startswith(value)]
+        return _names(list(properties), positionals[1:], text)
+    if command == "prompt":
+        if not positionals:
+            return whole(sorted(catalog.prompts))
+        return _names(catalog.prompts.get(positionals[0], []), positionals[1:], text)
+    if command == "read":
+        return whole(catalog.resources) if not positionals else []
+    if command == "complete":
+        if not positionals:
+            return whole(["prompt", "template"])
+        if len(positionals) == 1:
+            return whole(sorted(catalog.prompts) if positionals[0] == "prompt" else catalog.templates)
+        if positionals[0] == "prompt":
+            arguments = catalog.prompts.get(positionals[1], [])
+        else:
+            arguments = _template_variables(positionals[1])
+        return _names(arguments, positionals[2:], text)
+    return []
+
+
+async def _catalog(client: Client) -> Catalog:
+    """What the server offers, for completion; what cannot be listed is left out."""
+    tools: dict[str, JSON] = {}
+    prompts: dict[str, list[str]] = {}
+    resources: list[str] = []
+    templates: list[str] = []
+    caps = client.server_capabilities
+    with contextlib.suppress(MCPError):
+        if caps.tools is not None:
+            tools = {tool.name: tool.input_schema for tool in await client.list_tools()}
+    with contextlib.suppress(MCPError):
+        if caps.prompts is not None:
+            prompts = {p.name: [a.name for a in p.arguments or []] for p in await client.list_prompts()}
+    with contextlib.suppress(MCPError):
+        if caps.resources is not None:
+            resources = [resource.uri for resource in await client.list_resources()]
+            templates = [template.uri_template for template in await client.list_resource_templates()]
+    return Catalog(tools=tools, prompts=prompts, resources=resources, templates=templates)
+
+
+# ----------------------------------------------------------------- input
+
+
+def history_path(environ: Mapping[str, str] | None = None) -> Path | None:
+    """Where the shell keeps its history: ``TRIO_MCP_HISTORY`` (empty: nowhere), else the user's state folder.
+
+    The state folder is ``$XDG_STATE_HOME`` (default ``~/.local/state``), or
+    ``%LOCALAPPDATA%`` on Windows; the file is ``trio-mcp/shell_history`` in it.
+    """
+    env = os.environ if environ is None else environ
+    explicit = env.get("TRIO_MCP_HISTORY")
+    if explicit is not None:
+        return Path(explicit) if explicit else None
+    if sys.platform == "win32" and env.get("LOCALAPPDATA"):
+        base = Path(env["LOCALAPPDATA"])
+    elif env.get("XDG_STATE_HOME"):
+        base = Path(env["XDG_STATE_HOME"])
+    else:
+        base = Path.home() / ".local" / "state"
+    return base / "trio-mcp" / "shell_history"
+
+
+class _Lines:
+    """The shell's lines: readline on a terminal, stdin as it comes otherwise."""
+
+    def __init__(self, catalog: Callable[[], Catalog]) -> None:
+        self.terminal = isatty(sys.stdin)
+        self.readline: Any = None
+        self.history: Path | None = None
+        self._termios: Any = None
+        if self.terminal and isatty(sys.stdout):
+            try:
+                import readline
+            except ImportError:  # pragma: no cover - Python without readline
+                readline = None  # type: ignore[assignment]
+            self.readline = readline
+        if self.readline is not None:
+            self._start_readline(catalog)
+
+    def _start_readline(self, catalog: Callable[[], Catalog]) -> None:
+        readline = self.readline
+        with contextlib.suppress(ImportError, OSError, ValueError):
+            import termios
+
+            # readline, abandoned in its thread on Ctrl-C, leaves the terminal as it set it.
+            self._termios = (termios, termios.tcgetattr(sys.stdin.fileno()))
+        matches: list[str] = []
+
+        def complete(text: str, state: int) -> str | None:
+            if state == 0:
+                line = readline.get_line_buffer()
+                matches[:] = completions(line[: readline.get_begidx()], text, catalog())
+            return matches[state] if state < len(matches) else None
+
+        readline.set_completer(complete)
+        readline.set_completer_delims(" \t\n")
+        if "libedit" in (readline.__doc__ or ""):  # pragma: no cover - macOS's Python
+            readline.parse_and_bind("bind ^I rl_complete")
+        else:
+            readline.parse_and_bind("tab: complete")
+        readline.set_history_length(HISTORY_LENGTH)
+        self.history = history_path()
+        if self.history is not None:
+            with contextlib.suppress(OSError, ValueError):
+                readline.read_history_file(str(self.history))
+
+    async def read(self) -> str | None:
+        """The next line, without its newline; `None` at the end of input."""
+        if self.readline is not None:
+            return await trio.to_thread.run_sync(_input, abandon_on_cancel=True)
+        if self.terminal:
+            sys.stderr.write(PROMPT)
+            sys.stderr.flush()
+        line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        if not line:
+            return None
+        return line.rstrip("\r\n")
+
+    def close(self) -> None:
+        """Save the history (if it can be: never an error) and give the terminal back as it was."""
+        if self.readline is not None and self.history is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.history.parent.mkdir(parents=True, exist_ok=True)
+                self.readline.write_history_file(str(self.history))
+        if self._termios is not None:
+            termios, saved = self._termios
+            with contextlib.suppress(OSError, ValueError):
+                termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, saved)
+
+
+def _input() -> str | None:
+    try:
+        return input(PROMPT)
+    except EOFError:
+        return None
+
+
+# ----------------------------------------------------------------- the loop
+
+
+class _Exit(Exception):
+    """``exit [STATUS]``."""
+
+    def __init__(self, status: int | None) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def _help() -> str:
+    lines = ["commands (the words and options of the command line; --json, --timeout per command):"]
+    lines += [
+        f"  {name:<10} {what}"
+        for name, what in _COMMAND_HELP.items()
+        if name != "shell" and name not in CONFIG_COMMANDS
+    ]
+    lines += [
+        f"  {'help':<10} this list ('COMMAND --help': a command's own)",
+        f"  {'exit':<10} end the shell (also 'quit', or Ctrl-D), with the status of the last command",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+class Shell:
+    """The shell's state: the session of the one-shot commands, reused for each line."""
+
+    def __init__(self, session: Session, client: Client) -> None:
+        self.session = session
+        self.client = client
+        self.startup = session.options
+        self.catalog = Catalog()
+        """What Tab completes (filled in when lines are read with readline)."""
+        self.completing = False
+        """Whether lines are read with readline (and `catalog` is kept up to date)."""
+        self.status = EXIT_OK
+        """The exit status of the last command."""
+
+    def _options(self, words: list[str]) -> Options:
+        """The options of one line: its own, on top of the shell's."""
+        if "--" in words:
+            raise UsageError("the server is given when the shell starts, not to each command")
+        for word in words:
+            if word.partition("=")[0] in STARTUP_ONLY:
+                raise UsageError(f"{word.partition('=')[0]} is an option of the shell, given when it starts")
+        line = parse_args(words)
+        if line.command == "shell":
+            raise UsageError("this is the shell already")
+        # The shell's options (how the server was reached, among them), with the line's on top.
+        options = copy.copy(self.startup)
+        for name in _PER_COMMAND:
+            setattr(options, name, getattr(line, name))
+        options.verbose = line.verbose or self.startup.verbose
+        options.json_output = line.json_output or self.startup.json_output
+        if any(word == "--timeout" or word.startswith("--timeout=") for word in words):
+            options.timeout = line.timeout
+        return options
+
+    async def run_line(self, line: str) -> None:
+        """Run one line: a command, ``help``, ``exit``, or nothing."""
+        session = self.session
+        console = session.console
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError as exc:
+            console.error(f"cannot read the line: {exc}")
+            self.status = EXIT_USAGE
+            return
+        if not words:
+            return
+        if words[0] in EXIT_WORDS:
+            if len(words) > 2 or (len(words) == 2 and not words[1].isdigit()):
+                console.error(f"usage: {words[0]} [STATUS]")
+                self.status = EXIT_USAGE
+                return
+            raise _Exit(int(words[1]) if len(words) == 2 else None)
+        if words[0] == "help":
+            session.emit(_help())
+            return
+        if words[0] not in SHELL_COMMANDS and not words[0].startswith("-"):
+            console.error(f"unknown command {words[0]!r} (one of {', '.join(SHELL_COMMANDS)})")
+            self.status = EXIT_USAGE
+            return
+        try:
+            options = self._options(words)
+        except UsageError as exc:
+            prog = PROG + (f" {words[0]}" if words[0] in COMMANDS else "")
+            console.say(f"{prog}: error: {exc}")
+            self.status = EXIT_USAGE
+            return
+        except SystemExit:  # "call --help": printed
+            self.status = EXIT_OK
+            return
+        self.status = await self._run(options)
+        if options.command in ("tools", "prompts", "resources", "templates") and self.completing:
+            await self.refresh_catalog(options)
+
+    async def refresh_catalog(self, options: Options) -> None:
+        """List what the server offers again, for completion (within the command's time budget)."""
+        with trio.move_on_after(options.timeout if options.timeout is not None else float("inf")):
+            self.catalog = await _catalog(self.client)
+
+    async def _run(self, options: Options) -> int:
+        """Run one command, with a time budget of its own; its exit status."""
+        session = self.session
+        session.options = options
+        session.stage = options.command
+        budget = Budget(options.timeout)
+        assert session.asker is not None
+        session.asker.renew(budget)
+        budget.start()
+        failure: _Failure | None = None
+        code = EXIT_OK
+        try:
+            with budget.scope:
+                code = await _HANDLERS[options.command](session, self.client)
+        except (ServerGone, TransportClosed):
+            raise  # the end of the shell, said by the command line's own rules
+        except MCPError as exc:
+            failure = _explain(exc, options, session.stage, declined=session.asker.declined)
+            if isinstance(exc, RpcError):
+                failure.detail = await session.stderr_detail()
+        except _Failure as exc:
+            failure = exc
+        session.console.clear()
+        if budget.scope.cancelled_caught:
+            failure = _Failure(
+                EXIT_TIMEOUT,
+                f"timed out after {number(options.timeout or 0)} s ({session.stage})",
+                kind="timeout",
+            )
+        if failure is None:
+            return code
+        if options.json_output:
+            error: dict[str, JSON] = {
+                "kind": failure.kind,
+                "message": failure.message,
+                "exitCode": failure.status,
+            }
+            error.update({key: value for key, value in failure.data.items() if value is not None})
+            session.emit_json({"error": error})
+        session.console.error(failure.message + ("; its last stderr lines:" if failure.detail else ""))
+        if failure.detail:
+            session.console.say(failure.detail)
+        return failure.status
+
+
+async def _read_watching(lines: _Lines, client: Client) -> str | None:
+    """The next line; or, if the server dies first, the error that says so (raised at once)."""
+    got: list[str | None] = []
+    async with trio.open_nursery() as nursery:
+
+        async def read() -> None:
+            got.append(await lines.read())
+            nursery.cancel_scope.cancel(reason="a line was read")
+
+        async def watch() -> None:
+            # The session's stream of notifications ends when the server is gone.
+            with contextlib.suppress(MCPError):
+                async with client.session.notifications() as stream:
+                    async for _ in stream:
+                        pass
+            nursery.cancel_scope.cancel(reason="the server is gone")
+
+        nursery.start_soon(read)
+        nursery.start_soon(watch)
+    if not got:
+        client.session.check_usable()  # raises: why the server is gone
+    return got[0] if got else None
+
+
+async def run_shell(session: Session, client: Client) -> int:
+    """The shell's loop, once connected: read a line, run it, until ``exit`` or the end of input."""
+    shell = Shell(session, client)
+    lines = _Lines(lambda: shell.catalog)
+    # From here on, each command has a budget of its own; the shell's is kept for the close.
+    session.budget.pause()
+    try:
+        if lines.readline is not None:
+            shell.completing = True
+            await shell.refresh_catalog(session.options)
+        while session.stdout_status == EXIT_OK:
+            # Interrupted at the prompt, the command line ends the line.
+            session.console.open_line = lines.terminal
+            session.stage = "idle"
+            line = await _read_watching(lines, client)
+            session.console.open_line = False
+            if line is None:
+                if lines.terminal:
+                    session.console.say("")
+                break
+            try:
+                await shell.run_line(line)
+            except _Exit as exc:
+                if exc.status is not None:
+                    shell.status = exc.status
+                break
+    finally:
+        lines.close()
+        session.budget.resume()
+    session.options = shell.startup
+    return shell.status
+
+
+def execute_shell(options: Options) -> int:
+    """Run ``trio-mcp shell``: connect as every command does, then `run_shell`; the exit status."""
+    return execute(options, run_shell)
