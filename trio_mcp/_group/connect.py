@@ -8,7 +8,7 @@ line both go through it.
 from __future__ import annotations
 
 import math
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Unpack
 
 import trio
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .._config import ServerSpec
     from .._options import StdioClientKwargs
 
-__all__ = ["SPEC_OPTIONS", "open_server", "stdio_arguments"]
+__all__ = ["SPEC_OPTIONS", "connect", "open_server", "startup_timeout", "stdio_arguments"]
 
 #: The options a spec sets itself, which the caller of a group cannot give.
 SPEC_OPTIONS = frozenset({"env", "inherit_env", "cwd"})
@@ -101,19 +101,36 @@ async def open_server(spec: ServerSpec, **options: Unpack[StdioClientKwargs]) ->
         raise TypeError(f"open_server() got {given[0]!r}, which the server's entry sets")
     if not spec.enabled:
         raise ConfigError(f"server {spec.name!r} is disabled", server=spec.name, field="disabled")
-    command, args, own = stdio_arguments(spec)
-    merged: dict[str, Any] = {**options, **own}
     started = False
     with trio.CancelScope(deadline=trio.current_time() + spec.startup_timeout) as scope:
-        async with open_stdio_client(command, args, **merged) as client:
+        async with connect(spec, dict(options)) as client:
             # The budget covers the start only; the block is the caller's.
             scope.deadline = math.inf
             started = True
             yield client
     if scope.cancelled_caught and not started:
-        raise RequestTimeout(
-            f"server {spec.name!r} did not start within {spec.startup_timeout:g} s (its startup_timeout)",
-            method="initialize",
-            timeout=spec.startup_timeout,
-            server=spec.name,
-        )
+        raise startup_timeout(spec)
+
+
+def connect(spec: ServerSpec, options: dict[str, Any]) -> AbstractAsyncContextManager[Client]:
+    """The opener of one entry: the one place that knows how each transport is opened.
+
+    The entry's own settings win over ``options``. Its ``startup_timeout``
+    is the caller's to apply (as `open_server` and the group do).
+
+    Raises:
+        NotSupported: The entry names a remote server.
+        ConfigError: A stdio entry without a command.
+    """
+    command, args, own = stdio_arguments(spec)
+    return open_stdio_client(command, args, **{**options, **own})
+
+
+def startup_timeout(spec: ServerSpec) -> RequestTimeout:
+    """The error of a server that did not start within its ``startup_timeout``."""
+    return RequestTimeout(
+        f"server {spec.name!r} did not start within {spec.startup_timeout:g} s (its startup_timeout)",
+        method="initialize",
+        timeout=spec.startup_timeout,
+        server=spec.name,
+    )

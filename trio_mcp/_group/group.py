@@ -27,14 +27,13 @@ from .._models import Prompt, Resource, ResourceTemplate, Tool
 from .._nursery import reraise
 from .._options import ClientOptions, ConnectionOptions, ProcessOptions, split_options
 from .._session import RequestTimeout
-from .connect import SPEC_OPTIONS, open_server
+from .connect import SPEC_OPTIONS, connect, startup_timeout
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
     from types import TracebackType
 
     from .._client import Client
-    from .._delivery import NotificationStream
     from .._models import CallToolResult, GetPromptResult, ReadResourceResult
     from .._options import StdioClientKwargs
 
@@ -57,6 +56,7 @@ ServerState: TypeAlias = Literal[
 """Where a server of a group is in its life."""
 
 _logger = logging.getLogger("trio_mcp.group")
+_server_logger = logging.getLogger("trio_mcp.server")
 
 _LIST_CHANGED = frozenset(
     {
@@ -863,13 +863,15 @@ class ServerGroup:
         death: list[BaseException] = []
         spec = member.spec
         ready = False
-        with trio.CancelScope() as member.scope:
+        deadline = trio.current_time() + spec.startup_timeout
+        # One scope bounds the start (its deadline) and lets the group cancel
+        # it; once the server is ready, the deadline goes.
+        with trio.CancelScope(deadline=deadline) as member.scope:
             if self._stopping:
                 member.scope.cancel()
-            deadline = trio.current_time() + spec.startup_timeout
             try:
-                async with open_server(spec, **self._options) as client:
-                    stream = client.session.notifications()
+                async with connect(spec, self._options_of(member)) as client:
+                    member.scope.deadline = math.inf
                     async with trio.open_nursery() as nursery:
                         scope = nursery.cancel_scope
                         try:
@@ -898,8 +900,11 @@ class ServerGroup:
                             self._settle(member)
                             if self._stopping:
                                 scope.cancel()
+                            elif member.dirty:
+                                self._start_refresh(member)
                             # This task watches the server until it stops.
-                            await self._watch(member, stream, death)
+                            death.append(await client.session.wait_failed())
+                            scope.cancel()
             except MCPError as exc:
                 death.append(exc)
             except (TypeError, ValueError) as exc:
@@ -912,9 +917,11 @@ class ServerGroup:
             finally:
                 member.client = None
                 member.nursery = None
-        if self._stopping or not death:
+        if self._stopping:
             return None
-        return death[0]
+        if member.scope.cancelled_caught and not death:
+            death.append(startup_timeout(spec))
+        return death[0] if death else None
 
     async def _prepare(self, member: _Member, client: Client, nursery: trio.Nursery) -> None:
         """Subscribe to changes, list what the server offers, make the callers' listen streams again."""
@@ -925,24 +932,25 @@ class ServerGroup:
         for listener in list(member.listeners):
             await nursery.start(listener.follow, client)
 
-    async def _watch(self, member: _Member, stream: NotificationStream, death: list[BaseException]) -> None:
-        """Read every notification of the connection until it ends: its end is the server's.
+    def _options_of(self, member: _Member) -> dict[str, Any]:
+        """The opener's options for one server: the group's, with a notification hook of the server's."""
+        user = self._options.get("on_notification")
 
-        List changes read before the server was ready are in the stream's
-        buffer, and count too.
-        """
-        try:
-            async for note in stream:
-                if note.get("method") in _LIST_CHANGED:
-                    member.dirty = True
-                    self._start_refresh(member)
-        except MCPError as exc:
-            death.append(exc)
-        if not death:
-            death.append(ServerGone(f"the connection to server {member.name!r} ended"))
-        # The helpers (refresh, listen streams) end with the process.
-        assert member.nursery is not None
-        member.nursery.cancel_scope.cancel()
+        def on_notification(note: dict[str, JSON]) -> object:
+            self._note(member, note)
+            if user is not None:
+                return user(note)
+            if note.get("method") == "notifications/message":
+                _server_logger.debug("server %r log: %s", member.name, note.get("params"))
+            return None
+
+        return {**self._options, "on_notification": on_notification}
+
+    def _note(self, member: _Member, note: dict[str, JSON]) -> None:
+        """A notification of the server's: a change to its lists means listing again."""
+        if note.get("method") in _LIST_CHANGED:
+            member.dirty = True
+            self._start_refresh(member)
 
     def _start_refresh(self, member: _Member) -> None:
         """List the server's offer again (once at a time; a change meanwhile means once more)."""
@@ -968,7 +976,7 @@ class ServerGroup:
     async def _listen(
         self, member: _Member, client: Client, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        """The group's own listen stream (2026-07-28 era): list changes reach `_watch` through it."""
+        """The group's own listen stream (2026-07-28 era), where the server's list changes arrive."""
         caps = client.server_capabilities
         tools, prompts, resources = (
             caps.tools is not None,
@@ -981,8 +989,8 @@ class ServerGroup:
                 async with client.listen(tools=tools, prompts=prompts, resources=resources) as sub:
                     task_status.started()
                     told = True
-                    async for _ in sub:
-                        pass
+                    async for note in sub:
+                        self._note(member, note)
         except MCPError as exc:
             _logger.debug("server %r: no change notifications: %s", member.name, exc)
         if not told:
