@@ -863,6 +863,7 @@ class ServerGroup:
         death: list[BaseException] = []
         spec = member.spec
         ready = False
+        member.dirty = False  # a new process is listed from scratch
         deadline = trio.current_time() + spec.startup_timeout
         # One scope bounds the start (its deadline) and lets the group cancel
         # it; once the server is ready, the deadline goes.
@@ -978,10 +979,10 @@ class ServerGroup:
     ) -> None:
         """The group's own listen stream (2026-07-28 era), where the server's list changes arrive."""
         caps = client.server_capabilities
+        # Only the lists the server says can change.
         tools, prompts, resources = (
-            caps.tools is not None,
-            caps.prompts is not None,
-            caps.resources is not None,
+            bool(capability and capability.get("listChanged"))
+            for capability in (caps.tools, caps.prompts, caps.resources)
         )
         told = False
         try:
