@@ -548,3 +548,39 @@ async def test_an_entry_the_opener_refuses_fails_alone() -> None:
             assert isinstance(status.error, ConfigError)
             assert "cannot be started" in str(status.error)
             assert servers.status("good").state == "ready"
+
+
+async def test_prompts_and_resources_go_to_their_server() -> None:
+    demo = ServerSpec(name="demo", command=sys.executable, args=["-m", "trio_mcp.demo"])
+    with trio.fail_after(GUARD):
+        async with open_servers([demo, spec("other")], kill_grace=1.0) as servers:
+            assert [(entry.name, entry.server) for entry in servers.prompts] == [
+                ("demo__greet", "demo"),
+                ("other__hello", "other"),
+            ]
+            assert [entry.item.uri for entry in servers.resources] == ["demo://readme"]
+            assert [entry.item.uri_template for entry in servers.resource_templates] == [
+                "demo://greeting/{name}"
+            ]
+            prompt = await servers.get_prompt("demo__greet", {"name": "Ada"})
+            assert "Ada" in prompt.messages[0].content.text
+            readme = await servers.read_resource("demo", "demo://readme")
+            assert readme.contents[0].text
+            with pytest.raises(UnknownName) as caught:
+                await servers.get_prompt("demo__nothing")
+            assert caught.value.kind == "prompt"
+
+
+async def test_the_callers_on_notification_still_gets_every_notification() -> None:
+    seen: list[str] = []
+
+    async def on_notification(note: dict) -> None:
+        seen.append(note["method"])
+
+    with trio.fail_after(GUARD):
+        async with open_servers([spec("chatty")], on_notification=on_notification, **PINNED) as servers:
+            events = servers.events()
+            await servers.call_tool("chatty__add_tool", {"name": "more"})
+            await until(events, lambda e: e.catalogue)
+            assert "chatty__more" in [entry.name for entry in servers.tools]
+    assert seen == ["notifications/tools/list_changed"]
