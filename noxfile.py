@@ -121,6 +121,8 @@ OFFICIAL_MCP_CLIENT = "mcp==2.3.0"
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Run the benchmarks: trio_mcp against a raw baseline and the official client."""
+    """Run the benchmarks: trio_mcp against a raw baseline and the official client; then server groups."""
     session.install(".[validation]", OFFICIAL_MCP_CLIENT)
     session.run("python", "benchmarks/bench.py", *session.posargs)
+    # 100 servers in one process; --quick (20 servers, 5 s of crashes) carries over.
+    session.run("python", "benchmarks/group_bench.py", *[arg for arg in session.posargs if arg == "--quick"])

@@ -32,6 +32,9 @@ serves either era on any request:
 * ``tools/call`` of ``echo``: ``{"content": [{"type": "text", "text": <text>}]}``;
   of ``forecast``: a text block and ``structuredContent`` that matches its
   ``outputSchema``.
+* ``prompts/list``, ``resources/list``, ``resources/templates/list``: empty
+  lists (the server declares no such capability; the official SDK's
+  ``ClientSessionGroup`` asks anyway).
 
 A request whose params carry the modern ``_meta`` envelope (a
 ``io.modelcontextprotocol/protocolVersion`` key) gets modern results, with
@@ -197,11 +200,26 @@ def _tools_call(request_id: object, params: object) -> bytes:
     return _result(request_id, result)
 
 
+def _empty(key: str):
+    def answer(request_id: object, params: object) -> bytes:
+        version = _era(params)
+        if version is None:
+            return _result(request_id, {key: []})
+        if version != MODERN_VERSION:
+            return _unsupported(request_id, version)
+        return _result(request_id, {key: [], "resultType": "complete", "ttlMs": 0, "cacheScope": "public"})
+
+    return answer
+
+
 MCP_METHODS = {
     "server/discover": _discover,
     "initialize": _initialize,
     "tools/list": _tools_list,
     "tools/call": _tools_call,
+    "prompts/list": _empty("prompts"),
+    "resources/list": _empty("resources"),
+    "resources/templates/list": _empty("resourceTemplates"),
 }
 
 

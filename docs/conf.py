@@ -61,6 +61,13 @@ nitpick_ignore_regex += [
     (r"py:class", r"(trio_mcp\._transports\.process\.)?ProcessChannel"),
     # The type variable of `Pages` (``Pages[Tool]`` yields `Tool` items).
     (r"py:class", r"trio_mcp\._client\.pages\.T"),
+    # The Literal aliases of the server groups' and the configuration's
+    # fields (the docstrings list their values), and `Listed`'s type variable.
+    (
+        r"py:class",
+        r"(trio_mcp\.(_group\.group|_core\.restart|_config\.spec)\.)?(ServerState|RestartMode|Jitter|Transport|T)",
+    ),
+    (r"py:class", r"random\.Random"),
 ]
 
 default_role = "py:obj"

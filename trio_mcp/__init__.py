@@ -34,7 +34,23 @@ if TYPE_CHECKING:
         Pages as Pages,
         Subscription as Subscription,
     )
+    from ._config import (
+        ConfigError as ConfigError,
+        ConfigSource as ConfigSource,
+        LoadedConfig as LoadedConfig,
+        ServerSpec as ServerSpec,
+    )
     from ._delivery import NotificationStream as NotificationStream
+    from ._group import (
+        Listed as Listed,
+        RestartPolicy as RestartPolicy,
+        ServerEvent as ServerEvent,
+        ServerGroup as ServerGroup,
+        ServerStatus as ServerStatus,
+        UnknownName as UnknownName,
+        open_server as open_server,
+        open_servers as open_servers,
+    )
     from ._models import (
         Annotations as Annotations,
         AudioContent as AudioContent,
@@ -113,6 +129,18 @@ _LAZY: dict[str, str] = {
     "Client": "_client",
     "Pages": "_client",
     "Subscription": "_client",
+    "ConfigError": "_config",
+    "ConfigSource": "_config",
+    "LoadedConfig": "_config",
+    "ServerSpec": "_config",
+    "Listed": "_group",
+    "RestartPolicy": "_group",
+    "ServerEvent": "_group",
+    "ServerGroup": "_group",
+    "ServerStatus": "_group",
+    "UnknownName": "_group",
+    "open_server": "_group",
+    "open_servers": "_group",
     "StdioTransport": "_open",
     "open_client": "_open",
     "open_stdio_client": "_open",

@@ -194,6 +194,7 @@ class Session:
         self._shield = False
         self._scopes: list[trio.CancelScope] = []
         self._failure: MCPError | None = None
+        self._failed: trio.Event | None = None
         self._started = False
         self._running = False
         self._closing = False
@@ -375,6 +376,23 @@ class Session:
     @property
     def failure(self) -> MCPError | None:
         """Why the session can no longer be used (`ServerGone`, `TransportClosed`, ...), or `None`."""
+        return self._failure
+
+    async def wait_failed(self) -> MCPError:
+        """Wait until the session can no longer carry requests; return why.
+
+        That is `ServerGone` when the server dies (or breaks its end of the
+        connection), `TransportClosed` once the session is closed: the
+        moment `failure` is set. For supervisors, which start the server
+        again when it dies.
+        """
+        if self._failure is None:
+            if self._failed is None:
+                self._failed = trio.Event()
+            await self._failed.wait()
+        else:
+            await trio.lowlevel.checkpoint()
+        assert self._failure is not None
         return self._failure
 
     def check_usable(self) -> None:
@@ -780,6 +798,8 @@ class Session:
         """Fail everything in flight and everything after with ``error``."""
         if self._failure is None or isinstance(error, TransportClosed):
             self._failure = error
+        if self._failed is not None:
+            self._failed.set()
         self._conn.fail_all()
         calls, self._calls = self._calls, {}
         for box in calls.values():

@@ -1,0 +1,31 @@
+"""Many servers at once: a supervised group, its restart policy, and one catalogue."""
+
+from __future__ import annotations
+
+from .._core.naming import exposed_name as exposed_name
+from .._core.restart import RestartPolicy as RestartPolicy, RestartTracker as RestartTracker
+from .connect import open_server as open_server, stdio_arguments as stdio_arguments
+from .group import (
+    Listed as Listed,
+    ServerEvent as ServerEvent,
+    ServerGroup as ServerGroup,
+    ServerState as ServerState,
+    ServerStatus as ServerStatus,
+    UnknownName as UnknownName,
+    open_servers as open_servers,
+)
+
+__all__ = [
+    "Listed",
+    "RestartPolicy",
+    "RestartTracker",
+    "ServerEvent",
+    "ServerGroup",
+    "ServerState",
+    "ServerStatus",
+    "UnknownName",
+    "exposed_name",
+    "open_server",
+    "open_servers",
+    "stdio_arguments",
+]

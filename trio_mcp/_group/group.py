@@ -1,0 +1,1078 @@
+"""A supervised group of servers, with one catalogue of their tools, prompts and resources.
+
+`open_servers` starts every server of a configuration concurrently in one
+nursery, each under a supervisor task of its own that starts it, watches
+it, and starts it again after an unexpected exit as the `RestartPolicy`
+says. One server's trouble never reaches another: the supervisor turns it
+into that server's state.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeAlias, TypeVar, Unpack
+
+import attrs
+import trio
+
+from .._config import ConfigError, LoadedConfig, ServerSpec
+from .._core.naming import exposed_name
+from .._core.restart import RestartPolicy, RestartTracker
+from .._errors import MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
+from .._models import Prompt, Resource, ResourceTemplate, Tool
+from .._nursery import reraise
+from .._options import ClientOptions, ConnectionOptions, ProcessOptions, split_options
+from .._session import RequestTimeout
+from .connect import SPEC_OPTIONS, connect, startup_timeout
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable
+    from types import TracebackType
+
+    from .._client import Client
+    from .._models import CallToolResult, GetPromptResult, ReadResourceResult
+    from .._options import StdioClientKwargs
+
+__all__ = [
+    "Listed",
+    "ServerEvent",
+    "ServerGroup",
+    "ServerState",
+    "ServerStatus",
+    "UnknownName",
+    "open_servers",
+]
+
+JSON: TypeAlias = Any
+T = TypeVar("T")
+
+ServerState: TypeAlias = Literal[
+    "starting", "ready", "restarting", "failed", "stopped", "disabled", "invalid"
+]
+"""Where a server of a group is in its life."""
+
+_logger = logging.getLogger("trio_mcp.group")
+_server_logger = logging.getLogger("trio_mcp.server")
+
+_LIST_CHANGED = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    }
+)
+
+
+class UnknownName(MCPError, LookupError):
+    """A group has no server, tool or prompt by that name.
+
+    Attributes:
+        name: The name asked for.
+        kind: ``"server"``, ``"tool"`` or ``"prompt"``.
+    """
+
+    def __init__(self, message: str, *, name: str = "", kind: str = "") -> None:
+        super().__init__(message)
+        self.name = name
+        self.kind = kind
+
+
+@attrs.frozen
+class Listed(Generic[T]):
+    """One item of a group's catalogue: a tool, prompt, resource or template, and whose it is.
+
+    Attributes:
+        name: The group-wide name (``SERVER__ITEM``, see :doc:`groups`):
+            unique, stable, and matching ``^[a-zA-Z0-9_-]{1,64}$``. Give it
+            to a model, and back to `ServerGroup.call_tool`.
+        server: The server's name in the configuration.
+        item: What the server listed (a `Tool`, `Prompt`, `Resource` or
+            `ResourceTemplate`), its own name unchanged.
+    """
+
+    name: str
+    server: str
+    item: T
+
+
+@attrs.frozen
+class ServerStatus:
+    """A snapshot of one server of a group.
+
+    Attributes:
+        name: The server's name in the configuration.
+        state: ``"starting"``, ``"ready"``, ``"restarting"`` (waiting out a
+            delay before starting again), ``"failed"`` (given up on:
+            `reason` says why), ``"stopped"`` (the group closed),
+            ``"disabled"`` (marked so in the configuration) or ``"invalid"``
+            (its entry is wrong: `error` is the `ConfigError`).
+        error: The error of the last stop or failed start (`ServerGone`
+            carries the exit status and the stderr tail), or `None`.
+        reason: Why the server was given up on, when ``failed``.
+        restarts: How many times the group restarted it.
+        pid: The process id while it runs, else `None`.
+        exit_code: The last exit status, when it exited on its own.
+        signal: The signal that ended it last, if one did.
+        stderr_tail: The end of what it last wrote to stderr.
+    """
+
+    name: str
+    state: ServerState
+    error: BaseException | None = None
+    reason: str = ""
+    restarts: int = 0
+    pid: int | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    stderr_tail: str = ""
+
+
+@attrs.frozen
+class ServerEvent:
+    """A change in a group: a server changed state, or its catalogue changed.
+
+    Attributes:
+        server: The server's name.
+        state: Its state now.
+        previous: Its state before (the same as `state` for a change of
+            catalogue).
+        time: When, on Trio's clock (`trio.current_time`).
+        error: What stopped it, for ``restarting`` and ``failed``.
+        delay: For ``restarting``: the seconds until it starts again.
+        restarts: How many times the group has restarted it so far.
+        catalogue: `True` when the event says the server's tools, prompts
+            or resources changed (after ``list_changed``), not its state.
+    """
+
+    server: str
+    state: ServerState
+    previous: ServerState
+    time: float
+    error: BaseException | None = None
+    delay: float | None = None
+    restarts: int = 0
+    catalogue: bool = False
+
+
+@attrs.define
+class _Listing:
+    tools: list[Tool] = attrs.field(factory=list)
+    prompts: list[Prompt] = attrs.field(factory=list)
+    resources: list[Resource] = attrs.field(factory=list)
+    templates: list[ResourceTemplate] = attrs.field(factory=list)
+
+
+class _Member:
+    """One server of the group and its supervisor's state."""
+
+    __slots__ = (
+        "client",
+        "dirty",
+        "error",
+        "index",
+        "listeners",
+        "listing",
+        "name",
+        "prompts",
+        "reason",
+        "refreshing",
+        "scope",
+        "settled",
+        "spec",
+        "state",
+        "tools",
+        "tracker",
+        "wake",
+        "watch",
+    )
+
+    def __init__(self, spec: ServerSpec, index: int, tracker: RestartTracker) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.index = index
+        self.tracker = tracker
+        self.state: ServerState = "starting"
+        self.error: BaseException | None = None
+        self.reason = ""
+        self.client: Client | None = None
+        self.wake: trio.Event | None = None
+        self.dirty = False
+        self.refreshing = False
+        self.settled = False
+        self.scope: trio.CancelScope | None = None
+        self.listing = _Listing()
+        self.tools: list[Listed[Tool]] = []
+        self.prompts: list[Listed[Prompt]] = []
+        self.listeners: list[_Listener] = []
+        self.watch: trio.CancelScope | None = None
+
+    def poke(self) -> None:
+        if self.wake is not None:
+            self.wake.set()
+
+    async def sleep(self, seconds: float = math.inf) -> None:
+        """Sleep until `poke` (or for ``seconds``)."""
+        self.wake = trio.Event()
+        with trio.move_on_after(seconds):
+            await self.wake.wait()
+        self.wake = None
+
+
+class _Listener:
+    """One `ServerGroup.listen` block: its filter and its channel, across the server's processes."""
+
+    def __init__(
+        self,
+        group: ServerGroup,
+        tools: bool,
+        prompts: bool,
+        resources: bool,
+        uris: tuple[str, ...],
+        buffer: int,
+    ) -> None:
+        self.group = group
+        self.tools, self.prompts, self.resources, self.uris = tools, prompts, resources, uris
+        self.buffer = buffer
+        self.wanted = {
+            method
+            for method, on in [
+                ("notifications/tools/list_changed", tools),
+                ("notifications/prompts/list_changed", prompts),
+                ("notifications/resources/list_changed", resources),
+                ("notifications/resources/updated", bool(uris)),
+            ]
+            if on
+        }
+        self.send, self.receive = trio.open_memory_channel[dict[str, JSON]](buffer)
+        self.scopes: set[trio.CancelScope] = set()
+
+    def offer(self, note: dict[str, JSON]) -> None:
+        try:
+            self.send.send_nowait(note)
+        except trio.WouldBlock:
+            self.group.events_dropped += 1
+        except trio.ClosedResourceError:
+            pass
+
+    def close(self) -> None:
+        for scope in self.scopes:
+            scope.cancel()
+        self.send.close()
+
+    async def follow(self, client: Client, started: Callable[[], None]) -> None:
+        """Subscribe on one process of the server and forward what it sends, until it ends."""
+        with trio.CancelScope() as scope:
+            self.scopes.add(scope)
+            try:
+                if client.era == "modern":
+                    async with client.listen(
+                        tools=self.tools,
+                        prompts=self.prompts,
+                        resources=self.resources,
+                        resource_uris=self.uris,
+                        buffer=self.buffer,
+                    ) as sub:
+                        started()
+                        async for note in sub:
+                            self.offer(note)
+                    return
+                stream = client.session.notifications(buffer=self.buffer)
+                for uri in self.uris:
+                    try:
+                        await client.subscribe_resource(uri)
+                    except RpcError as exc:
+                        _logger.info("%s: cannot subscribe to %r: %s", client.session.name, uri, exc)
+                started()
+                async for note in stream:
+                    if note.get("method") in self.wanted:
+                        self.offer(note)
+            except MCPError as exc:
+                _logger.debug("%s: a listen stream ended: %s", client.session.name, exc)
+            finally:
+                self.scopes.discard(scope)
+
+
+def _specs(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
+    invalid: dict[str, ConfigError] = {}
+    if isinstance(config, LoadedConfig):
+        specs = list(config.servers.values())
+        invalid = dict(config.invalid)
+    elif isinstance(config, Mapping):
+        specs = []
+        for key, spec in config.items():
+            if not isinstance(spec, ServerSpec):
+                raise TypeError(
+                    f"the group's configuration maps names to ServerSpec, not {type(spec).__name__}"
+                )
+            if spec.name != key:
+                raise ValueError(f"the server {spec.name!r} is listed under another name, {key!r}")
+            specs.append(spec)
+    elif isinstance(config, Iterable) and not isinstance(config, str | bytes):
+        specs = list(config)
+        for spec in specs:
+            if not isinstance(spec, ServerSpec):
+                raise TypeError(
+                    f"the group's configuration holds ServerSpec objects, not {type(spec).__name__}"
+                )
+    else:
+        raise TypeError(
+            "open_servers() takes a LoadedConfig, a mapping of names to ServerSpec, or ServerSpec objects,"
+            f" not {type(config).__name__}"
+        )
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.name in seen or spec.name in invalid:
+            raise ValueError(f"two servers are named {spec.name!r}")
+        seen.add(spec.name)
+    return specs, invalid
+
+
+def _retryable(error: BaseException) -> bool:
+    """Whether starting the server again might help."""
+    return not isinstance(error, SpawnFailed | VersionMismatch | NotSupported | ConfigError)
+
+
+def _clean(error: BaseException) -> bool:
+    return isinstance(error, ServerGone) and error.exit_code == 0 and error.signal is None
+
+
+class ServerGroup:
+    """Servers started together, supervised, and offered as one catalogue.
+
+    Made by `open_servers`, which owns it. Every method may be called from
+    any task inside the block.
+    """
+
+    def __init__(
+        self,
+        specs: list[ServerSpec],
+        invalid: Mapping[str, ConfigError],
+        policy: RestartPolicy,
+        options: dict[str, Any],
+        on_event: Callable[[ServerEvent], object] | None,
+        rng: random.Random,
+    ) -> None:
+        self.policy = policy
+        """The restart policy the group applies."""
+        self._options = options
+        self._on_event = on_event
+        self._members: dict[str, _Member] = {}
+        for index, spec in enumerate(specs):
+            member = _Member(spec, index, RestartTracker(policy, rng))
+            if not spec.enabled:
+                member.state = "disabled"
+            self._members[spec.name] = member
+        for offset, (name, error) in enumerate(invalid.items()):
+            member = _Member(
+                ServerSpec(name=name, enabled=False), len(specs) + offset, RestartTracker(policy)
+            )
+            member.state = "invalid"
+            member.error = error
+            self._members[name] = member
+        self._routes: dict[str, tuple[str, str]] = {}
+        self._prompt_routes: dict[str, tuple[str, str]] = {}
+        self._subscribers: list[trio.MemorySendChannel[ServerEvent]] = []
+        self.events_dropped = 0
+        """How many events did not fit in a subscriber's buffer."""
+        self._stopping = False
+        self._nursery_manager: Any = None
+        self._entered = False
+        self._nursery: trio.Nursery | None = None
+        self._change = trio.Event()
+        self._unsettled = len(self._members)
+        self._settled = trio.Event()
+        if not self._unsettled:
+            self._settled.set()
+
+    # ---------------------------------------------------------------- state
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every server's name, in the configuration's order (invalid entries last)."""
+        return tuple(self._members)
+
+    def _member(self, name: str) -> _Member:
+        member = self._members.get(name)
+        if member is None:
+            raise UnknownName(f"the group has no server named {name!r}", name=name, kind="server")
+        return member
+
+    def status(self, name: str) -> ServerStatus:
+        """A snapshot of one server's state.
+
+        Raises:
+            UnknownName: No server has that name.
+        """
+        member = self._member(name)
+        error = member.error
+        pid = None
+        if member.client is not None:
+            pid = getattr(member.client.session, "pid", None)
+        gone = error if isinstance(error, ServerGone) else None
+        return ServerStatus(
+            name=member.name,
+            state=member.state,
+            error=error,
+            reason=member.reason,
+            restarts=member.tracker.restarts,
+            pid=pid,
+            exit_code=gone.exit_code if gone else None,
+            signal=gone.signal if gone else None,
+            stderr_tail=gone.stderr_tail if gone else "",
+        )
+
+    def statuses(self) -> list[ServerStatus]:
+        """A snapshot of every server, in the order of `names`."""
+        return [self.status(name) for name in self._members]
+
+    def events(self, buffer: int = 256) -> trio.MemoryReceiveChannel[ServerEvent]:
+        """Subscribe to the group's events: ``async for event in servers.events():``.
+
+        The channel gets every `ServerEvent` from now on, and ends when the
+        group closes. Events never wait for a slow consumer: past ``buffer``
+        waiting events, newer ones are dropped (and counted in
+        `events_dropped`). Close the channel to unsubscribe.
+        """
+        send, receive = trio.open_memory_channel[ServerEvent](buffer)
+        if self._stopping and self._nursery_manager is None:
+            send.close()
+        else:
+            self._subscribers.append(send)
+        return receive
+
+    def _emit(self, event: ServerEvent) -> None:
+        for send in list(self._subscribers):
+            try:
+                send.send_nowait(event)
+            except trio.WouldBlock:
+                self.events_dropped += 1
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._subscribers.remove(send)
+        if self._on_event is not None:
+            try:
+                self._on_event(event)
+            except Exception:
+                _logger.exception("the group's on_event callback raised")
+
+    def _set(
+        self,
+        member: _Member,
+        state: ServerState,
+        *,
+        error: BaseException | None = None,
+        delay: float | None = None,
+        reason: str = "",
+    ) -> None:
+        previous = member.state
+        member.state = state
+        if error is not None:
+            member.error = error
+        member.reason = reason
+        self._changed()
+        if state in ("ready", "restarting", "failed"):
+            text = f"server {member.name!r}: {previous} -> {state}"
+            if error is not None:
+                text += f" ({str(error).splitlines()[0]})"
+            if delay is not None:
+                text += f", starting again in {delay:.2f} s"
+            if reason:
+                text += f": given up, {reason}"
+            _logger.log(logging.WARNING if state == "failed" else logging.INFO, text)
+        self._emit(
+            ServerEvent(
+                member.name,
+                state,
+                previous,
+                trio.current_time(),
+                error=error,
+                delay=delay,
+                restarts=member.tracker.restarts,
+            )
+        )
+
+    def _changed(self) -> None:
+        """Wake every task waiting for some server's state to change."""
+        self._change.set()
+        self._change = trio.Event()
+
+    def _settle(self, member: _Member) -> None:
+        """The server's first start is over, one way or the other."""
+        if not member.settled:
+            member.settled = True
+            self._unsettled -= 1
+            if not self._unsettled:
+                self._settled.set()
+
+    def restart(self, name: str) -> None:
+        """Start a failed server again, with a fresh restart history; end a restart's delay early.
+
+        Does nothing to a server that is starting or ready.
+
+        Raises:
+            UnknownName: No server has that name.
+        """
+        member = self._member(name)
+        if member.state in ("failed", "restarting"):
+            if member.state == "failed":
+                member.tracker.reset()
+            member.poke()
+
+    # ----------------------------------------------------------- the clients
+
+    async def client(self, name: str) -> Client:
+        """The client of one server, once it is ready.
+
+        While the server starts or waits to be started again, this waits
+        for it, within the caller's cancel scopes (bound the wait with
+        `trio.move_on_after`). A client obtained before a restart belongs
+        to the process that died: its calls raise `ServerGone`; ask again.
+
+        Raises:
+            UnknownName: No server has that name.
+            ServerGone: The server failed (the group gave up on it; the
+                error says why and carries its last exit status and stderr
+                tail), or the group is closing.
+            ConfigError: The server is disabled, or its entry is invalid.
+        """
+        member = self._member(name)
+        while True:
+            if member.state == "ready" and member.client is not None:
+                await trio.lowlevel.checkpoint()
+                return member.client
+            if member.state in ("starting", "restarting") and not self._stopping:
+                await self._change.wait()
+                continue
+            raise self._unavailable(member)
+
+    def _unavailable(self, member: _Member) -> MCPError:
+        if member.state == "invalid" and isinstance(member.error, ConfigError):
+            wrong = member.error
+            return ConfigError(str(wrong), file=wrong.file, server=wrong.server, field=wrong.field)
+        if member.state == "disabled":
+            return ConfigError(
+                f"server {member.name!r} is disabled in the configuration",
+                server=member.name,
+                field="disabled",
+            )
+        last = member.error
+        if member.state == "failed":
+            text = f"server {member.name!r} failed: {member.reason}"
+        else:
+            text = f"server {member.name!r} is stopped: the group is closing"
+        if last is not None:
+            text += f"; last error: {str(last).splitlines()[0]}"
+        gone = last if isinstance(last, ServerGone) else None
+        error = ServerGone(
+            text,
+            exit_code=gone.exit_code if gone else None,
+            signal=gone.signal if gone else None,
+            stderr_tail=gone.stderr_tail if gone else "",
+            server=gone.server if gone else member.name,
+            command=member.spec.command or "",
+            arguments=member.spec.args,
+            pid=gone.pid if gone else None,
+        )
+        error.__cause__ = last
+        return error
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        name: str,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        buffer: int = 256,
+    ) -> AsyncIterator[trio.MemoryReceiveChannel[dict[str, JSON]]]:
+        """Change notifications of one server, in either era, across its restarts.
+
+        ``async with servers.listen("files", tools=True) as notes:``, then
+        ``async for note in notes:`` gets each notification (a dict, as the
+        server sent it). In the 2026-07-28 era this is a
+        ``subscriptions/listen`` stream (see `Client.listen`); in the
+        initialize era, the list changes the server sends anyway, and
+        ``resources/subscribe`` for ``resource_uris``. Entering returns once
+        the server has acknowledged the subscription (at once while the
+        server is down). Whenever the server is started again, the
+        subscription is made again on the new process before the server
+        counts as ready; what the server would have sent while it was down
+        is lost (the group's events say when that happened). Iteration ends
+        when the block or the group ends.
+
+        Args:
+            name: The server.
+            tools: Deliver ``notifications/tools/list_changed``.
+            prompts: Deliver ``notifications/prompts/list_changed``.
+            resources: Deliver ``notifications/resources/list_changed``.
+            resource_uris: Deliver ``notifications/resources/updated`` for
+                these URIs.
+            buffer: How many notifications may wait for the consumer; newer
+                ones are dropped past that (counted in `events_dropped`).
+
+        Raises:
+            UnknownName: No server has that name.
+        """
+        member = self._member(name)
+        if isinstance(resource_uris, str):
+            raise TypeError("resource_uris must be a sequence of URIs, not a single string")
+        listener = _Listener(self, tools, prompts, resources, tuple(resource_uris), buffer)
+        member.listeners.append(listener)
+        try:
+            client = member.client
+            if member.state == "ready" and client is not None:
+                # Should the server have just died, its next process subscribes.
+                with suppress(MCPError):
+                    await _start_helper(client, listener.follow, client)
+            yield listener.receive
+        finally:
+            member.listeners.remove(listener)
+            listener.close()
+
+    # -------------------------------------------------------- the catalogue
+
+    @property
+    def tools(self) -> list[Listed[Tool]]:
+        """Every tool of every ready server (allow and deny lists applied), in the configuration's order."""
+        return [entry for member in self._ready() for entry in member.tools]
+
+    @property
+    def prompts(self) -> list[Listed[Prompt]]:
+        """Every prompt of every ready server."""
+        return [entry for member in self._ready() for entry in member.prompts]
+
+    @property
+    def resources(self) -> list[Listed[Resource]]:
+        """Every resource of every ready server (read one with `read_resource`)."""
+        return [
+            Listed(exposed_name(member.name, item.name), member.name, item)
+            for member in self._ready()
+            for item in member.listing.resources
+        ]
+
+    @property
+    def resource_templates(self) -> list[Listed[ResourceTemplate]]:
+        """Every resource template of every ready server."""
+        return [
+            Listed(exposed_name(member.name, item.name), member.name, item)
+            for member in self._ready()
+            for item in member.listing.templates
+        ]
+
+    def _ready(self) -> list[_Member]:
+        return [member for member in self._members.values() if member.state == "ready"]
+
+    def resolve(self, name: str) -> tuple[str, str]:
+        """The server and the server's own name of a tool's group-wide name.
+
+        Names once listed stay known while their server restarts.
+
+        Raises:
+            UnknownName: No tool was ever listed under that name.
+        """
+        route = self._routes.get(name)
+        if route is None:
+            raise UnknownName(f"the group has no tool named {name!r}", name=name, kind="tool")
+        return route
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, JSON] | None = None, **options: Any
+    ) -> CallToolResult:
+        """Call a tool by its group-wide name (`Listed.name`), on the server that has it.
+
+        When that server is starting again, the call waits for it within
+        the caller's cancel scopes (see `client`). A call in flight when the
+        server dies fails with `ServerGone` and is never sent again: the
+        tool may have run.
+
+        Args:
+            name: The tool's group-wide name.
+            arguments: Its arguments.
+            **options: Options of `Client.call_tool` (``on_progress``,
+                ``meta``, ...).
+
+        Raises:
+            UnknownName: No such tool (or the server no longer lists it, or
+                its allow and deny lists leave it out).
+            ServerGone: The server died during the call, or has failed.
+        """
+        server, tool = self.resolve(name)
+        member = self._members[server]
+        client = await self.client(server)
+        if tool not in {entry.item.name for entry in member.tools}:
+            raise UnknownName(f"server {server!r} no longer offers the tool {tool!r}", name=name, kind="tool")
+        result: CallToolResult = await client.call_tool(tool, arguments, **options)
+        return result
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, **options: Any
+    ) -> GetPromptResult:
+        """Get a prompt by its group-wide name, from the server that has it (waits as `call_tool` does).
+
+        Raises:
+            UnknownName: No such prompt.
+        """
+        route = self._prompt_routes.get(name)
+        if route is None:
+            raise UnknownName(f"the group has no prompt named {name!r}", name=name, kind="prompt")
+        server, prompt = route
+        client = await self.client(server)
+        result: GetPromptResult = await client.get_prompt(prompt, arguments, **options)
+        return result
+
+    async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
+        """Read a resource of one server (waits as `call_tool` does)."""
+        client = await self.client(server)
+        result: ReadResourceResult = await client.read_resource(uri)
+        return result
+
+    def _publish(self, member: _Member, listing: _Listing, *, announce: bool) -> None:
+        member.listing = listing
+        spec = member.spec
+        member.tools = self._entries(
+            member, [t for t in listing.tools if spec.allows_tool(t.name)], self._routes
+        )
+        member.prompts = self._entries(member, listing.prompts, self._prompt_routes)
+        if announce:
+            self._emit(
+                ServerEvent(
+                    member.name,
+                    member.state,
+                    member.state,
+                    trio.current_time(),
+                    restarts=member.tracker.restarts,
+                    catalogue=True,
+                )
+            )
+
+    def _entries(
+        self, member: _Member, items: list[Any], routes: dict[str, tuple[str, str]]
+    ) -> list[Listed[Any]]:
+        entries: list[Listed[Any]] = []
+        seen: set[str] = set()
+        for item in items:
+            name = exposed_name(member.name, item.name)
+            pair = (member.name, item.name)
+            holder = routes.get(name)
+            # Only a hash collision makes two pairs meet; the server earlier
+            # in the configuration keeps the name, whoever listed it first.
+            if holder is not None and holder != pair and self._members[holder[0]].index < member.index:
+                _logger.warning(
+                    "server %r: %r is left out: its name %r is taken by server %r's %r",
+                    member.name,
+                    item.name,
+                    name,
+                    holder[0],
+                    holder[1],
+                )
+                continue
+            if name in seen:
+                _logger.warning("server %r lists %r twice; the first one is kept", member.name, item.name)
+                continue
+            seen.add(name)
+            routes[name] = pair
+            entries.append(Listed(name, member.name, item))
+        return entries
+
+    # ------------------------------------------------------------- lifecycle
+
+    async def __aenter__(self) -> Self:
+        if self._entered:
+            raise RuntimeError("a server group can only be entered once")
+        self._entered = True
+        manager = trio.open_nursery()
+        nursery = await manager.__aenter__()
+        self._nursery_manager = manager
+        self._nursery = nursery
+        for member in self._members.values():
+            nursery.start_soon(self._supervise, member, name=f"trio_mcp:server {member.name}")
+        try:
+            await self._settled.wait()
+        except BaseException as exc:
+            await self._close(exc)
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._close(exc)
+
+    async def _close(self, exc: BaseException | None) -> None:
+        manager, self._nursery_manager = self._nursery_manager, None
+        if manager is None:
+            return
+        self._nursery = None
+        self._stopping = True
+        for member in self._members.values():
+            if member.watch is not None:
+                # Ready: leave the client's block normally, a graceful close.
+                member.watch.cancel()
+            elif member.scope is not None:
+                member.scope.cancel()
+            member.poke()
+        self._changed()
+        try:
+            await manager.__aexit__(None, None, None)
+        except BaseExceptionGroup as group:
+            reraise(group, exc)
+        finally:
+            for send in self._subscribers:
+                send.close()
+            self._subscribers.clear()
+            for member in self._members.values():
+                for listener in member.listeners:
+                    listener.close()
+
+    # ------------------------------------------------------------ supervision
+
+    async def _supervise(self, member: _Member) -> None:
+        if member.state in ("disabled", "invalid"):
+            self._settle(member)
+            return
+        while not self._stopping:
+            if member.state != "starting":
+                self._set(member, "starting")
+            error = await self._attempt(member)
+            self._settle(member)
+            if error is None:
+                break
+            decision = member.tracker.stopped(
+                trio.current_time(), clean=_clean(error), retryable=_retryable(error)
+            )
+            if not decision.restart:
+                self._set(member, "failed", error=error, reason=decision.reason)
+                await member.sleep()
+                continue
+            self._set(member, "restarting", error=error, delay=decision.delay)
+            await member.sleep(decision.delay)
+        self._set(member, "stopped")
+
+    async def _attempt(self, member: _Member) -> BaseException | None:
+        """Start the server and serve it until it stops; returns what stopped it (`None`: the group)."""
+        death: list[BaseException] = []
+        spec = member.spec
+        ready = False
+        member.dirty = False  # a new process is listed from scratch
+        deadline = trio.current_time() + spec.startup_timeout
+        # One scope bounds the start (its deadline) and lets the group cancel
+        # it; once the server is ready, the deadline goes.
+        with trio.CancelScope(deadline=deadline) as member.scope:
+            if self._stopping:
+                member.scope.cancel()
+            try:
+                async with connect(spec, self._options_of(member)) as client:
+                    member.scope.deadline = math.inf
+                    # The helpers (the group's listen stream, refreshes, the
+                    # callers' listen streams) run in the session's nursery
+                    # and end with it.
+                    try:
+                        with trio.move_on_at(deadline):
+                            await self._prepare(member, client)
+                            ready = True
+                    except MCPError as exc:
+                        death.append(exc)
+                    if not ready and not death:
+                        death.append(
+                            RequestTimeout(
+                                f"server {spec.name!r} did not list what it offers within its"
+                                f" startup_timeout ({spec.startup_timeout:g} s)",
+                                method="tools/list",
+                                timeout=spec.startup_timeout,
+                                server=client.session.name,
+                            )
+                        )
+                    if ready:
+                        with trio.CancelScope() as member.watch:
+                            member.client = client
+                            member.tracker.ready(trio.current_time())
+                            self._set(member, "ready")
+                            self._settle(member)
+                            if self._stopping:
+                                member.watch.cancel()
+                            elif member.dirty:
+                                self._start_refresh(member)
+                            # This task watches the server until it stops.
+                            death.append(await client.session.wait_failed())
+            except MCPError as exc:
+                death.append(exc)
+            except (TypeError, ValueError) as exc:
+                if ready:
+                    raise
+                # An entry the opener refuses (a value of the wrong type).
+                error = ConfigError(f"server {spec.name!r} cannot be started: {exc}", server=spec.name)
+                error.__cause__ = exc
+                death.append(error)
+            finally:
+                member.client = None
+                member.watch = None
+        if self._stopping:
+            return None
+        if member.scope.cancelled_caught and not death:
+            death.append(startup_timeout(spec))
+        return death[0] if death else None
+
+    async def _prepare(self, member: _Member, client: Client) -> None:
+        """Subscribe to changes, list what the server offers, make the callers' listen streams again."""
+        if client.era == "modern":
+            # Subscribed before listing: no change falls between the two.
+            await _start_helper(client, self._listen, member, client)
+        self._publish(member, await _list(client), announce=False)
+        for listener in list(member.listeners):
+            await _start_helper(client, listener.follow, client)
+
+    def _options_of(self, member: _Member) -> dict[str, Any]:
+        """The opener's options for one server: the group's, with a notification hook of the server's."""
+        user = self._options.get("on_notification")
+
+        def on_notification(note: dict[str, JSON]) -> object:
+            self._note(member, note)
+            if user is not None:
+                return user(note)
+            if note.get("method") == "notifications/message":
+                _server_logger.debug("server %r log: %s", member.name, note.get("params"))
+            return None
+
+        return {**self._options, "on_notification": on_notification}
+
+    def _note(self, member: _Member, note: dict[str, JSON]) -> None:
+        """A notification of the server's: a change to its lists means listing again."""
+        if note.get("method") in _LIST_CHANGED:
+            member.dirty = True
+            self._start_refresh(member)
+
+    def _start_refresh(self, member: _Member) -> None:
+        """List the server's offer again (once at a time; a change meanwhile means once more)."""
+        client = member.client
+        if member.refreshing or member.watch is None or client is None:
+            return
+        try:
+            client.session.start_soon(self._refresh, member, client, name="group refresh")
+        except MCPError:
+            return  # the server just died
+        member.refreshing = True
+
+    async def _refresh(self, member: _Member, client: Client) -> None:
+        try:
+            while member.dirty:
+                member.dirty = False
+                client.invalidate_cache()
+                try:
+                    listing = await _list(client)
+                except MCPError as exc:
+                    _logger.info("server %r: listing after a change failed: %s", member.name, exc)
+                    continue
+                self._publish(member, listing, announce=True)
+        finally:
+            member.refreshing = False
+
+    async def _listen(self, member: _Member, client: Client, started: Callable[[], None]) -> None:
+        """The group's own listen stream (2026-07-28 era), where the server's list changes arrive."""
+        caps = client.server_capabilities
+        # Only the lists the server says can change.
+        tools, prompts, resources = (
+            bool(capability and capability.get("listChanged"))
+            for capability in (caps.tools, caps.prompts, caps.resources)
+        )
+        try:
+            if tools or prompts or resources:
+                async with client.listen(tools=tools, prompts=prompts, resources=resources) as sub:
+                    started()
+                    async for note in sub:
+                        self._note(member, note)
+        except MCPError as exc:
+            _logger.debug("server %r: no change notifications: %s", member.name, exc)
+
+
+async def _start_helper(client: Client, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
+    """Run ``fn(*args, started)`` in the session's nursery; return once it calls ``started`` or ends."""
+    started = trio.Event()
+
+    async def run() -> None:
+        try:
+            await fn(*args, started.set)
+        finally:
+            started.set()
+
+    client.session.start_soon(run, name="group helper")
+    await started.wait()
+
+
+async def _list(client: Client) -> _Listing:
+    """Everything the server offers, every page of it; a listing it refuses is empty."""
+    caps = client.server_capabilities
+    listing = _Listing()
+    if caps.tools is not None:
+        listing.tools = await _or_empty(client.list_tools)
+    if caps.prompts is not None:
+        listing.prompts = await _or_empty(client.list_prompts)
+    if caps.resources is not None:
+        listing.resources = await _or_empty(client.list_resources)
+        listing.templates = await _or_empty(client.list_resource_templates)
+    return listing
+
+
+async def _or_empty(fetch: Callable[[], Any]) -> list[Any]:
+    try:
+        items: list[Any] = await fetch()
+    except RpcError:
+        return []
+    return items
+
+
+def open_servers(
+    config: LoadedConfig | Mapping[str, ServerSpec] | Iterable[ServerSpec],
+    *,
+    restart: RestartPolicy | None = None,
+    on_event: Callable[[ServerEvent], object] | None = None,
+    seed: int | None = None,
+    **options: Unpack[StdioClientKwargs],
+) -> ServerGroup:
+    """Start every server of a configuration, supervise them, and offer one catalogue.
+
+    Use the result as an async context manager::
+
+        async with trio_mcp.open_servers(config) as servers:
+            for tool in servers.tools:
+                print(tool.name)
+            result = await servers.call_tool("files__read_file", {"path": "README.md"})
+
+    Entering starts every enabled server concurrently, each within its own
+    ``startup_timeout``, and returns once each has either become ready or
+    failed its first start: a slow or broken server delays no other, and
+    is never an error for the group. A server that stops without being
+    asked to is started again as ``restart`` says. Leaving the block stops
+    every server in parallel (each as `open_stdio_client` would: stdin
+    closed, ``kill_grace``, then signals), bounded in time.
+
+    Args:
+        config: A `LoadedConfig` (its invalid entries show as ``"invalid"``
+            servers), a mapping of names to `ServerSpec`, or `ServerSpec`
+            objects.
+        restart: The restart policy (default: `RestartPolicy()`).
+        on_event: Called with every `ServerEvent`, in the task where it
+            happens: keep it quick. `ServerGroup.events` is the other way
+            to follow them.
+        seed: Seeds the jitter of the restart delays, for reproducible runs.
+        **options: Options of `open_stdio_client` for every server, except
+            those each entry sets (``env``, ``inherit_env``, ``cwd``); an
+            entry's ``request_timeout`` wins over the one given here.
+
+    Raises:
+        TypeError: A bad configuration object, or a bad or unknown option.
+        ValueError: Two servers with one name, or an option out of range.
+    """
+    specs, invalid = _specs(config)
+    given = sorted(SPEC_OPTIONS & set(options))
+    if given:
+        raise TypeError(f"open_servers() got {given[0]!r}, which each server's entry sets")
+    split_options("open_servers", options, ConnectionOptions, ProcessOptions, ClientOptions)
+    policy = restart if restart is not None else RestartPolicy()
+    if not isinstance(policy, RestartPolicy):
+        raise TypeError(f"restart must be a RestartPolicy, not {type(policy).__name__}")
+    return ServerGroup(specs, invalid, policy, dict(options), on_event, random.Random(seed))
