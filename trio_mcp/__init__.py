@@ -14,13 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 from . import _errors
 from ._errors import (
+    AuthRequired as AuthRequired,
+    ConnectionFailed as ConnectionFailed,
+    HTTPError as HTTPError,
     InputRequestFailed as InputRequestFailed,
     MCPError as MCPError,
     MessageTooLarge as MessageTooLarge,
     NotSupported as NotSupported,
     ProtocolError as ProtocolError,
     RpcError as RpcError,
+    ServerBusy as ServerBusy,
     ServerGone as ServerGone,
+    SessionExpired as SessionExpired,
     SpawnFailed as SpawnFailed,
     TransportClosed as TransportClosed,
     TrioMCPInternalError as TrioMCPInternalError,
@@ -85,6 +90,8 @@ if TYPE_CHECKING:
     from ._open import (
         StdioTransport as StdioTransport,
         open_client as open_client,
+        open_http_client as open_http_client,
+        open_http_transport as open_http_transport,
         open_stdio_client as open_stdio_client,
         open_stdio_transport as open_stdio_transport,
         open_stream_client as open_stream_client,
@@ -113,6 +120,8 @@ _LAZY: dict[str, str] = {
     "Subscription": "_client",
     "StdioTransport": "_open",
     "open_client": "_open",
+    "open_http_client": "_open",
+    "open_http_transport": "_open",
     "open_stdio_client": "_open",
     "open_stdio_transport": "_open",
     "open_stream_client": "_open",
