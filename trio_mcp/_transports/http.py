@@ -185,6 +185,7 @@ class HTTPChannel(Channel):
         self._initialized: bytes | None = None
         self._gate: trio.Event | None = None
         self._get_started = False
+        self._get_open = False
         self._renewing = trio.Lock()
         self._private_ids = 0
         # HTTP+SSE (2024-11-05).
@@ -366,12 +367,12 @@ class HTTPChannel(Channel):
     async def _request(
         self, data: bytes, message: dict[str, JSON], request_id: int, version: str | None
     ) -> None:
-        if self._endpoint is not None:
-            await self._post_sse(data)
-            return
         gate = self._gate
         if version is None and gate is not None:
             await gate.wait()
+        if self._endpoint is not None:
+            await self._post_sse(data)
+            return
         for attempt in range(2):
             used = self._session_id
             try:
@@ -424,6 +425,14 @@ class HTTPChannel(Channel):
             if kind == "text/event-stream":
                 await self._read_stream(response, deliver, request_id, method, resumable=version is None)
                 return
+            if status == 202 and version is None and self._get_open:
+                # Servers of old answered on the GET stream; the request
+                # stays pending (bounded by the caller's deadline).
+                self._log(
+                    f"{self.name} accepted request {request_id} ({method}) with 202; its answer may come"
+                    " on the stream of server messages"
+                )
+                return
             if status in (202, 204):
                 raise self._http_error(
                     response, f"{method} got HTTP {status}: the server will send no answer", b""
@@ -465,22 +474,26 @@ class HTTPChannel(Channel):
             )
         chunks: list[bytes] = []
         size = 0
-        try:
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > self._max:
-                    raise MessageTooLarge(
-                        f"the answer to request {request_id} ({method}) is over the limit of {self._max} bytes (max_message_bytes)",
-                        size=size,
-                        limit=self._max,
-                    )
-                chunks.append(chunk)
-        except httpx.HTTPError as exc:
+
+        def take(chunk: bytes) -> bool:
+            nonlocal size
+            size += len(chunk)
+            if size > self._max:
+                raise MessageTooLarge(
+                    f"the answer to request {request_id} ({method}) is over the limit of {self._max} bytes (max_message_bytes)",
+                    size=size,
+                    limit=self._max,
+                )
+            chunks.append(chunk)
+            return False
+
+        _, cause = await consume(response, take)
+        if cause is not None:
             raise ConnectionFailed(
-                f"the answer to request {request_id} ({method}) from {self.name} was cut: {_network_error(exc)}",
+                f"the answer to request {request_id} ({method}) from {self.name} was cut: {_network_error(cause)}",
                 url=display_url(self.url),
                 status=response.status_code,
-            ) from exc
+            ) from cause
         return b"".join(chunks)
 
     def _http_error(self, response: httpx.Response, message: str, body: bytes) -> HTTPError:
@@ -644,16 +657,14 @@ class HTTPChannel(Channel):
         self, response: httpx.Response, parser: EventParser, deliver: Callable[[bytes], bool]
     ) -> tuple[bool, Exception | None]:
         """Feed a stream to ``deliver`` until it says done (`True`) or the stream ends (`False`, and why)."""
-        try:
-            async for chunk in response.aiter_bytes():
-                for item in parser.feed(chunk):
-                    if self._item(item, deliver):
-                        return True, None
-        except httpx.HTTPError as exc:
+
+        def take(chunk: bytes) -> bool:
+            return any(self._item(item, deliver) for item in parser.feed(chunk))
+
+        done, cause = await consume(response, take)
+        if not done:
             parser.eof()
-            return False, exc
-        parser.eof()
-        return False, None
+        return done, cause
 
     def _item(self, item: object, deliver: Callable[[bytes], bool]) -> bool:
         if isinstance(item, Event):
@@ -795,7 +806,11 @@ class HTTPChannel(Channel):
                         )
                     else:
                         before = len(self._seen)
-                        _, cause = await self._pump(response, parser, self._pass_on)
+                        self._get_open = True
+                        try:
+                            _, cause = await self._pump(response, parser, self._pass_on)
+                        finally:
+                            self._get_open = False
                         failures = 0 if len(self._seen) != before else failures + 1
                         if cause is not None:
                             self._log(f"the stream of server messages broke: {_network_error(cause)}")
@@ -839,27 +854,28 @@ class HTTPChannel(Channel):
                     url=display_url(self.url),
                     status=response.status_code,
                 )
-            cause: Exception | None = None
-            try:
-                async for chunk in response.aiter_bytes():
-                    for item in parser.feed(chunk):
-                        if endpoint is None:
-                            if isinstance(item, Event) and item.type == "endpoint":
-                                target = str(httpx.URL(self.url).join(item.data.strip()))
-                                if not same_origin(self.url, target):
-                                    raise HTTPError(
-                                        f"{self.name} named an endpoint on another origin ({display_url(target)}); refused",
-                                        url=display_url(self.url),
-                                    )
-                                endpoint = target
-                                task_status.started(target)
-                            continue
-                        try:
-                            self._item(item, self._pass_on)
-                        except ProtocolError as exc:
-                            self._log(str(exc))
-            except httpx.HTTPError as exc:
-                cause = exc
+
+            def take(chunk: bytes) -> bool:
+                nonlocal endpoint
+                for item in parser.feed(chunk):
+                    if endpoint is None:
+                        if isinstance(item, Event) and item.type == "endpoint":
+                            target = str(httpx.URL(self.url).join(item.data.strip()))
+                            if not same_origin(self.url, target):
+                                raise HTTPError(
+                                    f"{self.name} named an endpoint on another origin ({display_url(target)}); refused",
+                                    url=display_url(self.url),
+                                )
+                            endpoint = target
+                            task_status.started(target)
+                        continue
+                    try:
+                        self._item(item, self._pass_on)
+                    except ProtocolError as exc:
+                        self._log(str(exc))
+                return False
+
+            _, cause = await consume(response, take)
             if endpoint is None:
                 raise HTTPError(
                     f"GET {display_url(self.url)} opened an event stream that named no endpoint",
@@ -912,15 +928,44 @@ async def _read_some(response: httpx.Response, limit: int) -> bytes:
     """At most ``limit`` bytes of a body (an error page, say); a broken body gives what came."""
     chunks: list[bytes] = []
     size = 0
-    try:
-        async for chunk in response.aiter_bytes():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size >= limit:
-                break
-    except httpx.HTTPError:
-        pass
+
+    def take(chunk: bytes) -> bool:
+        nonlocal size
+        chunks.append(chunk)
+        size += len(chunk)
+        return size >= limit
+
+    await consume(response, take)
     return b"".join(chunks)[:limit]
+
+
+async def consume(response: httpx.Response, take: Callable[[bytes], bool]) -> tuple[bool, Exception | None]:
+    """Hand a body's chunks to ``take`` until it returns `True` (then `True`) or the body ends (`False`).
+
+    Returns the network error that cut the body short, if one did; raises
+    what ``take`` raises. Reading stops by cancellation rather than by
+    leaving the loop: the body's chain of async generators then runs to its
+    end, instead of being left to the garbage collector half-way.
+    """
+    done = False
+    failure: MCPError | None = None
+    cause: Exception | None = None
+    with trio.CancelScope() as scope:
+        try:
+            async for chunk in response.aiter_bytes():
+                if done or failure is not None:
+                    continue
+                try:
+                    done = take(chunk)
+                except MCPError as exc:
+                    failure = exc
+                if done or failure is not None:
+                    scope.cancel()
+        except httpx.HTTPError as exc:
+            cause = exc
+    if failure is not None:
+        raise failure
+    return done, cause
 
 
 def _network_error(exc: BaseException | None) -> str:
