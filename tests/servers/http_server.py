@@ -33,8 +33,11 @@ Scenarios. A scenario changes how ``tools/call`` of ``fault`` is answered
 (``fault`` answers ``"no fault"`` otherwise), or every request with
 ``--target all``. The ``X-Test-Scenario`` and ``X-Test-Target`` request
 headers choose them per request instead, so that one server process can
-serve many tests (a client sends them with its ``headers`` option). See
-`SCENARIOS` for the list and what each one does.
+serve many tests (a client sends them with its ``headers`` option); the
+scenarios in `ONCE` hit only the first matching request of each
+``X-Test-Client``. See `SCENARIOS` for the list and what each one does.
+
+``GET /stats`` answers what the server saw, as JSON (see `State.stats`).
 """
 
 from __future__ import annotations
@@ -586,7 +589,8 @@ class State:
 
     async def shared(self, call: Call) -> None:
         if call.method == "tools/list":
-            await call.result({"tools": TOOLS})
+            cache = {"ttlMs": 0, "cacheScope": "public"} if call.era == "modern" else {}
+            await call.result({"tools": TOOLS, **cache})
             return
         name = call.params.get("name")
         args = call.params.get("arguments") or {}
