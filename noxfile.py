@@ -121,6 +121,11 @@ OFFICIAL_MCP_CLIENT = "mcp==2.3.0"
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Run the benchmarks: trio_mcp against a raw baseline and the official client."""
-    session.install(".", OFFICIAL_MCP_CLIENT)
+    """Run the benchmarks: trio_mcp against a raw baseline and the official client.
+
+    Over stdio (``benchmarks/bench.py``), then over Streamable HTTP
+    (``benchmarks/http_bench.py``, with the ``http`` extra).
+    """
+    session.install(".[http]", OFFICIAL_MCP_CLIENT)
     session.run("python", "benchmarks/bench.py", *session.posargs)
+    session.run("python", "benchmarks/http_bench.py", *session.posargs)
