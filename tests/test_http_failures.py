@@ -92,11 +92,20 @@ async def fault(client):
 
 @pytest.mark.parametrize(
     "scenario",
-    ["crlf-bom-comments", "cr-only", "endpoint-event", "json-charset", "sse-charset", "wrong-id-first"],
+    [
+        "crlf-bom-comments",
+        "cr-only",
+        "endpoint-event",
+        "json-charset",
+        "sse-charset",
+        "wrong-id-first",
+        "json-other-id",
+    ],
 )
 async def test_well_formed_oddities_are_read(server, scenario):
-    """BOM, CRLF or CR line ends, comments, priming events, foreign event types,
-    media types with parameters, a stray answer to an unknown id: all legal, all read."""
+    """BOM, CRLF or CR line ends, comments, priming events, a negative retry, an id
+    with NUL, foreign event types, media types with parameters, a stray answer to an
+    unknown id on a stream, a JSON answer under a foreign id: all read."""
     async with row(server, scenario) as client:
         assert (await fault(client)).text == "fault ok"
 
@@ -228,6 +237,15 @@ class socket_port:
         ("status-204", 204, "204"),
         ("forbidden-origin", 403, "403"),
         ("error-500-text", 500, "500"),
+        ("bad-request-400", 400, "400"),
+        ("method-not-allowed-405", 405, "405"),
+        ("not-acceptable-406", 406, "406"),
+        ("unsupported-type-415", 415, "415"),
+        ("misdirected-421", 421, "421"),
+        ("too-large-413", 413, "413"),
+        ("headers-too-large-431", 431, "431"),
+        ("bad-gateway-502", 502, "502"),
+        ("gateway-timeout-504", 504, "504"),
     ],
 )
 async def test_answers_that_are_not_mcp(server, scenario, status, match):
@@ -249,6 +267,15 @@ async def test_202_to_a_request(modern_server):
     async with row(modern_server, "status-202") as client:
         with pytest.raises(trio_mcp.HTTPError, match="202"):
             await fault(client)
+
+
+async def test_202_while_the_get_stream_is_open_waits_for_the_deadline(legacy_server):
+    """An old server may send the answer on the GET stream: the request stays pending,
+    bounded by the caller's deadline."""
+    async with row(legacy_server, "status-202-get-open") as client:
+        with trio.move_on_after(1) as scope:
+            await fault(client)
+        assert scope.cancelled_caught
 
 
 async def test_404_without_an_mcp_body(server):

@@ -682,8 +682,13 @@ async def s_crlf_bom_comments(call: Call) -> None:
 
 
 async def s_cr_only(call: Call) -> None:
-    """CR-only line ends, keep-alive comments after an id."""
-    body = b"id: 1\rdata: \r\r: keepalive\r\r\r: keepalive\r\rdata: " + _answer_event(call) + b"\r\r"
+    """CR-only line ends, keep-alive comments after an id, a negative ``retry`` and an
+    id with NUL (both ignored)."""
+    body = (
+        b"id: 1\rdata: \r\r: keepalive\r\r\r: keepalive\r\rretry: -5\rid: a\x00b\r\rdata: "
+        + _answer_event(call)
+        + b"\r\r"
+    )
     await _result_stream(call, body)
 
 
@@ -816,6 +821,30 @@ async def s_invalid_utf8(call: Call) -> None:
 async def s_status_202(call: Call) -> None:
     """202 Accepted to a request: no answer will follow."""
     await call.exchange.respond(202)
+
+
+async def s_status_202_get_open(call: Call) -> None:
+    """Legacy: 202 to a request once the session's GET stream is open (where an old
+    server would send the answer; this one never does)."""
+    if call.session is not None:
+        with trio.move_on_after(10):
+            await call.session.get_open.wait()
+    await call.exchange.respond(202)
+
+
+async def s_json_other_id(call: Call) -> None:
+    """A JSON answer under an id the client never sent (only one request per POST)."""
+    message = call.result_message(text_result("fault ok"))
+    message["id"] = "not-the-id-you-sent"
+    await call.exchange.json(200, message)
+
+
+def _status(status: int, body: bytes) -> Callable[[Call], Awaitable[None]]:
+    async def answer(call: Call) -> None:
+        await call.exchange.respond(status, body, "text/plain")
+
+    answer.__doc__ = f"{status} with a text body: {body.decode()}"
+    return answer
 
 
 async def s_status_204(call: Call) -> None:
@@ -1061,6 +1090,17 @@ SCENARIOS: dict[str, Callable[[Call], Awaitable[None]]] = {
     "not-jsonrpc": s_not_jsonrpc,
     "status-202": s_status_202,
     "status-204": s_status_204,
+    "status-202-get-open": s_status_202_get_open,
+    "json-other-id": s_json_other_id,
+    "bad-request-400": _status(400, b"Bad Request"),
+    "method-not-allowed-405": _status(405, b"Method Not Allowed"),
+    "not-acceptable-406": _status(406, b"Not Acceptable"),
+    "unsupported-type-415": _status(415, b"Unsupported Media Type"),
+    "misdirected-421": _status(421, b"Invalid Host header"),
+    "too-large-413": _status(413, b"Payload Too Large"),
+    "headers-too-large-431": _status(431, b"Request Header Fields Too Large"),
+    "bad-gateway-502": _status(502, b"Bad Gateway"),
+    "gateway-timeout-504": _status(504, b"Gateway Timeout"),
     "redirect-307": _redirect(307),
     "redirect-308": _redirect(308),
     "redirect-302": _redirect(302),
