@@ -186,6 +186,7 @@ class HTTPChannel(Channel):
         self._gate: trio.Event | None = None
         self._get_started = False
         self._get_open = False
+        self._get_running = False
         self._renewing = trio.Lock()
         self._private_ids = 0
         # HTTP+SSE (2024-11-05).
@@ -776,15 +777,23 @@ class HTTPChannel(Channel):
                 self._session_id = session
             if self._initialized is not None:
                 await self._run_other(self._initialized, decode(self._initialized))
+            if self._get_started and not self._get_running and self._nursery is not None:
+                # The old session's stream ended with it: one for the new session.
+                self._nursery.start_soon(self._get_stream)
 
     # ----------------------------------------------------- the GET stream
 
     async def _get_stream(self) -> None:
         """The initialize era's stream of server messages that belong to no request."""
+        self._get_running = True
+        try:
+            await self._read_server_messages()
+        finally:
+            self._get_running = False
+
+    async def _read_server_messages(self) -> None:
         parser = EventParser(self._max)
         failures = 0
-        receiver = self._receiver
-        assert receiver is not None
 
         while not self._closing:
             try:
