@@ -175,6 +175,7 @@ class HTTPChannel(Channel):
         self._closed = trio.Event()
         self._ended = False
         self._scopes: dict[int, trio.CancelScope] = {}
+        self._queued: set[int] = set()
         self._withdrawn: set[int] = set()
         self._modern: dict[int, bool] = {}
         self._seen: OrderedDict[str, None] = OrderedDict()
@@ -259,6 +260,7 @@ class HTTPChannel(Channel):
             self._modern[request_id] = version is not None
             if method == "initialize":
                 self._initialize = data
+            self._queued.add(request_id)
             nursery.start_soon(self._run_request, data, message, request_id, version)
             return
         if method == "notifications/initialized":
@@ -277,7 +279,8 @@ class HTTPChannel(Channel):
             # Closing the stream: the 2026-07-28 era's cancellation. In the
             # initialize era the session sends notifications/cancelled too.
             scope.cancel()
-        else:
+        elif request_id in self._queued:
+            # Not sent yet: it never will be.
             self._withdrawn.add(request_id)
         return modern
 
@@ -352,8 +355,10 @@ class HTTPChannel(Channel):
     ) -> None:
         receiver = self._receiver
         assert receiver is not None
+        self._queued.discard(request_id)
         if request_id in self._withdrawn:
             self._withdrawn.discard(request_id)
+            self._modern.pop(request_id, None)
             return
         with trio.CancelScope() as scope:
             self._scopes[request_id] = scope
