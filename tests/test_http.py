@@ -773,3 +773,32 @@ def test_import_trio_mcp_and_the_stdio_path_never_import_httpx():
 
 
 _ = DISCOVER
+
+
+async def test_many_cancelled_calls_leave_nothing_behind():
+    async def call(request, stream, message):
+        await start_sse(stream)
+        while True:  # until the client goes away
+            await stream.send_all(b": ping\n\n")
+            await trio.sleep(0.05)
+
+    async with trio.open_nursery() as nursery:
+        server = await serve(nursery, McpScript("modern", {"tools/call": call}))
+        with trio.fail_after(LIMIT):
+            async with trio_mcp.open_http_client(server.url) as client:
+                channel = client.session.channel
+                async with trio.open_nursery() as calls:
+                    for _ in range(20):
+                        calls.start_soon(client.call_tool, "forever", {})
+                    await trio.sleep(0.3)
+                    calls.cancel_scope.cancel()
+                # Cancelled before or after their POST went out: nothing is kept for them.
+                await trio.sleep(0.1)
+                assert channel._scopes == {}
+                assert channel._modern == {}
+                assert channel._queued == set()
+                assert channel._withdrawn == set()
+                await client.list_tools()
+            while server.open_connections:  # noqa: ASYNC110 - polling the server's count
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()

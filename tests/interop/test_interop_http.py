@@ -1,147 +1,168 @@
-"""The HTTP client against the real peers in their HTTP modes.
+"""Streamable HTTP (and HTTP+SSE) against the real peers, both eras.
 
-* server-everything (TypeScript SDK 1.32.2) in ``streamableHttp`` mode: the
-  initialize era with sessions, priming events and a GET stream; the server's
-  requests arrive on POST streams and are answered by POST. In ``sse`` mode:
-  the HTTP+SSE transport of 2024-11-05, reached by the fallback.
-* Our server on the official Python SDK, under uvicorn: 2026-07-28
-  (stateless, input by ``input_required`` rounds) and, asked for, the
-  initialize era on the same endpoint.
-
-Each test bounds its exchanges with `trio.fail_after`; the fixtures stop the
-servers without waiting on open streams.
+Our ``sdk`` server on the official Python SDK serves both eras on one
+endpoint; the npm ``everything`` server speaks the initialize era, over
+Streamable HTTP and over the HTTP+SSE transport of 2024-11-05. Every message
+the client sends is checked against the negotiated revision's schema (the
+``wire`` fixture), and every HTTP request's headers against its body.
 """
 
 from __future__ import annotations
 
+import json
+
+import httpx
+import pytest
 import trio
-from test_interop_legacy import wait_for_tool
+from http_peers import serving
 
 import trio_mcp
 
-TIMEOUT = 30
-LEGACY = "2025-11-25"
+TIMEOUT = 60
+MODERN = "2026-07-28"
 
 
-def connect(server, **options):
-    options.setdefault("trust_env", False)
-    return trio_mcp.open_http_client(server.url, **options)
+class Recorder:
+    """An httpx client that records each request's method, headers and body."""
+
+    def __init__(self):
+        self.requests = []
+        self.client = httpx.AsyncClient(event_hooks={"request": [self._record]}, trust_env=False)
+
+    async def _record(self, request):
+        body = request.content if request.method == "POST" else b""
+        self.requests.append((request.method, dict(request.headers), json.loads(body) if body else None))
+
+    def check_headers(self):
+        """Modern headers equal the body; initialize-era requests carry the session once it exists."""
+        session = None
+        for method, headers, body in self.requests:
+            if body is None or method != "POST":
+                continue
+            meta = (body.get("params") or {}).get("_meta") or {}
+            version = meta.get("io.modelcontextprotocol/protocolVersion")
+            if version is not None:
+                assert headers["mcp-protocol-version"] == version
+                assert headers["mcp-method"] == body["method"]
+                assert "mcp-session-id" not in headers
+                name = (body.get("params") or {}).get("name")
+                if body["method"] == "tools/call":
+                    assert headers["mcp-name"] == name
+            elif body.get("method") == "initialize":
+                assert "mcp-session-id" not in headers
+            elif "mcp-session-id" in headers:
+                session = session or headers["mcp-session-id"]
+                assert headers["mcp-session-id"] == session
+            assert headers["accept"] == "application/json, text/event-stream"
 
 
-# ------------------------------------------------------------------ everything
+@pytest.fixture
+def everything(peers):
+    return peers["everything"]
 
 
-async def test_everything_http_handshake_and_calls(everything_http, wire):
-    with trio.fail_after(TIMEOUT):
-        async with connect(everything_http) as client:
-            assert (client.era, client.protocol_version) == ("legacy", LEGACY)
-            assert client.server_info.name == "mcp-servers/everything"
-            await client.ping()
-            echo = await client.call_tool("echo", {"message": "over http"})
-            tools = {tool.name for tool in await client.list_tools()}
-            wire.check(client.protocol_version, client)
-    assert "over http" in echo.text
-    assert {"echo", "get-sum"} <= tools
-    methods = [m.get("method") for m in wire.written(client)]
-    assert methods[:3] == ["server/discover", "initialize", "notifications/initialized"]
-
-
-async def test_everything_http_sampling_is_answered_by_post(everything_http, wire):
-    asked = []
-
-    async def on_sampling(params):
-        asked.append(params)
-        return trio_mcp.CreateMessageResult(
-            role="assistant", content=trio_mcp.TextContent(text="Hello there."), model="test-model"
-        )
-
-    with trio.fail_after(TIMEOUT):
-        async with connect(everything_http, on_sampling=on_sampling) as client:
-            await wait_for_tool(client, "trigger-sampling-request")
-            result = await client.call_tool("trigger-sampling-request", {"prompt": "Say hi", "maxTokens": 20})
-            wire.check(client.protocol_version, client)
-    (params,) = asked
-    assert params.max_tokens == 20
-    assert "Hello there." in result.text
-
-
-async def test_everything_http_progress(everything_http):
-    seen = []
-    with trio.fail_after(TIMEOUT):
-        async with connect(everything_http) as client:
-            result = await client.call_tool(
-                "trigger-long-running-operation",
-                {"duration": 0.3, "steps": 3},
-                on_progress=lambda *update: seen.append(update),
-            )
-    assert len(seen) == 3
-    assert "completed" in result.text.lower()
-
-
-async def test_everything_sse_transport_of_2024_11_05(everything_sse):
-    with trio.fail_after(TIMEOUT):
-        async with connect(everything_sse) as client:
-            assert client.era == "legacy"
-            echo = await client.call_tool("echo", {"message": "old transport"})
-    assert "old transport" in echo.text
-
-
-# ------------------------------------------------------------------ the official Python SDK
-
-
-async def test_sdk_http_modern(sdk_http, wire):
+async def test_sdk_modern_over_http(sdk_server, wire, tmp_path):
+    recorder = Recorder()
     progress = []
-    with trio.fail_after(TIMEOUT):
-        async with connect(
-            sdk_http, on_elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}}
-        ) as client:
-            assert (client.era, client.protocol_version) == ("modern", "2026-07-28")
-            echo = await client.call_tool("echo", {"text": "héllo ✓"})
-            slow = await client.call_tool(
-                "slow", {"steps": 3, "delay": 0.01}, on_progress=lambda *update: progress.append(update)
-            )
-            greeted = await client.call_tool("greet")
-            wire.check(client.protocol_version, client)
-    assert echo.text == "héllo ✓"
-    assert slow.text == "slept 3 steps"
-    assert len(progress) == 3
-    assert greeted.text == "Hello, Ada!"
+    async with serving(sdk_server, "", tmp_path) as url, recorder.client:
+        with trio.fail_after(TIMEOUT):
+            async with trio_mcp.open_http_client(
+                url,
+                http_client=recorder.client,
+                on_elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}},
+            ) as client:
+                assert client.era == "modern"
+                tools = {tool.name for tool in await client.list_tools()}
+                assert {"echo", "slow", "greet", "touch"} <= tools
+                assert (await client.call_tool("echo", {"text": "hé"})).text == "hé"
+                result = await client.call_tool(
+                    "slow", {"steps": 2}, on_progress=lambda *a: progress.append(a)
+                )
+                assert result.text.startswith("slept")
+                assert (await client.call_tool("greet")).text == "Hello, Ada!"
+                async with client.listen(tools=True) as subscription:
+                    await client.call_tool("touch")
+                    async for note in subscription:
+                        assert note["method"] == "notifications/tools/list_changed"
+                        break
+                # A cancelled call aborts its POST; the next call goes through.
+                with trio.move_on_after(0.2):
+                    await client.call_tool("slow", {"steps": 50, "delay": 0.1})
+                assert (await client.call_tool("echo", {"text": "after"})).text == "after"
+                wire.check(client.protocol_version, client)
+        assert not recorder.client.is_closed
+    assert [step[0] for step in progress] == [1, 2]
+    recorder.check_headers()
+    assert {method for method, _, _ in recorder.requests} == {"POST"}
+    assert not any(
+        body.get("method") == "notifications/cancelled"
+        for _, _, body in recorder.requests
+        if body is not None
+    )
 
 
-async def test_sdk_http_legacy_session(sdk_http, wire):
-    asked = []
-
-    def on_elicitation(params):
-        asked.append(params)
-        return {"action": "accept", "content": {"name": "Ada"}}
-
-    with trio.fail_after(TIMEOUT):
-        async with connect(sdk_http, protocol=LEGACY, on_elicitation=on_elicitation) as client:
-            assert (client.era, client.protocol_version) == ("legacy", LEGACY)
-            echo = await client.call_tool("echo", {"text": "session"})
-            greeted = await client.call_tool("greet")
-            wire.check(client.protocol_version, client)
-    assert echo.text == "session"
-    assert greeted.text == "Hello, Ada!"
-    assert len(asked) == 1
-
-
-async def test_sdk_http_listen_stream_closed_by_the_client(sdk_http):
-    """A listen stream is still open when the client leaves: closing is prompt, and the
-    fixture's teardown does not wait on uvicorn's open stream."""
-    with trio.fail_after(TIMEOUT):
-        async with connect(sdk_http) as client:
-            async with client.listen(tools=True) as subscription:
-                await client.call_tool("touch")
-                notes = []
-                async for note in subscription:
-                    notes.append(note)
-                    break
-    assert notes[0]["method"] == "notifications/tools/list_changed"
+async def test_sdk_initialize_era_over_http(sdk_server, wire, tmp_path):
+    recorder = Recorder()
+    async with serving(sdk_server, "", tmp_path) as url, recorder.client:
+        with trio.fail_after(TIMEOUT):
+            async with trio_mcp.open_http_client(
+                url,
+                http_client=recorder.client,
+                protocol="2025-11-25",
+                on_elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}},
+            ) as client:
+                assert client.era == "legacy"
+                assert client.session.channel.session_id
+                assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
+                # The server asks on the POST's stream; the answer is POSTed.
+                assert (await client.call_tool("greet")).text == "Hello, Ada!"
+                wire.check(client.protocol_version, client)
+    recorder.check_headers()
+    methods = [method for method, _, _ in recorder.requests]
+    assert "GET" in methods
+    assert methods[-1] == "DELETE"
 
 
-async def test_sdk_http_unknown_tool_is_a_tool_error(sdk_http):
-    with trio.fail_after(TIMEOUT):
-        async with connect(sdk_http) as client:
-            result = await client.call_tool("no-such-tool", {})
-    assert result.is_error is True
+async def test_everything_streamable_http(everything, wire, tmp_path):
+    async with serving(everything, "streamableHttp", tmp_path) as url:
+        with trio.fail_after(TIMEOUT):
+            async with trio_mcp.open_http_client(
+                url,
+                on_sampling=lambda params: {
+                    "role": "assistant",
+                    "content": {"type": "text", "text": "fine"},
+                    "model": "test-model",
+                },
+                on_roots=list,
+            ) as client:
+                assert client.era == "legacy"
+                assert client.session.channel.transport == "streamable-http"
+                assert (await client.call_tool("echo", {"message": "hi"})).text == "Echo: hi"
+                result = await client.call_tool("trigger-sampling-request", {"prompt": "x", "maxTokens": 5})
+                assert "test-model" in result.text
+                wire.check(client.protocol_version, client)
+
+
+async def test_everything_http_sse_of_2024_11_05(everything, wire, tmp_path):
+    async with serving(everything, "sse", tmp_path) as url:
+        with trio.fail_after(TIMEOUT):
+            async with trio_mcp.open_http_client(url) as client:
+                assert client.era == "legacy"
+                assert client.session.channel.transport == "sse"
+                assert (await client.call_tool("echo", {"message": "hi"})).text == "Echo: hi"
+                wire.check(client.protocol_version, client)
+
+
+async def test_everything_new_session_after_delete(everything, wire, tmp_path):
+    """everything answers 400 (not 404) for a session it no longer knows: a new one is opened."""
+    async with serving(everything, "streamableHttp", tmp_path) as url:
+        with trio.fail_after(TIMEOUT):
+            async with trio_mcp.open_http_client(url, cache=False) as client:
+                channel = client.session.channel
+                first = channel.session_id
+                async with httpx.AsyncClient(trust_env=False) as other:
+                    response = await other.delete(url, headers={"mcp-session-id": first})
+                    assert response.status_code == 200
+                assert (await client.call_tool("echo", {"message": "again"})).text == "Echo: again"
+                assert channel.session_id not in (None, first)
+                wire.check(client.protocol_version, client)

@@ -175,6 +175,7 @@ class HTTPChannel(Channel):
         self._closed = trio.Event()
         self._ended = False
         self._scopes: dict[int, trio.CancelScope] = {}
+        self._queued: set[int] = set()
         self._withdrawn: set[int] = set()
         self._modern: dict[int, bool] = {}
         self._seen: OrderedDict[str, None] = OrderedDict()
@@ -186,6 +187,7 @@ class HTTPChannel(Channel):
         self._gate: trio.Event | None = None
         self._get_started = False
         self._get_open = False
+        self._get_running = False
         self._renewing = trio.Lock()
         self._private_ids = 0
         # HTTP+SSE (2024-11-05).
@@ -258,6 +260,7 @@ class HTTPChannel(Channel):
             self._modern[request_id] = version is not None
             if method == "initialize":
                 self._initialize = data
+            self._queued.add(request_id)
             nursery.start_soon(self._run_request, data, message, request_id, version)
             return
         if method == "notifications/initialized":
@@ -276,7 +279,8 @@ class HTTPChannel(Channel):
             # Closing the stream: the 2026-07-28 era's cancellation. In the
             # initialize era the session sends notifications/cancelled too.
             scope.cancel()
-        else:
+        elif request_id in self._queued:
+            # Not sent yet: it never will be.
             self._withdrawn.add(request_id)
         return modern
 
@@ -351,8 +355,10 @@ class HTTPChannel(Channel):
     ) -> None:
         receiver = self._receiver
         assert receiver is not None
+        self._queued.discard(request_id)
         if request_id in self._withdrawn:
             self._withdrawn.discard(request_id)
+            self._modern.pop(request_id, None)
             return
         with trio.CancelScope() as scope:
             self._scopes[request_id] = scope
@@ -776,15 +782,23 @@ class HTTPChannel(Channel):
                 self._session_id = session
             if self._initialized is not None:
                 await self._run_other(self._initialized, decode(self._initialized))
+            if self._get_started and not self._get_running and self._nursery is not None:
+                # The old session's stream ended with it: one for the new session.
+                self._nursery.start_soon(self._get_stream)
 
     # ----------------------------------------------------- the GET stream
 
     async def _get_stream(self) -> None:
         """The initialize era's stream of server messages that belong to no request."""
+        self._get_running = True
+        try:
+            await self._read_server_messages()
+        finally:
+            self._get_running = False
+
+    async def _read_server_messages(self) -> None:
         parser = EventParser(self._max)
         failures = 0
-        receiver = self._receiver
-        assert receiver is not None
 
         while not self._closing:
             try:
