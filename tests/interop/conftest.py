@@ -7,12 +7,6 @@ whose peer is not installed is skipped, saying how to install it, unless
 ``TRIO_MCP_REQUIRE_PEERS=1``, which makes it fail instead (CI sets it).
 
 Every test in this folder carries the ``interop`` marker.
-
-The HTTP fixtures (``everything_http``, ``everything_sse``, ``sdk_http``)
-start a peer in its HTTP mode on a free loopback port and yield the running
-`process_support.ServerProcess` (its ``url`` is the MCP endpoint); teardown
-stops the process, with SIGKILL after a grace period (uvicorn ignores SIGTERM
-while an event stream is open).
 """
 
 from __future__ import annotations
@@ -20,13 +14,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from process_support import ServerProcess, server_process
 from wiretap import WireTap
 
 import trio_mcp
@@ -145,65 +137,6 @@ def filesystem_server(peers: Peers) -> Peer:
 def peer(peers: Peers, request: pytest.FixtureRequest) -> Peer:
     """The server named by an indirect parameter: ``@pytest.mark.parametrize("peer", [...], indirect=True)``."""
     return peers[request.param]
-
-
-# ------------------------------------------------------------------ HTTP mode
-
-#: Preloaded into node: binds numeric-port listen() calls to 127.0.0.1 (everything
-#: listens on every interface otherwise) and prints the real port on stderr.
-LOOPBACK_CJS = """\
-const net = require('net');
-const listen = net.Server.prototype.listen;
-net.Server.prototype.listen = function (...a) {
-  if (typeof a[0] === 'number' || (typeof a[0] === 'string' && /^\\d+$/.test(a[0]))) {
-    if (typeof a[1] !== 'string') a.splice(1, 0, '127.0.0.1');
-    this.once('listening', () => process.stderr.write(`LISTENING ${this.address().port}\\n`));
-  }
-  return listen.apply(this, a);
-};
-"""
-SDK_HTTP = HERE / "servers" / "sdk_http.py"
-
-
-def _everything_over_http(peer: Peer, tmp_path: Path, mode: str, path: str) -> Iterator[ServerProcess]:
-    loopback = tmp_path / "loopback.cjs"
-    loopback.write_text(LOOPBACK_CJS)
-    cmd = [peer.command, "--require", str(loopback), peer.args[0], mode]
-    with server_process(cmd, r"^LISTENING (\d+)$", env={**peer.env, "PORT": "0"}, path=path) as running:
-        try:
-            yield running
-        finally:
-            _log_output(peer, running)
-
-
-def _log_output(peer: Peer, running: ServerProcess) -> None:
-    """The server's last lines go to the log pytest shows for a failed test."""
-    for line in running.tail:
-        _stderr_logger.info("%s: %s", peer.name, line)
-
-
-@pytest.fixture
-def everything_http(everything_server: Peer, tmp_path: Path) -> Iterator[ServerProcess]:
-    """server-everything in ``streamableHttp`` mode (initialize era, sessions, resumption): ``/mcp``."""
-    yield from _everything_over_http(everything_server, tmp_path, "streamableHttp", "/mcp")
-
-
-@pytest.fixture
-def everything_sse(everything_server: Peer, tmp_path: Path) -> Iterator[ServerProcess]:
-    """server-everything in ``sse`` mode, the HTTP+SSE transport of 2024-11-05: ``/sse``."""
-    yield from _everything_over_http(everything_server, tmp_path, "sse", "/sse")
-
-
-@pytest.fixture
-def sdk_http(sdk_server: Peer) -> Iterator[ServerProcess]:
-    """Our server on the official Python SDK over Streamable HTTP (both eras on ``/mcp``), under uvicorn."""
-    with server_process(
-        [sdk_server.command, str(SDK_HTTP)], r"^LISTENING (\d+)$", env=sdk_server.env
-    ) as running:
-        try:
-            yield running
-        finally:
-            _log_output(sdk_server, running)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
