@@ -26,7 +26,30 @@ import trio_mcp
 LIMIT = 30
 RESOURCE_METADATA = "https://auth.example.com/.well-known/oauth-protected-resource/mcp"
 
-pytestmark = pytest.mark.slow
+
+# ------------------------------------------------------------------ in-process
+
+
+@pytest.mark.parametrize(("protocol", "era"), [("auto", "modern"), ("2025-11-25", "legacy")])
+async def test_in_process_server_happy_path(http_server, protocol, era):
+    """The same server, in the test's own Trio run: both eras work, the initialize era
+    opens one session, a GET stream, and deletes the session on close."""
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_http_client(http_server.url, protocol=protocol, trust_env=False) as client:
+            assert client.era == era
+            assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
+            assert (await client.call_tool("slow", {"steps": 2})).text == "done"
+    counts = http_server.state.counts
+    if era == "legacy":
+        assert (counts["initialize"], counts["GET"], counts["DELETE"]) == (1, 1, 1)
+        assert not http_server.state.sessions
+    else:
+        assert "initialize" not in counts
+        assert "GET" not in counts
+        assert "DELETE" not in counts
+
+
+# ------------------------------------------------------------------ real processes
 
 
 @pytest.fixture(scope="module", params=["modern", "legacy"])
