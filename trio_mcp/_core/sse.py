@@ -55,6 +55,7 @@ _BOM: Final = b"\xef\xbb\xbf"
 _CR: Final = 0x0D
 _LF: Final = 0x0A
 _COLON: Final = 0x3A
+_SPACE: Final = 0x20
 
 
 @attrs.frozen
@@ -298,25 +299,27 @@ class EventParser:
             return
         self._size += length
         if held:
-            self._line += memoryview(data)[start:stop]
-            line = bytes(self._line)
-            self._line.clear()
+            line = self._line
+            line += memoryview(data)[start:stop]
+            self._field(line, 0, len(line))
+            line.clear()
         else:
-            line = data[start:stop]
-        self._field(line)
+            self._field(data, start, stop)
 
-    def _field(self, line: bytes) -> None:
+    def _field(self, buf: bytes | bytearray, start: int, stop: int) -> None:
+        """Handle the field line ``buf[start:stop]``; its value is copied out once."""
         self._open = True
-        colon = line.find(b":")
+        colon = buf.find(b":", start, stop)
         if colon < 0:
-            name = line
+            name = buf[start:stop]
             value = b""
         else:
-            name = line[:colon]
+            name = buf[start:colon]
             skip = colon + 1
-            if line[skip : skip + 1] == b" ":
+            if skip < stop and buf[skip] == _SPACE:
                 skip += 1
-            value = line[skip:]
+            with memoryview(buf) as view:
+                value = bytes(view[skip:stop])
         if name == b"data":
             self._data.append(value)
         elif name == b"event":
