@@ -167,11 +167,16 @@ async def test_event_that_is_not_json(server):
 
 @pytest.mark.parametrize("scenario", ["drip", "silence", "silence-json"])
 async def test_slow_drip_and_silence_end_at_the_callers_deadline(server, scenario):
-    """No read timeout cuts a silent or dripping stream; the caller's scope does."""
+    """No read timeout cuts a silent or dripping stream; the caller's scope does, and
+    that cancels the request: by closing the stream in 2026-07-28, with
+    ``notifications/cancelled`` too in the initialize era."""
+    before = (await server_stats(server))["requests"].get("notifications/cancelled", 0)
     async with row(server, scenario) as client:
         with trio.move_on_after(1) as scope:
             await fault(client)
         assert scope.cancelled_caught
+    cancelled = (await server_stats(server))["requests"].get("notifications/cancelled", 0) - before
+    assert cancelled == (1 if server.era == "legacy" else 0)
 
 
 async def test_request_timeout_applies_to_a_silent_stream(server):
@@ -368,6 +373,40 @@ async def test_403_insufficient_scope_carries_the_challenge(server):
     assert error.error == "insufficient_scope"
     assert error.scope == "files:read files:write"
     assert error.resource_metadata == RESOURCE_METADATA
+
+
+async def test_token_in_headers_or_from_an_auth_hook(server):
+    """The server wants a bearer token: without one the connection fails with the
+    challenge; a header carries it; an ``httpx.Auth`` flow may answer the 401 itself."""
+    with trio.fail_after(LIMIT), pytest.raises(trio_mcp.AuthRequired):
+        async with open_client(server, "auth-token", target="all"):
+            pass  # pragma: no cover
+
+    class TokenOn401(httpx.Auth):
+        def __init__(self):
+            self.challenges = []
+
+        def auth_flow(self, request):
+            response = yield request
+            if response.status_code == 401:
+                self.challenges.append(response.headers["www-authenticate"])
+                request.headers["Authorization"] = "Bearer good-token"
+                yield request
+
+    auth = TokenOn401()
+    with trio.fail_after(LIMIT):
+        client_headers = {"X-Test-Scenario": "auth-token", "X-Test-Target": "all"}
+        async with trio_mcp.open_http_client(
+            server.url, headers={**client_headers, "Authorization": "Bearer good-token"}, trust_env=False
+        ) as client:
+            assert (await client.call_tool("echo", {"text": "with header"})).text == "with header"
+        async with trio_mcp.open_http_client(
+            server.url, headers=client_headers, auth=auth, trust_env=False
+        ) as client:
+            assert (await client.call_tool("echo", {"text": "with hook"})).text == "with hook"
+    assert auth.challenges
+    assert f'resource_metadata="{RESOURCE_METADATA}"' in auth.challenges[0]
+    await assert_no_connection_left(server)
 
 
 async def test_401_on_every_request_fails_the_connection(server):

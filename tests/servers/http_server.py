@@ -422,6 +422,7 @@ class State:
             await self.client_answer(message, session, exchange)
             return
         if "id" not in message:
+            self.counts[message["method"]] = self.counts.get(message["method"], 0) + 1
             await exchange.respond(202)
             return
         method = message["method"]
@@ -896,6 +897,18 @@ async def s_auth_401(call: Call) -> None:
     )
 
 
+#: The token the ``auth-token`` scenario wants.
+TOKEN = "good-token"
+
+
+async def s_auth_token(call: Call) -> None:
+    """401 with a challenge unless the request carries ``Authorization: Bearer good-token``."""
+    if call.request.header("authorization") == f"Bearer {TOKEN}":
+        await s_none(call)
+        return
+    await s_auth_401(call)
+
+
 async def s_auth_403_scope(call: Call) -> None:
     """403 with an ``insufficient_scope`` challenge."""
     challenge = f'Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="{RESOURCE_METADATA}"'
@@ -1112,6 +1125,7 @@ SCENARIOS: dict[str, Callable[[Call], Awaitable[None]]] = {
     "busy-503-bare": _busy(503, None),
     "auth-401": s_auth_401,
     "auth-403-scope": s_auth_403_scope,
+    "auth-token": s_auth_token,
     "forbidden-origin": s_forbidden_origin,
     "not-found-html": s_not_found_html,
     "error-500-json": s_error_500_json,
