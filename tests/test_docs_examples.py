@@ -1018,7 +1018,7 @@ def test_few_blocks_are_exempt():
 
 
 def test_markers_are_known():
-    kinds = {"", *FRAGMENTS, "pytest", "terminal", "typed-input", "frames", "hierarchy", "layers"}
+    kinds = {"", *FRAGMENTS, "pytest", "terminal", "typed-input", "frames", "hierarchy", "layers", "http"}
     for block in BLOCKS:
         assert block.kind in kinds, f"{block.id}: unknown example kind {block.kind!r}"
 
