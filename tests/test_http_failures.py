@@ -151,10 +151,6 @@ async def test_event_that_is_not_utf8(server):
             await fault(client)
 
 
-@pytest.mark.xfail(
-    reason="the transport skips the event and reports the stream as ended before its answer "
-    "(ConnectionFailed), where the table says: fail the request as a protocol error",
-)
 async def test_event_that_is_not_json(server):
     async with row(server, "bad-json-event") as client:
         with pytest.raises(trio_mcp.MCPError) as caught:

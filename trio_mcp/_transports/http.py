@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+import orjson
 import trio
 
 from .._channel import Channel
@@ -186,7 +187,6 @@ class HTTPChannel(Channel):
         self._initialized: bytes | None = None
         self._gate: trio.Event | None = None
         self._get_started = False
-        self._get_open = False
         self._get_running = False
         self._renewing = trio.Lock()
         self._private_ids = 0
@@ -431,7 +431,7 @@ class HTTPChannel(Channel):
             if kind == "text/event-stream":
                 await self._read_stream(response, deliver, request_id, method, resumable=version is None)
                 return
-            if status == 202 and version is None and self._get_open:
+            if status == 202 and version is None and self._get_running:
                 # Servers of old answered on the GET stream; the request
                 # stays pending (bounded by the caller's deadline).
                 self._log(
@@ -660,19 +660,28 @@ class HTTPChannel(Channel):
         return _backoff(failures)
 
     async def _pump(
-        self, response: httpx.Response, parser: EventParser, deliver: Callable[[bytes], bool]
+        self,
+        response: httpx.Response,
+        parser: EventParser,
+        deliver: Callable[[bytes], bool],
+        *,
+        strict: bool = True,
     ) -> tuple[bool, Exception | None]:
-        """Feed a stream to ``deliver`` until it says done (`True`) or the stream ends (`False`, and why)."""
+        """Feed a stream to ``deliver`` until it says done (`True`) or the stream ends (`False`, and why).
+
+        ``strict``: an event that is not JSON fails the stream (a request's
+        stream); otherwise it is logged and skipped (the GET stream).
+        """
 
         def take(chunk: bytes) -> bool:
-            return any(self._item(item, deliver) for item in parser.feed(chunk))
+            return any(self._item(item, deliver, strict=strict) for item in parser.feed(chunk))
 
         done, cause = await consume(response, take)
         if not done:
             parser.eof()
         return done, cause
 
-    def _item(self, item: object, deliver: Callable[[bytes], bool]) -> bool:
+    def _item(self, item: object, deliver: Callable[[bytes], bool], *, strict: bool = True) -> bool:
         if isinstance(item, Event):
             if item.type != "message":
                 self._log(f"{self.name} sent an event of type {item.type!r}; ignored")
@@ -685,8 +694,12 @@ class HTTPChannel(Channel):
                 while len(self._seen) > SEEN_EVENTS:
                     self._seen.popitem(last=False)
             data = item.data.encode("utf-8", "surrogatepass")
-            if data.lstrip()[:1] not in (b"{", b"["):
-                raise ProtocolError(f"{self.name} sent an event whose data is not JSON-RPC: {data[:80]!r}")
+            if not _may_be_json(data):
+                problem = f"{self.name} sent an event whose data is not JSON: {data[:80]!r}"
+                if strict:
+                    raise ProtocolError(problem)
+                self._log(problem + "; skipped")
+                return False
             return deliver(data)
         if isinstance(item, EventTooLarge):
             raise MessageTooLarge(
@@ -820,11 +833,7 @@ class HTTPChannel(Channel):
                         )
                     else:
                         before = len(self._seen)
-                        self._get_open = True
-                        try:
-                            _, cause = await self._pump(response, parser, self._pass_on)
-                        finally:
-                            self._get_open = False
+                        _, cause = await self._pump(response, parser, self._pass_on, strict=False)
                         failures = 0 if len(self._seen) != before else failures + 1
                         if cause is not None:
                             self._log(f"the stream of server messages broke: {_network_error(cause)}")
@@ -884,7 +893,7 @@ class HTTPChannel(Channel):
                             task_status.started(target)
                         continue
                     try:
-                        self._item(item, self._pass_on)
+                        self._item(item, self._pass_on, strict=False)
                     except ProtocolError as exc:
                         self._log(str(exc))
                 return False
@@ -951,6 +960,27 @@ async def _read_some(response: httpx.Response, limit: int) -> bytes:
 
     await consume(response, take)
     return b"".join(chunks)[:limit]
+
+
+#: Events up to this size are checked to be JSON before they are delivered
+#: (larger ones are left to the session, which reads them anyway).
+_CHECKED_EVENT: Final = 64 * 1024
+
+
+def _may_be_json(data: bytes) -> bool:
+    """Whether an event's data may be a JSON-RPC message: an object or array that parses (for small ones)."""
+    if data.lstrip()[:1] not in (b"{", b"["):
+        return False
+    if len(data) > _CHECKED_EVENT:
+        return True
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            decode(data)  # what orjson refuses and Python's json reads (NaN, huge integers)
+        except UnreadableJSON:
+            return False
+    return True
 
 
 async def consume(response: httpx.Response, take: Callable[[bytes], bool]) -> tuple[bool, Exception | None]:
