@@ -802,3 +802,39 @@ async def test_many_cancelled_calls_leave_nothing_behind():
             while server.open_connections:  # noqa: ASYNC110 - polling the server's count
                 await trio.sleep(0.01)
         nursery.cancel_scope.cancel()
+
+
+async def test_a_new_session_is_told_the_log_level_and_subscriptions_again():
+    script = McpScript("legacy")
+
+    async def ok(request, stream, message):
+        if request.headers.get("mcp-session-id") != script.session:
+            await send_json(
+                stream,
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Session not found"}},
+                404,
+            )
+            return
+        await send_json(stream, {"jsonrpc": "2.0", "id": message["id"], "result": {}})
+
+    for method in ("logging/setLevel", "resources/subscribe", "resources/unsubscribe"):
+        script.methods[method] = ok
+    async with trio.open_nursery() as nursery:
+        server = await serve(nursery, script)
+        with trio.fail_after(LIMIT):
+            async with trio_mcp.open_http_client(server.url, cache=False) as client:
+                await client.set_logging_level("warning")
+                await client.subscribe_resource("file:///a")
+                await client.subscribe_resource("file:///b")
+                await client.unsubscribe_resource("file:///a")
+                script.session = "forgotten"
+                assert [tool.name for tool in await client.list_tools()] == ["echo"]
+        nursery.cancel_scope.cancel()
+    renewed = [r for r in server.requests if r.headers.get("mcp-session-id") == "session-2"]
+    told = [(r.json.get("method"), r.json.get("params")) for r in renewed if r.method == "POST"]
+    assert told[:3] == [
+        ("notifications/initialized", None),
+        ("logging/setLevel", {"level": "warning"}),
+        ("resources/subscribe", {"uri": "file:///b"}),
+    ]
+    assert told[3][0] == "tools/list"

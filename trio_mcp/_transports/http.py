@@ -190,6 +190,9 @@ class HTTPChannel(Channel):
         self._get_running = False
         self._renewing = trio.Lock()
         self._private_ids = 0
+        #: What the session was told that a new session must be told again:
+        #: the last logging/setLevel, each resources/subscribe in force.
+        self._session_state: dict[tuple[str, str], dict[str, JSON]] = {}
         # HTTP+SSE (2024-11-05).
         self._endpoint: str | None = None
 
@@ -260,6 +263,8 @@ class HTTPChannel(Channel):
             self._modern[request_id] = version is not None
             if method == "initialize":
                 self._initialize = data
+            elif version is None:
+                self._remember(method, message)
             self._queued.add(request_id)
             nursery.start_soon(self._run_request, data, message, request_id, version)
             return
@@ -271,6 +276,17 @@ class HTTPChannel(Channel):
             nursery.start_soon(self._run_initialized, data, message, self._gate)
             return
         nursery.start_soon(self._run_other, data, message)
+
+    def _remember(self, method: object, message: dict[str, JSON]) -> None:
+        """Keep what a renewed session must be told again (initialize era)."""
+        params = message.get("params")
+        uri = params.get("uri") if isinstance(params, dict) else None
+        if method == "logging/setLevel":
+            self._session_state[("logging/setLevel", "")] = message
+        elif method == "resources/subscribe" and isinstance(uri, str):
+            self._session_state[("resources/subscribe", uri)] = message
+        elif method == "resources/unsubscribe" and isinstance(uri, str):
+            self._session_state.pop(("resources/subscribe", uri), None)
 
     def withdraw(self, request_id: int) -> bool:
         modern = self._modern.pop(request_id, False)
@@ -743,8 +759,47 @@ class HTTPChannel(Channel):
         except MCPError as exc:
             self._log(f"could not send our {what}: {exc}")
 
+    async def _private(self, message: dict[str, JSON]) -> tuple[dict[str, JSON], int, str | None]:
+        """Send a request of the channel's own (with an id the session never uses).
+
+        Returns its answer (``{}`` when none came), the HTTP status, and the
+        ``Mcp-Session-Id`` of the response. Other messages on its stream go to
+        the session as usual.
+        """
+        self._private_ids += 1
+        body = {**message, "id": f"trio-mcp-{self._private_ids}"}
+        answer: dict[str, JSON] = {}
+
+        def take(line: bytes) -> bool:
+            try:
+                decoded = decode(line)
+            except UnreadableJSON:
+                return False
+            if isinstance(decoded, dict) and decoded.get("id") == body["id"] and "method" not in decoded:
+                answer.update(decoded)
+                return True
+            assert self._receiver is not None
+            self._receiver.message_received(line)
+            return False
+
+        headers = self._headers(body, None)
+        async with self._exchange("POST", self.url, headers, encode(body)) as response:
+            status = response.status_code
+            kind = media_type(response.headers.get("content-type"))
+            if status < 300 and kind == "text/event-stream":
+                await self._pump(response, EventParser(self._max), take)
+            elif status < 300 and kind == "application/json":
+                take(await self._read_body(response, 0, body.get("method")))
+            return answer, status, response.headers.get("mcp-session-id")
+
     async def _renew(self, lost: str) -> None:
-        """Open a new session in place of ``lost``, once however many requests found it gone."""
+        """Open a new session in place of ``lost``, once however many requests found it gone.
+
+        The new session gets what the session had been told: ``initialize``
+        (as first sent), ``notifications/initialized``, the last
+        ``logging/setLevel`` and the ``resources/subscribe`` still in force;
+        and a GET stream of its own.
+        """
         async with self._renewing:
             if self._session_id != lost:
                 return  # another request renewed it meanwhile
@@ -753,48 +808,25 @@ class HTTPChannel(Channel):
             initialize = self._initialize
             if initialize is None:
                 raise SessionExpired(f"{self.name} no longer knows the session", url=display_url(self.url))
-            self._private_ids += 1
-            body = decode(initialize)
-            body["id"] = f"trio-mcp-renew-{self._private_ids}"
-            data = encode(body)
-            answer: dict[str, JSON] = {}
-
-            def take(line: bytes) -> bool:
-                try:
-                    message = decode(line)
-                except UnreadableJSON:
-                    return False
-                if isinstance(message, dict) and message.get("id") == body["id"]:
-                    answer.update(message)
-                    return True
-                assert self._receiver is not None
-                self._receiver.message_received(line)
-                return False
-
-            headers = self._headers(body, None)
-            async with self._exchange("POST", self.url, headers, data) as response:
-                kind = media_type(response.headers.get("content-type"))
-                if response.status_code >= 300:
-                    raise SessionExpired(
-                        f"{self.name} forgot our session and refused a new one (HTTP {response.status_code})",
-                        url=display_url(self.url),
-                        status=response.status_code,
-                    )
-                if kind == "text/event-stream":
-                    await self._pump(response, EventParser(self._max), take)
-                else:
-                    take(await self._read_body(response, 0, "initialize"))
-                result = answer.get("result")
-                session = response.headers.get("mcp-session-id")
-                if not isinstance(result, dict) or session is None or not valid_session_id(session):
-                    raise SessionExpired(
-                        f"{self.name} forgot our session, and opening a new one failed",
-                        url=display_url(self.url),
-                        status=response.status_code,
-                    )
-                self._session_id = session
+            answer, status, session = await self._private(decode(initialize))
+            if not isinstance(answer.get("result"), dict) or session is None or not valid_session_id(session):
+                raise SessionExpired(
+                    f"{self.name} forgot our session, and opening a new one failed (HTTP {status})",
+                    url=display_url(self.url),
+                    status=status,
+                )
+            self._session_id = session
             if self._initialized is not None:
                 await self._run_other(self._initialized, decode(self._initialized))
+            for method, message in list(self._session_state.items()):
+                try:
+                    answer, status, _ = await self._private(message)
+                except MCPError as exc:
+                    answer, status = {"error": str(exc)}, 0
+                if "result" not in answer:
+                    self._log(
+                        f"the new session refused {method[0]} again (HTTP {status}): {answer.get('error')!r}"
+                    )
             if self._get_started and not self._get_running and self._nursery is not None:
                 # The old session's stream ended with it: one for the new session.
                 self._nursery.start_soon(self._get_stream)
