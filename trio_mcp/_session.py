@@ -741,6 +741,22 @@ class Session:
         """Whether no request awaits an answer (a channel may then rest its reader)."""
         return not self._calls
 
+    def awaits(self, request_id: int) -> bool:
+        """Whether our request ``request_id`` still awaits its answer."""
+        return self._conn.is_pending(request_id)
+
+    def request_failed(self, request_id: int, error: MCPError) -> None:
+        """The channel failed our request ``request_id`` itself (an HTTP error, say).
+
+        A late answer to it is dropped; nothing is sent to the server.
+        """
+        if not self._conn.is_pending(request_id):
+            return
+        self._conn.abandon(request_id)
+        box = self._calls.pop(request_id, None)
+        if box is not None:
+            box.finish(None, error)
+
     # ------------------------------------------------------------ dispatch
 
     def _dispatch(self, event: Event) -> None:

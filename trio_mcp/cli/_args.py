@@ -114,6 +114,7 @@ examples:
   trio-mcp shell -- python my_server.py        # one server, many commands
   trio-mcp --json info -- uvx mcp-server-time
   trio-mcp read file:///tmp/notes.txt --env LOG_LEVEL=debug -- ./my-server --stdio
+  trio-mcp tools https://example.com/mcp --header 'Authorization: Bearer TOKEN'
 """
 
 
@@ -135,11 +136,13 @@ _COMMAND_HELP: Final = {
 }
 
 _DESCRIPTION = """\
-Inspect and call any MCP server that speaks over stdio.
+Inspect and call any MCP server, local (stdio) or remote (HTTP).
 
 The server is the command after "--" (the command and each of its arguments
 as separate words); without "--", the bundled demo server
 (python -m trio_mcp.demo). It is started for one command and stopped after.
+A remote server is its URL (http:// or https://), as the last word or after
+"--"; --header adds a header to every request.
 
 commands:
 """ + "".join(f"  {name:<10} {what}\n" for name, what in _COMMAND_HELP.items())
@@ -238,6 +241,7 @@ class Options:
         schema: bool = False,
         ref: str = "",
         argument: tuple[str, str] = ("", ""),
+        headers: dict[str, str] | None = None,
     ) -> None:
         self.command = command
         """The command word (``"call"``...)."""
@@ -263,6 +267,18 @@ class Options:
         """What ``complete`` completes an argument of: ``"prompt"`` or ``"template"``."""
         self.argument = argument
         """The argument ``complete`` completes: its name and what is typed of it."""
+        self.headers = headers or {}
+        """Headers for every HTTP request (``--header``), for a server given by URL."""
+
+    @property
+    def url(self) -> str | None:
+        """The remote server's URL, when the server is one."""
+        return self.server[0] if len(self.server) == 1 and is_url(self.server[0]) else None
+
+
+def is_url(word: str) -> bool:
+    """Whether a word names a remote server (``http://`` or ``https://``)."""
+    return word.startswith(("http://", "https://"))
 
 
 def _positive_seconds(text: str) -> float:
@@ -314,6 +330,13 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="set an environment variable for the server (repeatable)",
     )
     group.add_argument("--cwd", metavar="DIR", help="the server's working directory")
+    group.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="send a header with every request to a server given by URL (repeatable)",
+    )
 
 
 def _command_parser(command: str) -> _ArgumentParser:
@@ -390,7 +413,7 @@ def _main_parser() -> _ArgumentParser:
 
 
 #: Options that take a value as the next word (to find the command word).
-_VALUED: Final = frozenset({"--timeout", "--protocol", "--env", "--cwd"})
+_VALUED: Final = frozenset({"--timeout", "--protocol", "--env", "--cwd", "--header"})
 
 
 def _key_value(word: str, what: str) -> tuple[str, str]:
@@ -429,6 +452,20 @@ def _complete_words(words: list[str]) -> tuple[str, str, tuple[str, str], list[s
 
 
 _REF_NAME: Final = {"prompt": "name", "template": "URI template"}
+
+
+def _positionals(words: list[str]) -> list[int]:
+    """Where the words that are not options (nor the values of options) are."""
+    found: list[int] = []
+    i = 0
+    while i < len(words):
+        if words[i] in _VALUED:
+            i += 2
+            continue
+        if not words[i].startswith("-"):
+            found.append(i)
+        i += 1
+    return found
 
 
 def parse_args(argv: Sequence[str]) -> Options:
@@ -487,6 +524,10 @@ def parse_args(argv: Sequence[str]) -> Options:
     if objects and command not in ("call", "prompt", "complete"):
         raise UsageError(f"--json with a JSON object gives arguments, which {command!r} does not take")
 
+    positions = _positionals(rest)
+    if demo and positions and is_url(rest[positions[-1]]) and (command != "read" or len(positions) > 1):
+        # A remote server, named by its URL as the last word (after the URI, for read).
+        server, demo = [rest.pop(positions[-1])], False
     ns = _command_parser(command).parse_intermixed_args(rest)
     target: str = getattr(ns, "target", "")
     pairs: list[str] = []
@@ -502,8 +543,20 @@ def parse_args(argv: Sequence[str]) -> Options:
     for item in ns.env:
         key, value = _key_value(item, "--env")
         env[key] = value
+    headers: dict[str, str] = {}
+    for item in ns.header:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"expected --header as 'NAME: VALUE', got {item!r}")
+        headers[name.strip()] = value.strip()
+    is_remote = len(server) == 1 and is_url(server[0])
+    if headers and not is_remote:
+        raise UsageError("--header applies to a server given by URL")
+    if is_remote and (env or ns.cwd):
+        raise UsageError("--env and --cwd apply to a server command, not to a URL")
     options = Options(
         command=command,
+        headers=headers,
         server=server,
         json_output=ns.json_output,
         verbose=ns.verbose,
