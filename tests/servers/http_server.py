@@ -50,7 +50,7 @@ import socket
 import sys
 import traceback
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from email.utils import formatdate
@@ -149,7 +149,7 @@ class Exchange:
         status: int,
         body: bytes = b"",
         content_type: str | None = None,
-        headers: list[tuple[str, str]] = (),
+        headers: Sequence[tuple[str, str]] = (),
     ) -> None:
         hs = [(k.encode(), v.encode()) for k, v in headers]
         if content_type is not None:
@@ -160,14 +160,14 @@ class Exchange:
             await self._send(h11.Data(data=body))
         await self._send(h11.EndOfMessage())
 
-    async def json(self, status: int, message: Any, headers: list[tuple[str, str]] = ()) -> None:
+    async def json(self, status: int, message: Any, headers: Sequence[tuple[str, str]] = ()) -> None:
         await self.respond(status, dumps(message), "application/json", headers)
 
     async def start_stream(
         self,
         status: int = 200,
         content_type: str | None = "text/event-stream",
-        headers: list[tuple[str, str]] = (),
+        headers: Sequence[tuple[str, str]] = (),
     ) -> None:
         hs = [(k.encode(), v.encode()) for k, v in headers]
         if content_type is not None:
