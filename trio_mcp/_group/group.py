@@ -22,7 +22,7 @@ import trio
 from .._config import ConfigError, LoadedConfig, ServerSpec
 from .._core.naming import exposed_name
 from .._core.restart import RestartPolicy, RestartTracker
-from .._errors import MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
+from .._errors import AuthRequired, MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
 from .._models import Prompt, Resource, ResourceTemplate, Tool
 from .._nursery import reraise
 from .._options import ClientOptions, ConnectionOptions, ProcessOptions, split_options
@@ -333,7 +333,7 @@ def _specs(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
 
 def _retryable(error: BaseException) -> bool:
     """Whether starting the server again might help."""
-    return not isinstance(error, SpawnFailed | VersionMismatch | NotSupported | ConfigError)
+    return not isinstance(error, SpawnFailed | VersionMismatch | NotSupported | ConfigError | AuthRequired)
 
 
 def _clean(error: BaseException) -> bool:
