@@ -100,7 +100,8 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typing(session: nox.Session) -> None:
     """Type-check the library and this file strictly (configuration in pyproject.toml)."""
-    session.install("-e", ".[typing]", "nox")
+    # The http extra: the HTTP transport is checked against httpx's own types.
+    session.install("-e", ".[typing,http]", "nox")
     session.run("mypy", *session.posargs)
 
 
@@ -121,8 +122,14 @@ OFFICIAL_MCP_CLIENT = "mcp==2.3.0"
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Run the benchmarks: trio_mcp against a raw baseline and the official client; then server groups."""
-    session.install(".[validation]", OFFICIAL_MCP_CLIENT)
+    """Run the benchmarks: trio_mcp against a raw baseline and the official client.
+
+    Over stdio (``benchmarks/bench.py``), then over Streamable HTTP
+    (``benchmarks/http_bench.py``, with the ``http`` extra), then server
+    groups (``benchmarks/group_bench.py``: 100 servers in one process).
+    """
+    session.install(".[validation,http]", OFFICIAL_MCP_CLIENT)
     session.run("python", "benchmarks/bench.py", *session.posargs)
-    # 100 servers in one process; --quick (20 servers, 5 s of crashes) carries over.
+    session.run("python", "benchmarks/http_bench.py", *session.posargs)
+    # --quick (20 servers, 5 s of crashes) carries over.
     session.run("python", "benchmarks/group_bench.py", *[arg for arg in session.posargs if arg == "--quick"])

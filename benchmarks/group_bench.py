@@ -285,10 +285,11 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
     per_server_open = (group["open_s"] - base["open_s"]) / count
     extra_memory = group["kib_per_server"] / base["kib_per_server"] - 1 if base["kib_per_server"] > 0 else 0.0
     extra_open = group["open_s"] / base["open_s"] - 1
+    extra_close = group["close_s"] / base["close_s"] - 1
     print()
     print(
         f"The group over clients by hand: {extra_open:+.0%} open time ({1000 * per_server_open:+.1f} ms per server),"
-        f" {extra_memory:+.0%} memory per server; target: at most +10%."
+        f" {extra_close:+.0%} close time, {extra_memory:+.0%} memory per server; target: at most +10% each."
     )
     crash = results["crash"]
     print()
@@ -298,7 +299,7 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
         f" {crash['client_cpu_s']:.2f} s of CPU ({crash['client_cpu_share']:.1%} of one core,"
         f" {crash['client_cpu_ms_per_start']:.1f} ms per start); the servers {crash['servers_cpu_s']:.2f} s."
     )
-    met = extra_memory <= 0.10 and extra_open <= 0.10
+    met = max(extra_memory, extra_open, extra_close) <= 0.10
     print("Target met." if met else "Target NOT met (this machine may be loaded: compare the runs above).")
     return met
 

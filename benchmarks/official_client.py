@@ -22,6 +22,9 @@ one JSON document::
 
     python benchmarks/official_client.py --sequential 2000 -- python benchmarks/echo_server.py
 
+``--url URL`` connects to an echo server over Streamable HTTP instead
+(``mcp.Client(URL)``), as ``http_bench.py`` does.
+
 With ``--serve`` (how bench.py uses it) it prints ``{"ready": ...}`` once
 warmed up, then reads one command per line on stdin, ``sequential N`` or
 ``in_flight N WIDTH``, and answers each with one JSON line, until stdin
@@ -92,7 +95,10 @@ async def check(client: Client) -> None:
 
 
 async def run(config: argparse.Namespace) -> None:
-    server = StdioServerParameters(command=config.server[0], args=config.server[1:])
+    if config.url:
+        server: StdioServerParameters | str = config.url
+    else:
+        server = StdioServerParameters(command=config.server[0], args=config.server[1:])
     async with Client(server) as client:
         await check(client)
         await sequential(client, 200)
@@ -130,8 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-flight", type=int, default=20_000, help="calls in the in-flight workload")
     parser.add_argument("--width", type=int, default=256, help="tasks in the in-flight workload")
     parser.add_argument("--reps", type=int, default=1, help="repetitions, standalone")
-    parser.add_argument("server", nargs="+", help="the echo server's command line, after --")
+    parser.add_argument("--url", help="an echo server's Streamable HTTP endpoint, instead of a command")
+    parser.add_argument("server", nargs="*", help="the echo server's command line, after --")
     config = parser.parse_args(argv)
+    if bool(config.url) == bool(config.server):
+        parser.error("name the echo server: either --url URL or its command line after --")
     anyio.run(run, config)
     return 0
 

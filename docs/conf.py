@@ -39,6 +39,9 @@ nitpick_ignore_regex = [
     # trio.TooSlowError, trio.Process, attrs.frozen, ...).
     (r"py:.*", r"trio\..*"),
     (r"py:.*", r"attrs\..*"),
+    # httpx types in the HTTP openers' signatures and prose (httpx.Auth,
+    # httpx.AsyncClient, ...).
+    (r"py:.*", r"httpx\..*"),
     # Standard-library names outside builtins, as annotations spell them.
     (r"py:.*", r"(collections\.abc|os|pathlib|subprocess|signal|contextlib|types)\..*"),
     # `True` and `False` in prose (`None` already resolves).
@@ -54,6 +57,7 @@ nitpick_ignore_regex = [
 nitpick_ignore_regex += [
     (r"py:class", r"(trio_mcp\._options\.)?\w+Kwargs"),
     (r"py:class", r"(trio_mcp\._channel\.)?Channel"),
+    (r"py:class", r"Mapping"),
     # What the fake server makes its FakeRequest objects of (tests get them).
     (r"py:class", r"(trio_mcp\.testing\._request\.)?Link"),
     (r"py:class", r"(trio_mcp\._serving\.server\.)?Request"),

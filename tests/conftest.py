@@ -1,4 +1,4 @@
-"""Shared test configuration: the Hypothesis settings profiles.
+"""Shared test configuration: the Hypothesis settings profiles, and the in-process HTTP server.
 
 The profile comes from the ``HYPOTHESIS_PROFILE`` environment variable:
 
@@ -10,8 +10,12 @@ The profile comes from the ``HYPOTHESIS_PROFILE`` environment variable:
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # Each profile starts from Hypothesis's own defaults, not from whatever profile
@@ -29,3 +33,26 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+def _load_http_server():
+    if "http_server" in sys.modules:
+        return sys.modules["http_server"]
+    path = Path(__file__).parent / "servers" / "http_server.py"
+    spec = importlib.util.spec_from_file_location("http_server", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # Registered first: its dataclasses look their module up while they are built.
+    sys.modules["http_server"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+async def http_server():
+    """``tests/servers/http_server.py`` serving in the test's own Trio run: a dual-era
+    MCP server over HTTP on a free loopback port, with no fault unless a client asks
+    for one (``X-Test-Scenario``). Yields its ``Running``: ``url`` and ``state``."""
+    async with _load_http_server().running() as server:
+        yield server

@@ -351,13 +351,17 @@ def test_configuration_errors_in_json_mode(project):
     assert "no configuration file found" in error["message"]
 
 
-def test_a_remote_entry_is_reported_alone(project):
-    write(project / ".mcp.json", {"mcpServers": {"demo": DEMO, "remote": {"url": "https://example.com/mcp"}}})
-    result = check(run(project, "--json", "servers"))
+def test_a_remote_entry_that_cannot_be_reached_fails_alone(project):
+    # Nothing listens on port 1 of this machine: the connection is refused.
+    remote = {"url": "http://127.0.0.1:1/mcp?key=${TOKEN}", "headers": {"Authorization": "${TOKEN}"}}
+    write(project / ".mcp.json", {"mcpServers": {"demo": DEMO, "remote": remote}})
+    result = check(run(project, "--json", "--timeout", "10", "servers", extra_env={"TOKEN": SECRET}))
     servers = {record["name"]: record for record in json.loads(result.stdout)["servers"]}
     assert servers["demo"]["state"] == "ready"
-    assert servers["remote"]["state"] == "failed"
+    assert servers["remote"]["state"] in ("failed", "restarting")
     assert servers["remote"]["transport"] == "http"
+    assert servers["remote"]["error"]
+    assert SECRET not in result.stdout + result.stderr
 
 
 # ------------------------------------------------------------------ parsing

@@ -43,6 +43,10 @@ block is checked depends on its language and on the comment right before it
   naming its modules (``_session``, ``cli``, ...): every module must be in
   one room, every import between rooms must point to a room below, and no
   arrow may point anywhere but down.
+* Marked ``http``, a ``python`` (complete program) or ``console`` block runs
+  against a local Streamable HTTP server started for it (the demo server
+  behind tests/servers/http_front.py): the URL ``http://127.0.0.1:8000/mcp``
+  in the block is replaced by the server's.
 * ``not-executed: REASON`` exempts a block; such blocks are counted and kept
   to a few (`MAX_NOT_EXECUTED`). Any other block that is not run fails its
   test.
@@ -870,12 +874,52 @@ def check_expected_output(block: Block, outcomes: dict[str, Outcome]) -> Outcome
     return Outcome()
 
 
+#: The URL that ``http`` examples name, replaced by the local server's.
+HTTP_EXAMPLE_URL = "http://127.0.0.1:8000/mcp"
+HTTP_FRONT = ROOT / "tests" / "servers" / "http_front.py"
+
+
+def run_http(block: Block, workdir: Path, env: dict[str, str]) -> Outcome:
+    """Run an ``http`` block against a local HTTP server of its own."""
+    if HTTP_EXAMPLE_URL not in block.code:
+        return Outcome([f"an http example names the server as {HTTP_EXAMPLE_URL}"])
+    # A proxy in the environment would take loopback traffic too.
+    env = {name: value for name, value in env.items() if name.lower() not in ("http_proxy", "all_proxy")}
+    front = subprocess.Popen(
+        [sys.executable, str(HTTP_FRONT)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        text=True,
+    )
+    try:
+        assert front.stdout is not None
+        ready, _, _ = select.select([front.stdout], [], [], LIMIT)
+        line = front.stdout.readline() if ready else ""
+        if not line.startswith("LISTENING "):
+            return Outcome([f"the local HTTP server did not start: {line!r}"])
+        url = f"http://127.0.0.1:{line.split()[1]}/mcp"
+        local = Block(block.source, block.line, block.lang, block.code.replace(HTTP_EXAMPLE_URL, url))
+        outcome = run_block(local, workdir, env)
+        if outcome.output:
+            outcome.output = outcome.output.replace(url, HTTP_EXAMPLE_URL)
+        return outcome
+    finally:
+        front.kill()
+        front.wait()
+        if front.stdout is not None:
+            front.stdout.close()
+
+
 def run_block(block: Block, workdir: Path, env: dict[str, str]) -> Outcome:
     """Run or check one block (not the expected-output ones)."""
     if block.not_executed is not None:
         if not block.not_executed:
             return Outcome(["a not-executed block says why: .. not-executed: REASON"])
         return Outcome(skipped=block.not_executed)
+    if block.kind == "http" and block.lang in PYTHON_LANGS | CONSOLE_LANGS:
+        return run_http(block, workdir, env)
     if block.lang in PYTHON_LANGS:
         return run_python(block, workdir, env)
     if block.lang in CONSOLE_LANGS:
@@ -977,7 +1021,18 @@ def test_few_blocks_are_exempt():
 
 
 def test_markers_are_known():
-    kinds = {"", *FRAGMENTS, "script", "pytest", "terminal", "typed-input", "frames", "hierarchy", "layers"}
+    kinds = {
+        "",
+        *FRAGMENTS,
+        "script",
+        "pytest",
+        "terminal",
+        "typed-input",
+        "frames",
+        "hierarchy",
+        "layers",
+        "http",
+    }
     for block in BLOCKS:
         assert block.kind in kinds, f"{block.id}: unknown example kind {block.kind!r}"
 

@@ -148,7 +148,6 @@ async def test_broken_servers_start_alongside_and_never_block_the_others(tmp_pat
             "crashes": spec("crashes", "--exit-at-once", "3"),
             "hangs": spec("hangs", "--hang", startup_timeout=1.0),
             "missing": ServerSpec(name="missing", command=str(tmp_path / "no-such-server")),
-            "remote": ServerSpec(name="remote", transport="http", url="https://example.com/mcp"),
             "off": spec("off", enabled=False),
         },
         invalid={"wrong": ConfigError("server 'wrong': args must be a list", server="wrong", field="args")},
@@ -162,7 +161,6 @@ async def test_broken_servers_start_alongside_and_never_block_the_others(tmp_pat
                 "crashes": "restarting",
                 "hangs": "restarting",
                 "missing": "failed",
-                "remote": "failed",
                 "off": "disabled",
                 "wrong": "invalid",
             }
@@ -176,8 +174,6 @@ async def test_broken_servers_start_alongside_and_never_block_the_others(tmp_pat
             assert isinstance(servers.status("hangs").error, RequestTimeout)
             assert isinstance(servers.status("missing").error, SpawnFailed)
             assert servers.status("missing").reason == "starting it again cannot help"
-            assert isinstance(servers.status("remote").error, NotSupported)
-            assert "not supported" in str(servers.status("remote").error)
 
             with pytest.raises(ServerGone, match="'missing' failed: starting it again cannot help"):
                 await servers.client("missing")
@@ -465,9 +461,6 @@ async def test_open_server_opens_one_entry() -> None:
             assert client.session.request_timeout == 30
             result = await client.call_tool("whoami")
             assert result.content[0].text.startswith("single ")
-        with pytest.raises(NotSupported, match="remote server"):
-            async with open_server(ServerSpec(name="r", transport="sse", url="https://x/sse")):
-                pass
         with pytest.raises(ConfigError, match="disabled"):
             async with open_server(spec("off", enabled=False)):
                 pass
@@ -548,3 +541,86 @@ async def test_an_entry_the_opener_refuses_fails_alone() -> None:
             assert isinstance(status.error, ConfigError)
             assert "cannot be started" in str(status.error)
             assert servers.status("good").state == "ready"
+
+
+async def test_prompts_and_resources_go_to_their_server() -> None:
+    demo = ServerSpec(name="demo", command=sys.executable, args=["-m", "trio_mcp.demo"])
+    with trio.fail_after(GUARD):
+        async with open_servers([demo, spec("other")], kill_grace=1.0) as servers:
+            assert [(entry.name, entry.server) for entry in servers.prompts] == [
+                ("demo__greet", "demo"),
+                ("other__hello", "other"),
+            ]
+            assert [entry.item.uri for entry in servers.resources] == ["demo://readme"]
+            assert [entry.item.uri_template for entry in servers.resource_templates] == [
+                "demo://greeting/{name}"
+            ]
+            prompt = await servers.get_prompt("demo__greet", {"name": "Ada"})
+            assert "Ada" in prompt.messages[0].content.text
+            readme = await servers.read_resource("demo", "demo://readme")
+            assert readme.contents[0].text
+            with pytest.raises(UnknownName) as caught:
+                await servers.get_prompt("demo__nothing")
+            assert caught.value.kind == "prompt"
+
+
+async def test_the_callers_on_notification_still_gets_every_notification() -> None:
+    seen: list[str] = []
+
+    async def on_notification(note: dict) -> None:
+        seen.append(note["method"])
+
+    with trio.fail_after(GUARD):
+        async with open_servers([spec("chatty")], on_notification=on_notification, **PINNED) as servers:
+            events = servers.events()
+            await servers.call_tool("chatty__add_tool", {"name": "more"})
+            await until(events, lambda e: e.catalogue)
+            assert "chatty__more" in [entry.name for entry in servers.tools]
+    assert seen == ["notifications/tools/list_changed"]
+
+
+# ------------------------------------------------------------ remote entries
+
+
+async def test_remote_entries_join_the_group_over_http() -> None:
+    """Entries with a ``url`` connect over HTTP, with their headers, beside stdio ones.
+
+    The HTTP server is a real process; it refuses every request without the
+    bearer token (``auth-token``), so the entry's headers must reach it. An
+    entry it always refuses (``auth-401``) fails at once, with the challenge,
+    and is not restarted: credentials do not come back by themselves.
+    """
+    pytest.importorskip("httpx", reason="remote entries need the http extra")
+    from process_support import hostile_server
+
+    with hostile_server(era="dual") as http:
+        remote = {"X-Test-Scenario": "auth-token", "X-Test-Target": "all"}
+        config = {
+            "local": spec("local"),
+            "remote": ServerSpec(
+                name="remote",
+                transport="http",
+                url=http.url,
+                headers={**remote, "Authorization": "Bearer good-token"},
+            ),
+            "locked": ServerSpec(name="locked", transport="http", url=http.url, headers=remote),
+        }
+        with trio.fail_after(GUARD):
+            async with open_servers(config, **PINNED) as servers:
+                states = {status.name: status.state for status in servers.statuses()}
+                assert states == {"local": "ready", "remote": "ready", "locked": "failed"}
+                locked = servers.status("locked")
+                assert isinstance(locked.error, trio_mcp.AuthRequired)
+                assert locked.error.scheme == "Bearer"
+                assert locked.reason == "starting it again cannot help"
+                assert servers.resolve("remote__echo") == ("remote", "echo")
+                echoed = await servers.call_tool("remote__echo", {"text": "over http"})
+                assert "over http" in echoed.content[0].text
+                assert (await whoami(servers, "local"))[0] == "local"
+                assert servers.status("remote").pid is None
+
+            async with open_server(config["remote"], **PINNED) as client:
+                assert "echo" in [tool.name for tool in await client.list_tools()]
+            with pytest.raises(trio_mcp.AuthRequired):
+                async with open_server(config["locked"], **PINNED):
+                    pass

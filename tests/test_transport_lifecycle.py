@@ -794,3 +794,37 @@ def test_arguments_of_the_wrong_type_are_rejected_at_construction(args, env):
     """Construction: args and env hold strings only; a caller's mistake is a TypeError, before any spawn."""
     with pytest.raises(TypeError):
         open_stdio_transport(sys.executable, args, env=env)
+
+
+# ------------------------------------------------------------ wait_failed
+
+
+async def test_wait_failed_returns_when_the_server_dies_or_the_session_closes():
+    with trio.fail_after(GUARD):
+        async with life_server() as wire:
+            async with trio.open_nursery() as nursery:
+                seen = []
+
+                async def watch():
+                    seen.append(await wire.wait_failed())
+
+                nursery.start_soon(watch)
+                await trio.sleep(0.1)
+                assert seen == []
+                with pytest.raises(ServerGone):
+                    await wire.request("exit", {"code": 4})
+            assert isinstance(seen[0], ServerGone)
+            assert seen[0].exit_code == 4
+            # Once failed, it returns at once.
+            assert await wire.wait_failed() is seen[0]
+        async with life_server() as wire:
+            async with trio.open_nursery() as nursery:
+                closed = []
+
+                async def watch():
+                    closed.append(await wire.wait_failed())
+
+                nursery.start_soon(watch)
+                await trio.sleep(0.1)
+                await wire.aclose()
+        assert isinstance(closed[0], TransportClosed)

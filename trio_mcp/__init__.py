@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import _errors
 from ._errors import (
+    AuthRequired as AuthRequired,
+    ConnectionFailed as ConnectionFailed,
+    HTTPError as HTTPError,
     InputRequestFailed as InputRequestFailed,
     MCPError as MCPError,
     MessageTooLarge as MessageTooLarge,
@@ -21,7 +24,9 @@ from ._errors import (
     OutputValidationError as OutputValidationError,
     ProtocolError as ProtocolError,
     RpcError as RpcError,
+    ServerBusy as ServerBusy,
     ServerGone as ServerGone,
+    SessionExpired as SessionExpired,
     SpawnFailed as SpawnFailed,
     TransportClosed as TransportClosed,
     TrioMCPInternalError as TrioMCPInternalError,
@@ -107,6 +112,8 @@ if TYPE_CHECKING:
     from ._open import (
         StdioTransport as StdioTransport,
         open_client as open_client,
+        open_http_client as open_http_client,
+        open_http_transport as open_http_transport,
         open_stdio_client as open_stdio_client,
         open_stdio_transport as open_stdio_transport,
         open_stream_client as open_stream_client,
@@ -143,6 +150,8 @@ _LAZY: dict[str, str] = {
     "open_servers": "_group",
     "StdioTransport": "_open",
     "open_client": "_open",
+    "open_http_client": "_open",
+    "open_http_transport": "_open",
     "open_stdio_client": "_open",
     "open_stdio_transport": "_open",
     "open_stream_client": "_open",

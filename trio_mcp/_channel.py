@@ -20,8 +20,9 @@ channel when it starts it:
   channel calls its receiver no more.
 
 The channels of this package are the child process (`trio_mcp._transports.process`),
-any Trio byte stream (`trio_mcp._transports.stream`), and an in-memory
-server for tests (`trio_mcp.testing`). Nothing above the session knows which
+any Trio byte stream (`trio_mcp._transports.stream`), Streamable HTTP
+(`trio_mcp._transports.http`), and an in-memory server for tests
+(`trio_mcp.testing`). Nothing above the session knows which
 one it runs on.
 """
 
@@ -60,6 +61,16 @@ class Receiver(Protocol):
 
     def is_idle(self) -> bool:
         """Whether no request awaits an answer (a channel may then rest its reader)."""
+        ...
+
+    def awaits(self, request_id: int) -> bool:
+        """Whether our request ``request_id`` still awaits its answer (a channel
+        that carries each request on a stream of its own stops reading it then)."""
+        ...
+
+    def request_failed(self, request_id: int, error: MCPError) -> None:
+        """The channel itself failed request ``request_id`` with ``error`` (an
+        HTTP status that is no MCP answer, say); the connection lives on."""
         ...
 
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AuthRequired",
+    "ConnectionFailed",
+    "HTTPError",
     "InputRequestFailed",
     "MCPError",
     "MessageTooLarge",
@@ -18,7 +21,9 @@ __all__ = [
     "OutputValidationError",
     "ProtocolError",
     "RpcError",
+    "ServerBusy",
     "ServerGone",
+    "SessionExpired",
     "SpawnFailed",
     "TransportClosed",
     "TrioMCPInternalError",
@@ -263,6 +268,127 @@ class OutputValidationError(MCPError):
         self.path = path
         self.reason = reason
         self.result = result
+
+
+class HTTPError(MCPError):
+    """An HTTP exchange with a remote server gave no MCP answer.
+
+    Raised for one request over HTTP (`open_http_client`) when the server
+    answered with something that is not an MCP message: an error status
+    without a JSON-RPC error in its body, a redirect that is not followed,
+    an unexpected content type, no body at all. A JSON-RPC error in the body
+    of an error status is an `RpcError` instead. Only this request failed;
+    the connection keeps working. The subclasses name the cases an
+    application may act on.
+
+    Attributes:
+        url: The URL of the request.
+        status: The HTTP status code, or `None` when no response came
+            (`ConnectionFailed`).
+        headers: The response's headers (lower-case names), or an empty dict.
+        body: The start of the response's body (at most 1 KiB, decoded
+            leniently), or ``""``.
+    """
+
+    def __init__(
+        self,
+        message: str = "HTTP request failed",
+        *,
+        url: str = "",
+        status: int | None = None,
+        headers: dict[str, str] | None = None,
+        body: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.url = url
+        self.status = status
+        self.headers = headers if headers is not None else {}
+        self.body = body
+
+
+class ConnectionFailed(HTTPError):
+    """No answer came over HTTP: the connection was refused or reset, TLS
+    failed, or the response stream broke (or ended) before the answer.
+
+    ``status`` is the status of a response that was cut short, else `None`;
+    the cause (``__cause__``) is the underlying network error, if any. The
+    request may or may not have run on the server.
+    """
+
+
+class AuthRequired(HTTPError):
+    """The server refused the request for lack of (sufficient) credentials: HTTP 401, or 403 with a challenge.
+
+    It carries what the server's ``WWW-Authenticate`` challenge says, so that
+    an application can run its own authorization flow (OAuth 2.1 with the
+    protected resource metadata of RFC 9728, for example) and connect again
+    with an ``auth`` or ``headers`` option.
+
+    Attributes:
+        www_authenticate: The raw ``WWW-Authenticate`` header, or ``""``.
+        scheme: The challenge's scheme, e.g. ``"Bearer"``, or ``""``.
+        params: The challenge's parameters (lower-case names), e.g.
+            ``{"resource_metadata": "...", "scope": "files:read"}``.
+        resource_metadata: The URL of the server's protected resource
+            metadata, when the challenge gives one, else `None`.
+        scope: The scope the challenge asks for, or `None`.
+        error: The challenge's ``error`` (``"invalid_token"``,
+            ``"insufficient_scope"``), or `None`.
+    """
+
+    def __init__(
+        self,
+        message: str = "authorization required",
+        *,
+        url: str = "",
+        status: int | None = None,
+        headers: dict[str, str] | None = None,
+        body: str = "",
+        www_authenticate: str = "",
+        scheme: str = "",
+        params: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message, url=url, status=status, headers=headers, body=body)
+        self.www_authenticate = www_authenticate
+        self.scheme = scheme
+        self.params = params if params is not None else {}
+        self.resource_metadata = self.params.get("resource_metadata")
+        self.scope = self.params.get("scope")
+        self.error = self.params.get("error")
+
+
+class ServerBusy(HTTPError):
+    """The server asked to be left alone for a while: HTTP 429 or 503.
+
+    Nothing ran on the server; send the request again after `retry_after`
+    seconds (with a bound of your own).
+
+    Attributes:
+        retry_after: The delay the server asked for (its ``Retry-After``
+            header, in seconds or as a date), or `None` when it named none.
+    """
+
+    def __init__(
+        self,
+        message: str = "server busy",
+        *,
+        url: str = "",
+        status: int | None = None,
+        headers: dict[str, str] | None = None,
+        body: str = "",
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, url=url, status=status, headers=headers, body=body)
+        self.retry_after = retry_after
+
+
+class SessionExpired(HTTPError):
+    """The server forgot the HTTP session (initialize era), and a new one did not help.
+
+    The transport opens a new session once when the server answers 404 (or
+    another "unknown session" error) to a request of a live session; this is
+    raised when that fails too.
+    """
 
 
 class TrioMCPInternalError(Exception):

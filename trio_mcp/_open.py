@@ -32,7 +32,9 @@ from ._transports.stream import StreamChannel
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import AsyncIterator, Sequence
+    from collections.abc import AsyncIterator, Mapping, Sequence
+
+    import httpx
 
     from ._options import (
         ClientKwargs,
@@ -45,6 +47,8 @@ if TYPE_CHECKING:
 __all__ = [
     "StdioTransport",
     "open_client",
+    "open_http_client",
+    "open_http_transport",
     "open_stdio_client",
     "open_stdio_transport",
     "open_stream_client",
@@ -361,3 +365,122 @@ async def wrap_client_stream(
             raise exc.gone from None
         raise
     return client
+
+
+# ------------------------------------------------------------------ HTTP
+
+
+def _http_session(
+    where: str,
+    url: str,
+    headers: Mapping[str, str] | None,
+    auth: httpx.Auth | None,
+    http_client: httpx.AsyncClient | None,
+    trust_env: bool,
+    connection: ConnectionOptions,
+    sink: SinkOptions | None = None,
+) -> Session:
+    """A session over Streamable HTTP; httpx is imported here, on first use only."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(url, str):
+        raise TypeError(f"{where}() url must be a str, not {type(url).__name__}")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{where}() needs an http:// or https:// URL, not {url!r}")
+    try:
+        from ._transports.http import HTTPChannel
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ImportError(
+            f"{where}() needs httpx: install the http extra (pip install 'trio-mcp[http]')"
+        ) from exc
+    channel = HTTPChannel(
+        url,
+        headers=headers,
+        auth=auth,
+        http_client=http_client,
+        max_message_bytes=connection.max_message_bytes,
+        trust_env=trust_env,
+    )
+    return Session(channel, connection, sink)
+
+
+def open_http_transport(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: httpx.Auth | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    trust_env: bool = True,
+    **options: Unpack[StreamTransportKwargs],
+) -> Session:
+    """Talk JSON-RPC to a remote MCP server over Streamable HTTP.
+
+    The session-level analogue of `open_http_client` (see it for the
+    arguments): use the result as an async context manager, and negotiate
+    yourself, or hand it to `open_client`.
+    """
+    connection, sink = split_options("open_http_transport", options, ConnectionOptions, SinkOptions)
+    return _http_session("open_http_transport", url, headers, auth, http_client, trust_env, connection, sink)
+
+
+@asynccontextmanager
+async def open_http_client(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: httpx.Auth | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    trust_env: bool = True,
+    **options: Unpack[StreamClientKwargs],
+) -> AsyncIterator[Client]:
+    """Connect to a remote MCP server over HTTP; the ``async with`` owns the connection.
+
+    ::
+
+        async with trio_mcp.open_http_client("https://example.com/mcp") as client:
+            result = await client.call_tool("echo", {"text": "hi"})
+
+    The same `Client` as `open_stdio_client` gives, over the Streamable HTTP
+    transport (with the ``http`` extra: ``pip install 'trio-mcp[http]'``).
+    The era is chosen as on stdio: the ``server/discover`` probe first, then
+    ``initialize`` for a server of the initialize era; a server that refuses
+    ``initialize`` too is tried with the HTTP+SSE transport of 2024-11-05.
+    See :doc:`http` for what each HTTP answer becomes.
+
+    No read timeout applies: a slow tool or a ``listen`` stream may stay
+    silent for as long as it likes. Bound calls the Trio way, with
+    `trio.fail_after` around them (or ``request_timeout``).
+
+    Args:
+        url: The server's MCP endpoint (``http://`` or ``https://``), used
+            exactly as given.
+        headers: Headers sent with every request, e.g.
+            ``{"Authorization": "Bearer ..."}``. The protocol's own headers
+            cannot be replaced.
+        auth: An `httpx.Auth` for every request (GET and DELETE too): a
+            token provider, an OAuth flow of yours.
+        http_client: An `httpx.AsyncClient` of yours, for proxies, TLS
+            settings and connection pools: used as it is and not closed
+            (but one left with httpx's default 5 s timeout gets no read
+            timeout instead). Without one, the client made has timeouts of
+            10 s to connect, 30 s to write, none to read.
+        trust_env: For the client made here (not yours): whether the
+            environment's proxy settings (``HTTP_PROXY``, ``HTTPS_PROXY``,
+            ``ALL_PROXY``, ``NO_PROXY``), ``SSL_CERT_FILE`` and ``.netrc``
+            apply, as httpx does. Loopback URLs go through ``HTTP_PROXY``
+            too unless ``NO_PROXY`` covers them.
+        **options: `ConnectionOptions` and `ClientOptions`, as for
+            `open_stdio_client`.
+
+    Raises:
+        ConnectionFailed: The server cannot be reached.
+        AuthRequired: It wants credentials (401, or 403 with a challenge).
+        HTTPError: It answered with something that is not MCP.
+        VersionMismatch, RequestTimeout: As `open_stdio_client`.
+        TypeError, ValueError: A bad URL, an unknown option, or a bad value.
+    """
+    connection, client_options = split_options("open_http_client", options, ConnectionOptions, ClientOptions)
+    session = _http_session("open_http_client", url, headers, auth, http_client, trust_env, connection)
+    async with session, _connected(session, client_options) as client:
+        yield client

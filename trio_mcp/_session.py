@@ -194,6 +194,7 @@ class Session:
         self._shield = False
         self._scopes: list[trio.CancelScope] = []
         self._failure: MCPError | None = None
+        self._failed: trio.Event | None = None
         self._started = False
         self._running = False
         self._closing = False
@@ -375,6 +376,23 @@ class Session:
     @property
     def failure(self) -> MCPError | None:
         """Why the session can no longer be used (`ServerGone`, `TransportClosed`, ...), or `None`."""
+        return self._failure
+
+    async def wait_failed(self) -> MCPError:
+        """Wait until the session can no longer carry requests; return why.
+
+        That is `ServerGone` when the server dies (or breaks its end of the
+        connection), `TransportClosed` once the session is closed: the
+        moment `failure` is set. For supervisors, which start the server
+        again when it dies.
+        """
+        if self._failure is None:
+            if self._failed is None:
+                self._failed = trio.Event()
+            await self._failed.wait()
+        else:
+            await trio.lowlevel.checkpoint()
+        assert self._failure is not None
         return self._failure
 
     def check_usable(self) -> None:
@@ -723,6 +741,22 @@ class Session:
         """Whether no request awaits an answer (a channel may then rest its reader)."""
         return not self._calls
 
+    def awaits(self, request_id: int) -> bool:
+        """Whether our request ``request_id`` still awaits its answer."""
+        return self._conn.is_pending(request_id)
+
+    def request_failed(self, request_id: int, error: MCPError) -> None:
+        """The channel failed our request ``request_id`` itself (an HTTP error, say).
+
+        A late answer to it is dropped; nothing is sent to the server.
+        """
+        if not self._conn.is_pending(request_id):
+            return
+        self._conn.abandon(request_id)
+        box = self._calls.pop(request_id, None)
+        if box is not None:
+            box.finish(None, error)
+
     # ------------------------------------------------------------ dispatch
 
     def _dispatch(self, event: Event) -> None:
@@ -780,6 +814,8 @@ class Session:
         """Fail everything in flight and everything after with ``error``."""
         if self._failure is None or isinstance(error, TransportClosed):
             self._failure = error
+        if self._failed is not None:
+            self._failed.set()
         self._conn.fail_all()
         calls, self._calls = self._calls, {}
         for box in calls.values():

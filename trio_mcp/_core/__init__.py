@@ -5,6 +5,7 @@ tested and fuzzed without a process or a clock (a test checks that nothing
 in this package imports Trio):
 
 * `~trio_mcp._core.framing`: bytes to lines, bounded and linear;
+* `~trio_mcp._core.sse`: bytes to server-sent events, bounded and linear;
 * `~trio_mcp._core.codec`: JSON lines read exactly as Python's ``json`` reads them;
 * `~trio_mcp._core.jsonrpc`: the JSON-RPC connection as a state machine (ids,
   correlation, routing, diagnostics); it never raises on what a server sends;

@@ -8,14 +8,15 @@ line both go through it.
 from __future__ import annotations
 
 import math
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Unpack
 
 import trio
 
 from .._config import ConfigError
 from .._errors import NotSupported
-from .._open import open_stdio_client
+from .._open import open_http_client, open_stdio_client
+from .._options import ClientOptions, ConnectionOptions, fields_of
 from .._session import RequestTimeout
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from .._config import ServerSpec
     from .._options import StdioClientKwargs
 
-__all__ = ["SPEC_OPTIONS", "open_server", "stdio_arguments"]
+__all__ = ["SPEC_OPTIONS", "connect", "open_server", "startup_timeout", "stdio_arguments"]
 
 #: The options a spec sets itself, which the caller of a group cannot give.
 SPEC_OPTIONS = frozenset({"env", "inherit_env", "cwd"})
@@ -63,8 +64,8 @@ def _remote_not_supported(spec: ServerSpec) -> NotSupported:
     from .._config.spec import _shown_url
 
     return NotSupported(
-        f"server {spec.name!r} is a remote server ({spec.transport} at {_shown_url(spec.url)!r}); "
-        f"the {spec.transport} transport is not supported yet",
+        f"server {spec.name!r} is a remote server ({spec.transport} at {_shown_url(spec.url)!r}), "
+        "which has no command line: connect to it with open_server() or open_http_client()",
         method=spec.transport,
     )
 
@@ -81,7 +82,9 @@ async def open_server(spec: ServerSpec, **options: Unpack[StdioClientKwargs]) ->
     The entry's ``env``, ``cwd`` and ``inherit_env`` go to the process, its
     ``request_timeout`` (when set) to the connection, and the whole start,
     handshake included, must fit in its ``startup_timeout``. The block owns
-    the server, as with `open_stdio_client`.
+    the server, as with `open_stdio_client`. An entry with a ``url`` is
+    reached with `open_http_client` instead (the ``http`` extra), sending
+    the entry's ``headers``; the process options do not apply to it.
 
     Args:
         spec: The entry.
@@ -90,11 +93,10 @@ async def open_server(spec: ServerSpec, **options: Unpack[StdioClientKwargs]) ->
             ``request_timeout`` wins over the one given here.
 
     Raises:
-        NotSupported: The entry names a remote server, whose transport is
-            not supported yet.
         RequestTimeout: The server did not finish starting within its
             ``startup_timeout``.
         SpawnFailed, ServerGone, VersionMismatch: As `open_stdio_client`.
+        HTTPError: As `open_http_client`, for a remote entry (``url``).
         TypeError: ``env``, ``inherit_env`` or ``cwd`` was given, or an
             unknown option.
     """
@@ -103,19 +105,53 @@ async def open_server(spec: ServerSpec, **options: Unpack[StdioClientKwargs]) ->
         raise TypeError(f"open_server() got {given[0]!r}, which the server's entry sets")
     if not spec.enabled:
         raise ConfigError(f"server {spec.name!r} is disabled", server=spec.name, field="disabled")
-    command, args, own = stdio_arguments(spec)
-    merged: dict[str, Any] = {**options, **own}
     started = False
     with trio.CancelScope(deadline=trio.current_time() + spec.startup_timeout) as scope:
-        async with open_stdio_client(command, args, **merged) as client:
+        async with connect(spec, dict(options)) as client:
             # The budget covers the start only; the block is the caller's.
             scope.deadline = math.inf
             started = True
             yield client
     if scope.cancelled_caught and not started:
-        raise RequestTimeout(
-            f"server {spec.name!r} did not start within {spec.startup_timeout:g} s (its startup_timeout)",
-            method="initialize",
-            timeout=spec.startup_timeout,
-            server=spec.name,
-        )
+        raise startup_timeout(spec)
+
+
+def connect(spec: ServerSpec, options: dict[str, Any]) -> AbstractAsyncContextManager[Client]:
+    """The opener of one entry: the one place that knows how each transport is opened.
+
+    The entry's own settings win over ``options``. Its ``startup_timeout``
+    is the caller's to apply (as `open_server` and the group do).
+
+    A remote entry (``http`` or ``sse``) goes to `open_http_client` with its
+    ``url`` and ``headers``; the options that only a child process has
+    (``on_stderr``, ``kill_grace``...) are left out for it. An ``sse`` entry
+    takes the same path: the opener falls back to the HTTP+SSE transport of
+    2024-11-05 when the server refuses the newer ones.
+
+    Raises:
+        ConfigError: A stdio entry without a command, or a remote one
+            without a URL.
+    """
+    if spec.transport != "stdio":
+        if not spec.url:
+            raise ConfigError(f"server {spec.name!r} has no url", server=spec.name, field="url")
+        remote = {name: value for name, value in options.items() if name in _REMOTE_OPTIONS}
+        if spec.request_timeout is not None:
+            remote["request_timeout"] = spec.request_timeout
+        return open_http_client(spec.url, headers=dict(spec.headers), **remote)
+    command, args, own = stdio_arguments(spec)
+    return open_stdio_client(command, args, **{**options, **own})
+
+
+#: The options a remote entry's connection takes (no process options).
+_REMOTE_OPTIONS: frozenset[str] = fields_of(ConnectionOptions) | fields_of(ClientOptions)
+
+
+def startup_timeout(spec: ServerSpec) -> RequestTimeout:
+    """The error of a server that did not start within its ``startup_timeout``."""
+    return RequestTimeout(
+        f"server {spec.name!r} did not start within {spec.startup_timeout:g} s (its startup_timeout)",
+        method="initialize",
+        timeout=spec.startup_timeout,
+        server=spec.name,
+    )

@@ -13,7 +13,7 @@ import logging
 import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeAlias, TypeVar, Unpack
 
 import attrs
@@ -22,19 +22,18 @@ import trio
 from .._config import ConfigError, LoadedConfig, ServerSpec
 from .._core.naming import exposed_name
 from .._core.restart import RestartPolicy, RestartTracker
-from .._errors import MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
+from .._errors import AuthRequired, MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
 from .._models import Prompt, Resource, ResourceTemplate, Tool
 from .._nursery import reraise
 from .._options import ClientOptions, ConnectionOptions, ProcessOptions, split_options
 from .._session import RequestTimeout
-from .connect import SPEC_OPTIONS, open_server
+from .connect import SPEC_OPTIONS, connect, startup_timeout
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
     from types import TracebackType
 
     from .._client import Client
-    from .._delivery import NotificationStream
     from .._models import CallToolResult, GetPromptResult, ReadResourceResult
     from .._options import StdioClientKwargs
 
@@ -57,6 +56,7 @@ ServerState: TypeAlias = Literal[
 """Where a server of a group is in its life."""
 
 _logger = logging.getLogger("trio_mcp.group")
+_server_logger = logging.getLogger("trio_mcp.server")
 
 _LIST_CHANGED = frozenset(
     {
@@ -177,7 +177,6 @@ class _Member:
         "listeners",
         "listing",
         "name",
-        "nursery",
         "prompts",
         "reason",
         "refreshing",
@@ -188,6 +187,7 @@ class _Member:
         "tools",
         "tracker",
         "wake",
+        "watch",
     )
 
     def __init__(self, spec: ServerSpec, index: int, tracker: RestartTracker) -> None:
@@ -208,7 +208,7 @@ class _Member:
         self.tools: list[Listed[Tool]] = []
         self.prompts: list[Listed[Prompt]] = []
         self.listeners: list[_Listener] = []
-        self.nursery: trio.Nursery | None = None
+        self.watch: trio.CancelScope | None = None
 
     def poke(self) -> None:
         if self.wake is not None:
@@ -263,11 +263,8 @@ class _Listener:
             scope.cancel()
         self.send.close()
 
-    async def follow(
-        self, client: Client, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
-    ) -> None:
+    async def follow(self, client: Client, started: Callable[[], None]) -> None:
         """Subscribe on one process of the server and forward what it sends, until it ends."""
-        told = False
         with trio.CancelScope() as scope:
             self.scopes.add(scope)
             try:
@@ -279,8 +276,7 @@ class _Listener:
                         resource_uris=self.uris,
                         buffer=self.buffer,
                     ) as sub:
-                        task_status.started()
-                        told = True
+                        started()
                         async for note in sub:
                             self.offer(note)
                     return
@@ -290,8 +286,7 @@ class _Listener:
                         await client.subscribe_resource(uri)
                     except RpcError as exc:
                         _logger.info("%s: cannot subscribe to %r: %s", client.session.name, uri, exc)
-                task_status.started()
-                told = True
+                started()
                 async for note in stream:
                     if note.get("method") in self.wanted:
                         self.offer(note)
@@ -299,8 +294,6 @@ class _Listener:
                 _logger.debug("%s: a listen stream ended: %s", client.session.name, exc)
             finally:
                 self.scopes.discard(scope)
-        if not told:
-            task_status.started()
 
 
 def _specs(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
@@ -340,7 +333,7 @@ def _specs(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
 
 def _retryable(error: BaseException) -> bool:
     """Whether starting the server again might help."""
-    return not isinstance(error, SpawnFailed | VersionMismatch | NotSupported | ConfigError)
+    return not isinstance(error, SpawnFailed | VersionMismatch | NotSupported | ConfigError | AuthRequired)
 
 
 def _clean(error: BaseException) -> bool:
@@ -631,9 +624,11 @@ class ServerGroup:
         listener = _Listener(self, tools, prompts, resources, tuple(resource_uris), buffer)
         member.listeners.append(listener)
         try:
-            client, nursery = member.client, member.nursery
-            if member.state == "ready" and client is not None and nursery is not None:
-                await nursery.start(listener.follow, client)
+            client = member.client
+            if member.state == "ready" and client is not None:
+                # Should the server have just died, its next process subscribes.
+                with suppress(MCPError):
+                    await _start_helper(client, listener.follow, client)
             yield listener.receive
         finally:
             member.listeners.remove(listener)
@@ -815,9 +810,9 @@ class ServerGroup:
         self._nursery = None
         self._stopping = True
         for member in self._members.values():
-            if member.nursery is not None:
+            if member.watch is not None:
                 # Ready: leave the client's block normally, a graceful close.
-                member.nursery.cancel_scope.cancel()
+                member.watch.cancel()
             elif member.scope is not None:
                 member.scope.cancel()
             member.poke()
@@ -863,43 +858,47 @@ class ServerGroup:
         death: list[BaseException] = []
         spec = member.spec
         ready = False
-        with trio.CancelScope() as member.scope:
+        member.dirty = False  # a new process is listed from scratch
+        deadline = trio.current_time() + spec.startup_timeout
+        # One scope bounds the start (its deadline) and lets the group cancel
+        # it; once the server is ready, the deadline goes.
+        with trio.CancelScope(deadline=deadline) as member.scope:
             if self._stopping:
                 member.scope.cancel()
-            deadline = trio.current_time() + spec.startup_timeout
             try:
-                async with open_server(spec, **self._options) as client:
-                    stream = client.session.notifications()
-                    async with trio.open_nursery() as nursery:
-                        scope = nursery.cancel_scope
-                        try:
-                            with trio.move_on_at(deadline):
-                                await self._prepare(member, client, nursery)
-                                ready = True
-                        except MCPError as exc:
-                            death.append(exc)
-                            scope.cancel()
-                        if not ready and not death:
-                            death.append(
-                                RequestTimeout(
-                                    f"server {spec.name!r} did not list what it offers within its"
-                                    f" startup_timeout ({spec.startup_timeout:g} s)",
-                                    method="tools/list",
-                                    timeout=spec.startup_timeout,
-                                    server=client.session.name,
-                                )
+                async with connect(spec, self._options_of(member)) as client:
+                    member.scope.deadline = math.inf
+                    # The helpers (the group's listen stream, refreshes, the
+                    # callers' listen streams) run in the session's nursery
+                    # and end with it.
+                    try:
+                        with trio.move_on_at(deadline):
+                            await self._prepare(member, client)
+                            ready = True
+                    except MCPError as exc:
+                        death.append(exc)
+                    if not ready and not death:
+                        death.append(
+                            RequestTimeout(
+                                f"server {spec.name!r} did not list what it offers within its"
+                                f" startup_timeout ({spec.startup_timeout:g} s)",
+                                method="tools/list",
+                                timeout=spec.startup_timeout,
+                                server=client.session.name,
                             )
-                            scope.cancel()
-                        if ready:
+                        )
+                    if ready:
+                        with trio.CancelScope() as member.watch:
                             member.client = client
-                            member.nursery = nursery
                             member.tracker.ready(trio.current_time())
                             self._set(member, "ready")
                             self._settle(member)
                             if self._stopping:
-                                scope.cancel()
+                                member.watch.cancel()
+                            elif member.dirty:
+                                self._start_refresh(member)
                             # This task watches the server until it stops.
-                            await self._watch(member, stream, death)
+                            death.append(await client.session.wait_failed())
             except MCPError as exc:
                 death.append(exc)
             except (TypeError, ValueError) as exc:
@@ -911,45 +910,52 @@ class ServerGroup:
                 death.append(error)
             finally:
                 member.client = None
-                member.nursery = None
-        if self._stopping or not death:
+                member.watch = None
+        if self._stopping:
             return None
-        return death[0]
+        if member.scope.cancelled_caught and not death:
+            death.append(startup_timeout(spec))
+        return death[0] if death else None
 
-    async def _prepare(self, member: _Member, client: Client, nursery: trio.Nursery) -> None:
+    async def _prepare(self, member: _Member, client: Client) -> None:
         """Subscribe to changes, list what the server offers, make the callers' listen streams again."""
         if client.era == "modern":
             # Subscribed before listing: no change falls between the two.
-            await nursery.start(self._listen, member, client)
+            await _start_helper(client, self._listen, member, client)
         self._publish(member, await _list(client), announce=False)
         for listener in list(member.listeners):
-            await nursery.start(listener.follow, client)
+            await _start_helper(client, listener.follow, client)
 
-    async def _watch(self, member: _Member, stream: NotificationStream, death: list[BaseException]) -> None:
-        """Read every notification of the connection until it ends: its end is the server's.
+    def _options_of(self, member: _Member) -> dict[str, Any]:
+        """The opener's options for one server: the group's, with a notification hook of the server's."""
+        user = self._options.get("on_notification")
 
-        List changes read before the server was ready are in the stream's
-        buffer, and count too.
-        """
-        try:
-            async for note in stream:
-                if note.get("method") in _LIST_CHANGED:
-                    member.dirty = True
-                    self._start_refresh(member)
-        except MCPError as exc:
-            death.append(exc)
-        if not death:
-            death.append(ServerGone(f"the connection to server {member.name!r} ended"))
-        # The helpers (refresh, listen streams) end with the process.
-        assert member.nursery is not None
-        member.nursery.cancel_scope.cancel()
+        def on_notification(note: dict[str, JSON]) -> object:
+            self._note(member, note)
+            if user is not None:
+                return user(note)
+            if note.get("method") == "notifications/message":
+                _server_logger.debug("server %r log: %s", member.name, note.get("params"))
+            return None
+
+        return {**self._options, "on_notification": on_notification}
+
+    def _note(self, member: _Member, note: dict[str, JSON]) -> None:
+        """A notification of the server's: a change to its lists means listing again."""
+        if note.get("method") in _LIST_CHANGED:
+            member.dirty = True
+            self._start_refresh(member)
 
     def _start_refresh(self, member: _Member) -> None:
         """List the server's offer again (once at a time; a change meanwhile means once more)."""
-        if member.refreshing or member.nursery is None or member.client is None:
+        client = member.client
+        if member.refreshing or member.watch is None or client is None:
             return
+        try:
+            client.session.start_soon(self._refresh, member, client, name="group refresh")
+        except MCPError:
+            return  # the server just died
         member.refreshing = True
-        member.nursery.start_soon(self._refresh, member, member.client)
 
     async def _refresh(self, member: _Member, client: Client) -> None:
         try:
@@ -965,28 +971,36 @@ class ServerGroup:
         finally:
             member.refreshing = False
 
-    async def _listen(
-        self, member: _Member, client: Client, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
-    ) -> None:
-        """The group's own listen stream (2026-07-28 era): list changes reach `_watch` through it."""
+    async def _listen(self, member: _Member, client: Client, started: Callable[[], None]) -> None:
+        """The group's own listen stream (2026-07-28 era), where the server's list changes arrive."""
         caps = client.server_capabilities
+        # Only the lists the server says can change.
         tools, prompts, resources = (
-            caps.tools is not None,
-            caps.prompts is not None,
-            caps.resources is not None,
+            bool(capability and capability.get("listChanged"))
+            for capability in (caps.tools, caps.prompts, caps.resources)
         )
-        told = False
         try:
             if tools or prompts or resources:
                 async with client.listen(tools=tools, prompts=prompts, resources=resources) as sub:
-                    task_status.started()
-                    told = True
-                    async for _ in sub:
-                        pass
+                    started()
+                    async for note in sub:
+                        self._note(member, note)
         except MCPError as exc:
             _logger.debug("server %r: no change notifications: %s", member.name, exc)
-        if not told:
-            task_status.started()
+
+
+async def _start_helper(client: Client, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
+    """Run ``fn(*args, started)`` in the session's nursery; return once it calls ``started`` or ends."""
+    started = trio.Event()
+
+    async def run() -> None:
+        try:
+            await fn(*args, started.set)
+        finally:
+            started.set()
+
+    client.session.start_soon(run, name="group helper")
+    await started.wait()
 
 
 async def _list(client: Client) -> _Listing:

@@ -122,6 +122,7 @@ examples:
   trio-mcp shell -- python my_server.py        # one server, many commands
   trio-mcp --json info -- uvx mcp-server-time
   trio-mcp read file:///tmp/notes.txt --env LOG_LEVEL=debug -- ./my-server --stdio
+  trio-mcp tools https://example.com/mcp --header 'Authorization: Bearer TOKEN'
   trio-mcp configs                             # the configuration files found here
   trio-mcp --config .mcp.json servers          # start each of its servers, show their state
   trio-mcp --config .mcp.json call github.search_repositories query=trio
@@ -148,11 +149,13 @@ _COMMAND_HELP: Final = {
 }
 
 _DESCRIPTION = """\
-Inspect and call any MCP server that speaks over stdio.
+Inspect and call any MCP server, local (stdio) or remote (HTTP).
 
 The server is the command after "--" (the command and each of its arguments
 as separate words); without "--", the bundled demo server
 (python -m trio_mcp.demo). It is started for one command and stopped after.
+A remote server is its URL (http:// or https://), as the last word or after
+"--"; --header adds a header to every request.
 With "--config FILE" (an mcpServers or VS Code mcp.json file) or "--server
 NAME", the servers are those of the configuration: "tools" and "servers" use
 all of them, "call SERVER.TOOL" one; "servers" and --server without --config
@@ -255,6 +258,7 @@ class Options:
         schema: bool = False,
         ref: str = "",
         argument: tuple[str, str] = ("", ""),
+        headers: dict[str, str] | None = None,
         config: list[str] | None = None,
         server_name: str | None = None,
     ) -> None:
@@ -282,6 +286,8 @@ class Options:
         """What ``complete`` completes an argument of: ``"prompt"`` or ``"template"``."""
         self.argument = argument
         """The argument ``complete`` completes: its name and what is typed of it."""
+        self.headers = headers or {}
+        """Headers for every HTTP request (``--header``), for a server given by URL."""
         self.config = config or []
         """The ``--config`` files, most general first."""
         self.server_name = server_name
@@ -293,6 +299,16 @@ class Options:
     def uses_configs(self) -> bool:
         """Whether the servers come from configuration files rather than ``--`` or the demo."""
         return bool(self.config) or self.server_name is not None or self.command in CONFIG_COMMANDS
+
+    @property
+    def url(self) -> str | None:
+        """The remote server's URL, when the server is one."""
+        return self.server[0] if len(self.server) == 1 and is_url(self.server[0]) else None
+
+
+def is_url(word: str) -> bool:
+    """Whether a word names a remote server (``http://`` or ``https://``)."""
+    return word.startswith(("http://", "https://"))
 
 
 def _positive_seconds(text: str) -> float:
@@ -344,6 +360,13 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="set an environment variable for the server (repeatable)",
     )
     group.add_argument("--cwd", metavar="DIR", help="the server's working directory")
+    group.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="send a header with every request to a server given by URL (repeatable)",
+    )
     group.add_argument(
         "--config",
         action="append",
@@ -431,7 +454,7 @@ def _main_parser() -> _ArgumentParser:
 
 
 #: Options that take a value as the next word (to find the command word).
-_VALUED: Final = frozenset({"--timeout", "--protocol", "--env", "--cwd", "--config", "--server"})
+_VALUED: Final = frozenset({"--timeout", "--protocol", "--env", "--cwd", "--header", "--config", "--server"})
 
 
 def _key_value(word: str, what: str) -> tuple[str, str]:
@@ -470,6 +493,20 @@ def _complete_words(words: list[str]) -> tuple[str, str, tuple[str, str], list[s
 
 
 _REF_NAME: Final = {"prompt": "name", "template": "URI template"}
+
+
+def _positionals(words: list[str]) -> list[int]:
+    """Where the words that are not options (nor the values of options) are."""
+    found: list[int] = []
+    i = 0
+    while i < len(words):
+        if words[i] in _VALUED:
+            i += 2
+            continue
+        if not words[i].startswith("-"):
+            found.append(i)
+        i += 1
+    return found
 
 
 def parse_args(argv: Sequence[str]) -> Options:
@@ -528,6 +565,10 @@ def parse_args(argv: Sequence[str]) -> Options:
     if objects and command not in ("call", "prompt", "complete"):
         raise UsageError(f"--json with a JSON object gives arguments, which {command!r} does not take")
 
+    positions = _positionals(rest)
+    if demo and positions and is_url(rest[positions[-1]]) and (command != "read" or len(positions) > 1):
+        # A remote server, named by its URL as the last word (after the URI, for read).
+        server, demo = [rest.pop(positions[-1])], False
     ns = _command_parser(command).parse_intermixed_args(rest)
     target: str = getattr(ns, "target", "")
     pairs: list[str] = []
@@ -543,8 +584,20 @@ def parse_args(argv: Sequence[str]) -> Options:
     for item in ns.env:
         key, value = _key_value(item, "--env")
         env[key] = value
+    headers: dict[str, str] = {}
+    for item in ns.header:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"expected --header as 'NAME: VALUE', got {item!r}")
+        headers[name.strip()] = value.strip()
+    is_remote = len(server) == 1 and is_url(server[0])
+    if headers and not is_remote:
+        raise UsageError("--header applies to a server given by URL")
+    if is_remote and (env or ns.cwd):
+        raise UsageError("--env and --cwd apply to a server command, not to a URL")
     options = Options(
         command=command,
+        headers=headers,
         server=server,
         json_output=ns.json_output,
         verbose=ns.verbose,

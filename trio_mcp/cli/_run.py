@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import sys
 from collections import deque
-from functools import partial
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import trio
 
 from .._errors import (
+    ConnectionFailed,
+    HTTPError,
     InputRequestFailed,
     MCPError,
     NotSupported,
@@ -27,7 +28,7 @@ from .._errors import (
     VersionMismatch,
 )
 from .._models import GetPromptResult, ReadResourceResult
-from .._open import open_stdio_client
+from .._open import open_http_client, open_stdio_client
 from .._session import RequestTimeout
 from ._args import (
     EXIT_BROKEN_PIPE,
@@ -70,10 +71,11 @@ from ._values import ArgumentValueError, convert_arguments
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from contextlib import AbstractAsyncContextManager as AsyncContextManager
+    from contextlib import AbstractAsyncContextManager
 
     from .._client import Client
     from .._models import Tool
+    from .._options import StreamClientKwargs
 
 _Item = TypeVar("_Item")
 
@@ -469,26 +471,34 @@ async def _connect_and_run(
 ) -> int:
     options = session.options
     probe = PROBE_TIMEOUT if options.timeout is None else min(PROBE_TIMEOUT, options.timeout / 2)
+    common: StreamClientKwargs = {
+        "on_log": on_log,
+        "request_timeout": None,
+        "protocol": options.protocol,
+        "probe_timeout": probe,
+        "on_elicitation": asker,
+        "on_notification": on_notification,
+        "log_level": "debug" if options.verbose else None,
+        "input_timeout": None,
+    }
+    opened: AbstractAsyncContextManager[Client]
     if options.spec is not None:
         # A server of a configuration file (--server NAME, call SERVER.TOOL).
         from .._group import open_server
 
-        opener: Callable[..., AsyncContextManager[Client]] = partial(open_server, options.spec)
+        opened = open_server(options.spec, on_stderr=on_stderr, **common)
+    elif options.url is not None:
+        opened = open_http_client(options.url, headers=options.headers, **common)
     else:
-        opener = partial(
-            open_stdio_client, options.server[0], options.server[1:], env=options.env, cwd=options.cwd
+        opened = open_stdio_client(
+            options.server[0],
+            options.server[1:],
+            env=options.env,
+            cwd=options.cwd,
+            on_stderr=on_stderr,
+            **common,
         )
-    async with opener(
-        on_stderr=on_stderr,
-        on_log=on_log,
-        request_timeout=None,
-        protocol=options.protocol,
-        probe_timeout=probe,
-        on_elicitation=asker,
-        on_notification=on_notification,
-        log_level="debug" if options.verbose else None,
-        input_timeout=None,
-    ) as client:
+    async with opened as client:
         session.client = client
         code: int = await session.handler(session, client)
     return code
@@ -577,6 +587,9 @@ def _explain(exc: BaseException, options: Options, stage: str, *, declined: str 
         else:
             message = f"{exc} ({where})"
         return _Failure(EXIT_INPUT, message, kind="input", method=exc.method)
+    if isinstance(exc, HTTPError):
+        status = EXIT_SERVER_GONE if isinstance(exc, ConnectionFailed) else EXIT_PROTOCOL
+        return _Failure(status, f"{exc} ({where})", kind="http", httpStatus=exc.status)
     if isinstance(exc, VersionMismatch):
         return _Failure(EXIT_PROTOCOL, f"no protocol version in common: {exc}", kind="version")
     if isinstance(exc, ProtocolError | NotSupported):

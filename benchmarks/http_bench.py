@@ -1,0 +1,338 @@
+"""Benchmark trio_mcp over Streamable HTTP against a raw httpx client and the official client.
+
+All contenders talk to the same local server, a separate process:
+``tests/servers/http_server.py --era modern``, a small MCP server on Trio and
+h11 (2026-07-28: stateless POSTs answered with JSON, or with one event for
+the ``big`` tool). The metrics:
+
+* ``call_tool`` sequential: one ``tools/call`` of ``echo`` at a time;
+* ``call_tool`` 64 in flight: 64 tasks, each looping on calls;
+* a 10 MiB result as one event: ``big`` answers one ``text/event-stream``
+  event holding a 10 MiB text.
+
+The contenders:
+
+* **trio_mcp**: ``client.call_tool`` of ``trio_mcp.open_http_client(url)``,
+  end to end (headers from the body, validation, models);
+* **raw**: one ``httpx.AsyncClient`` on Trio posting the same request bodies
+  (the ``_meta`` envelope is a constant) with the modern headers, decoding
+  the answer with orjson; no validation, no models. For the 10 MiB event it
+  reads the whole body and decodes the event's data line;
+* **official**: the official Python SDK's ``mcp.Client(url)`` (``mcp==2.3.0``,
+  on asyncio), run by ``official_client.py --url`` in a subprocess, when an
+  interpreter with ``mcp`` is found (see ``--official-python``).
+
+Each metric is measured ``--reps`` times, contenders taking turns, and the
+best rate of each is kept. Targets: trio_mcp at least 0.8 times raw on every
+metric; the ratio to the official client is reported.
+
+    python benchmarks/http_bench.py [--quick] [--reps N] [--official-python PATH]
+
+It needs the ``http`` extra (httpx) and ``trio_mcp.open_http_client``; without
+them it says so and exits cleanly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import itertools
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import trio
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SERVER = ROOT / "tests" / "servers" / "http_server.py"
+OFFICIAL_CLIENT = HERE / "official_client.py"
+MODERN = "2026-07-28"
+WIDTH = 64
+BIG = 10 * 1024 * 1024
+TARGET = 0.8
+
+if importlib.util.find_spec("trio_mcp") is None:  # a checkout, not installed
+    sys.path.insert(0, str(ROOT))
+
+import trio_mcp  # noqa: E402
+
+
+def skip(reason: str) -> int:
+    print(f"HTTP benchmarks skipped: {reason}")
+    return 0
+
+
+# ------------------------------------------------------------------ the server
+
+
+class ServerProcess:
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(SERVER), "--era", "modern"], stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line.startswith("LISTENING "):
+            self.close()
+            raise RuntimeError(f"the benchmark server did not start (it said {line!r})")
+        self.url = f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+# ------------------------------------------------------------------ workloads
+
+
+async def sequential(call, calls: int) -> float:
+    start = time.perf_counter()
+    for i in range(calls):
+        await call(f"call {i}")
+    return calls / (time.perf_counter() - start)
+
+
+async def in_flight(call, calls: int, width: int = WIDTH) -> float:
+    per_task = calls // width
+
+    async def worker() -> None:
+        for i in range(per_task):
+            await call(f"call {i}")
+
+    start = time.perf_counter()
+    async with trio.open_nursery() as nursery:
+        for _ in range(width):
+            nursery.start_soon(worker)
+    return per_task * width / (time.perf_counter() - start)
+
+
+async def big(fetch, calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        await fetch()
+    return calls / (time.perf_counter() - start)
+
+
+# ------------------------------------------------------------------ contenders
+
+
+class TrioMCP:
+    name = "trio_mcp"
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    async def call(self, text: str) -> str:
+        result = await self.client.call_tool("echo", {"text": text})
+        return result.text
+
+    async def big(self) -> int:
+        result = await self.client.call_tool("big", {"size": BIG})
+        return len(result.text)
+
+
+class RawHTTP:
+    """The least code that does the same POSTs: httpx and orjson, nothing checked."""
+
+    name = "raw"
+
+    def __init__(self, http: Any, url: str) -> None:
+        import orjson
+
+        self.http = http
+        self.url = url
+        self.loads = orjson.loads
+        self.dumps = orjson.dumps
+        self.ids = itertools.count(1)
+        self.meta = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        }
+
+    def _request(self, name: str, arguments: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
+        body = {
+            "jsonrpc": "2.0",
+            "id": next(self.ids),
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": self.meta},
+        }
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": MODERN,
+            "mcp-method": "tools/call",
+            "mcp-name": name,
+        }
+        return self.dumps(body), headers
+
+    async def call(self, text: str) -> str:
+        body, headers = self._request("echo", {"text": text})
+        response = await self.http.post(self.url, content=body, headers=headers)
+        return self.loads(response.content)["result"]["content"][0]["text"]
+
+    async def big(self) -> int:
+        body, headers = self._request("big", {"size": BIG})
+        response = await self.http.post(self.url, content=body, headers=headers)
+        content = response.content
+        start = content.index(b"data: ") + 6
+        message = self.loads(content[start : content.index(b"\n", start)])
+        return len(message["result"]["content"][0]["text"])
+
+
+class Official:
+    """``official_client.py --serve --url``: the official client in a subprocess, driven by commands."""
+
+    name = "official"
+
+    def __init__(self, python: str, url: str) -> None:
+        self.process = subprocess.Popen(
+            [python, str(OFFICIAL_CLIENT), "--serve", "--width", str(WIDTH), "--url", url],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.about = self._read()
+        if not self.about.get("ready"):
+            raise RuntimeError(f"official_client.py did not start: {self.about!r}")
+
+    def _read(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("official_client.py exited early (its errors are above)")
+        return json.loads(line)
+
+    async def measure(self, metric: str, calls: int) -> float:
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"{metric} {calls} {WIDTH}\n")
+        self.process.stdin.flush()
+        return float((await trio.to_thread.run_sync(self._read))["rate"])
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def find_official(config: argparse.Namespace) -> str | None:
+    if config.no_official:
+        return None
+    candidates = [config.official_python] if config.official_python else [sys.executable]
+    for python in candidates:
+        found = subprocess.run(
+            [python, "-c", "import mcp, importlib.metadata as m; print(m.version('mcp'))"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if found.returncode == 0:
+            return python
+    print("The official client (mcp) is not installed here: its column says n/a (--official-python PATH).")
+    return None
+
+
+# ------------------------------------------------------------------ the run
+
+
+async def run(config: argparse.Namespace) -> int:
+    import httpx
+
+    sizes = {"sequential": 200, "in_flight": 1_280, "big": 3} if config.quick else {}
+    sizes = {"sequential": 2_000, "in_flight": 12_800, "big": 10} | sizes
+    server = ServerProcess()
+    official = None
+    rates: dict[str, dict[str, float]] = {}
+    try:
+        python = find_official(config)
+        if python is not None:
+            official = Official(python, server.url)
+        limits = httpx.Limits(max_connections=WIDTH + 8, max_keepalive_connections=WIDTH + 8)
+        timeout = httpx.Timeout(10.0, read=None)
+        async with (
+            trio_mcp.open_http_client(server.url, trust_env=False) as client,
+            httpx.AsyncClient(trust_env=False, limits=limits, timeout=timeout) as http,
+        ):
+            ours, raw = TrioMCP(client), RawHTTP(http, server.url)
+            for contender in (ours, raw):
+                if await contender.call("héllo") != "héllo" or await contender.big() != BIG:
+                    raise RuntimeError(f"{contender.name} does not round-trip")
+                await in_flight(contender.call, 2 * WIDTH)
+            print(f"server: {server.url} ({MODERN}); trio_mcp negotiated {client.protocol_version}")
+            if official is not None:
+                print(f"official: mcp {official.about.get('mcp')} ({official.about.get('protocol_version')})")
+            for _ in range(config.reps):
+                for contender in (ours, raw):
+                    gc.collect()
+                    got = {
+                        "sequential": await sequential(contender.call, sizes["sequential"]),
+                        "in_flight": await in_flight(contender.call, sizes["in_flight"]),
+                        "big": await big(contender.big, sizes["big"]),
+                    }
+                    best = rates.setdefault(contender.name, {})
+                    for metric, rate in got.items():
+                        best[metric] = max(best.get(metric, 0.0), rate)
+                if official is not None:
+                    best = rates.setdefault("official", {})
+                    for metric in ("sequential", "in_flight"):
+                        rate = await official.measure(metric, sizes[metric])
+                        best[metric] = max(best.get(metric, 0.0), rate)
+    finally:
+        if official is not None:
+            official.close()
+        server.close()
+    return report(rates)
+
+
+def report(rates: dict[str, dict[str, float]]) -> int:
+    labels = {
+        "sequential": "call_tool sequential (calls/s)",
+        "in_flight": f"call_tool {WIDTH} in flight (calls/s)",
+        "big": "10 MiB result, one event (calls/s)",
+    }
+    ok = True
+    print(f"\n{'metric':40} {'trio_mcp':>10} {'raw':>10} {'official':>10} {'vs raw':>8} {'vs official':>12}")
+    for metric, label in labels.items():
+        ours = rates["trio_mcp"][metric]
+        raw = rates["raw"][metric]
+        official = rates.get("official", {}).get(metric)
+        vs_raw = ours / raw
+        ok &= vs_raw >= TARGET
+        theirs = f"{official:.1f}" if official else "n/a"
+        vs_official = f"{ours / official:.2f}x" if official else "n/a"
+        print(f"{label:40} {ours:10.1f} {raw:10.1f} {theirs:>10} {vs_raw:7.2f}x {vs_official:>12}")
+    print(f"\ntarget: trio_mcp >= {TARGET}x raw on every metric: {'met' if ok else 'NOT met'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small counts, one repetition")
+    parser.add_argument("--reps", type=int, default=3, help="repetitions of each metric (best kept)")
+    parser.add_argument("--official-python", help="an interpreter that has the official client (mcp)")
+    parser.add_argument("--no-official", action="store_true", help="leave the official client out")
+    config, _ = parser.parse_known_args(argv)
+    if config.quick:
+        config.reps = 1
+    if importlib.util.find_spec("httpx") is None:
+        return skip("httpx is not installed (pip install 'trio-mcp[http]')")
+    if not hasattr(trio_mcp, "open_http_client"):
+        return skip("this trio_mcp has no open_http_client")
+    return trio.run(run, config)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
