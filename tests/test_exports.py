@@ -376,3 +376,46 @@ def test_cli_modules_import_each_other_one_way() -> None:
     assert {name for name in eager if name.startswith(PACKAGE)} == {f"{PACKAGE}.cli._args"}
     _, everything = _imports(f"{PACKAGE}.cli")
     assert f"{PACKAGE}.cli._run" in everything
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # the parent is a module, not a package
+        return False
+
+
+def _private_imports() -> list[str]:
+    """Every ``from M import _name`` in the package where ``_name`` is not a module.
+
+    A module's ``_private`` names are its own: another module may import the
+    module (``from . import _core``), never a private name defined in it.
+    """
+    package = Path(trio_mcp.__file__).parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        own_package = ".".join(parts[:-1])
+        for node in ast.walk(ast_support.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = own_package.split(".")
+            if node.level:
+                base = base[: len(base) - node.level + 1]
+                source = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                name = alias.name
+                if not name.startswith("_") or name.startswith("__"):
+                    continue
+                if _is_module(f"{source}.{name}"):
+                    continue  # a module, not a private name
+                if source != module:
+                    found.append(f"{module} imports {name} from {source}")
+    return found
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    assert _private_imports() == []

@@ -105,7 +105,7 @@ DEFINITION = {
 }
 
 #: Every model class (UnknownContent is tested on its own: no schema has it).
-MODEL_CLASSES = model_types._MODELS
+MODEL_CLASSES = model_types.MODELS
 
 
 def test_every_public_model_is_registered():
@@ -615,7 +615,7 @@ def test_wire_names_match_the_schema_properties(cls, properties, _):
         _wire_name(field)
         for field in attrs.fields(cls)
         # Fields read from _meta (DiscoverResult.server_info) have no wire key.
-        if field.name != "extra" and field.metadata.get(model_types._WIRE_RULE) != "server-info"
+        if field.name != "extra" and field.metadata.get(model_types.WIRE_RULE) != "server-info"
     }
     assert wire_names <= properties
     # Consumed by the client, implied by the class, or a 2025-11-25 task option (kept in extra).

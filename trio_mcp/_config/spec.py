@@ -69,7 +69,7 @@ def _masked(mapping: Mapping[str, str]) -> str:
     return "{" + ", ".join(f"{key!r}: {_MASK!r}" for key in mapping) + "}"
 
 
-def _shown_url(url: str | None) -> str | None:
+def shown_url(url: str | None) -> str | None:
     """A URL without what may be a credential: its user info and its query."""
     if url is None:
         return None
@@ -156,7 +156,7 @@ class ServerSpec:
             if self.cwd is not None:
                 parts.append(f"cwd={self.cwd!r}")
         else:
-            parts.append(f"url={_shown_url(self.url)!r}")
+            parts.append(f"url={shown_url(self.url)!r}")
             if self.headers:
                 parts.append(f"headers={_masked(self.headers)}")
         if not self.enabled:

@@ -61,10 +61,10 @@ def stdio_arguments(spec: ServerSpec) -> tuple[str, tuple[str, ...], dict[str, A
 
 
 def _remote_not_supported(spec: ServerSpec) -> NotSupported:
-    from .._config.spec import _shown_url
+    from .._config.spec import shown_url
 
     return NotSupported(
-        f"server {spec.name!r} is a remote server ({spec.transport} at {_shown_url(spec.url)!r}), "
+        f"server {spec.name!r} is a remote server ({spec.transport} at {shown_url(spec.url)!r}), "
         "which has no command line: connect to it with open_server() or open_http_client()",
         method=spec.transport,
     )

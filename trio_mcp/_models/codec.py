@@ -58,10 +58,10 @@ from .._core.cache import clamp_ttl
 from .._core.eras import SERVER_INFO
 from .._errors import ProtocolError
 from .types import (
-    _CONTENT_CLASSES,
-    _MODELS,
-    _RESULTS,
-    _WIRE_RULE,
+    CONTENT_CLASSES,
+    MODELS,
+    RESULTS,
+    WIRE_RULE,
     BlobResourceContents,
     CallToolResult,
     ContentBlock,
@@ -192,7 +192,7 @@ def _constant(expected: Any) -> Callable[[Any, Any], Any]:
 
 def _field_hook(field: attrs.Attribute[Any]) -> Callable[[Any, Any], Any] | None:
     """The structure hook of the wire rule ``field`` names in its metadata, if any."""
-    rule = field.metadata.get(_WIRE_RULE)
+    rule = field.metadata.get(WIRE_RULE)
     if rule is None:
         return None
     if rule == "ttl":
@@ -206,7 +206,7 @@ def _field_hook(field: attrs.Attribute[Any]) -> Callable[[Any, Any], Any] | None
 
 # --------------------------------------------------------------------- what converts
 
-_MODEL_SET: Final = frozenset(_MODELS)
+_MODEL_SET: Final = frozenset(MODELS)
 #: What `structure` and `unstructure` take: the model classes, `UnknownContent`
 #: (whose hooks are written by hand) and a few unions.
 _CONVERTIBLE: Final = _MODEL_SET | {UnknownContent}
@@ -368,7 +368,7 @@ def _dict_hook(c: Converter, t: Any) -> Callable[[Any, Any], dict[str, Any]]:
 
 
 def _content_hook(c: Converter) -> Callable[[Any, Any], Any]:
-    by_type = {cls.type: cls for cls in _CONTENT_CLASSES}
+    by_type = {cls.type: cls for cls in CONTENT_CLASSES}
     hooks: dict[str, Callable[[Any, Any], Any]] = {}
 
     def structure_content(value: Any, _: Any) -> Any:
@@ -464,17 +464,17 @@ def _model_structure_hook(c: Converter, cls: type) -> Callable[[Any, Any], Any]:
     attrs.resolve_types(cls)
     overrides: dict[str, Any] = {}
     known = set()
-    kind: str | None = getattr(cls, "type", None) if cls in _CONTENT_CLASSES else None
+    kind: str | None = getattr(cls, "type", None) if cls in CONTENT_CLASSES else None
     if kind is not None:
         known.add("type")
-    if cls in _RESULTS:
+    if cls in RESULTS:
         known.add("resultType")
     derived = False
     for field in attrs.fields(cls):
         if field.name == "extra":
             overrides[field.name] = override(omit=True)
             continue
-        if field.metadata.get(_WIRE_RULE) == "server-info":
+        if field.metadata.get(WIRE_RULE) == "server-info":
             overrides[field.name] = override(omit=True)
             derived = True
             continue
@@ -519,12 +519,12 @@ def _model_unstructure_hook(c: Converter, cls: type) -> Callable[[Any], dict[str
     attrs.resolve_types(cls)
     overrides: dict[str, Any] = {}
     for field in attrs.fields(cls):
-        if field.name == "extra" or field.metadata.get(_WIRE_RULE) == "server-info":
+        if field.name == "extra" or field.metadata.get(WIRE_RULE) == "server-info":
             overrides[field.name] = override(omit=True)
         else:
             overrides[field.name] = override(rename=_wire_name(field), omit_if_default=field.default is None)
     generated: Callable[[Any], dict[str, Any]] = make_dict_unstructure_fn(cls, c, **overrides)
-    kind: str | None = getattr(cls, "type", None) if cls in _CONTENT_CLASSES else None
+    kind: str | None = getattr(cls, "type", None) if cls in CONTENT_CLASSES else None
 
     def unstructure_model(obj: Any) -> dict[str, Any]:
         wire: dict[str, Any] = generated(obj) if kind is None else {"type": kind, **generated(obj)}

@@ -14,7 +14,7 @@ What holds for every class:
   from a newer revision survives a round trip. `UnknownContent` keeps a whole
   content block of a ``type`` this version does not know.
 * A field whose wire value follows a rule of its own names the rule in its
-  metadata, under ``_WIRE_RULE``: ``"ttl"`` for ``ttlMs`` (a non-negative
+  metadata, under ``WIRE_RULE``: ``"ttl"`` for ``ttlMs`` (a non-negative
   integer whatever arrives), ``"constant"`` for the ``mode`` of
   elicitations (only the default is accepted; missing means the default),
   and ``"server-info"`` for a ``DiscoverResult``'s ``server_info``, read from
@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 #: Field metadata: the name of the wire rule the codec applies to the field.
-_WIRE_RULE: Final = "trio_mcp.wire_rule"
+WIRE_RULE: Final = "trio_mcp.wire_rule"
 
 
 # --------------------------------------------------------------------- shared pieces
@@ -350,7 +350,7 @@ ContentBlock: TypeAlias = (
 """Any content block; the wire ``type`` decides the class."""
 
 #: The content blocks of known ``type``, each with its ``type`` as a class attribute.
-_CONTENT_CLASSES: Final = (
+CONTENT_CLASSES: Final = (
     TextContent,
     ImageContent,
     AudioContent,
@@ -465,7 +465,7 @@ class ListToolsResult:
     """The tools on this page."""
     next_cursor: str | None = None
     """The cursor for the next page; `None` on the last page (wire ``nextCursor``)."""
-    ttl_ms: int = attrs.field(default=0, metadata={_WIRE_RULE: "ttl"})
+    ttl_ms: int = attrs.field(default=0, metadata={WIRE_RULE: "ttl"})
     """How long, in milliseconds from receipt, the page stays fresh (wire ``ttlMs``; 0 when absent)."""
     cache_scope: str = "private"
     """``"public"`` (shareable across users) or ``"private"`` (wire ``cacheScope``)."""
@@ -548,7 +548,7 @@ class ListPromptsResult:
     """The prompts on this page."""
     next_cursor: str | None = None
     """The cursor for the next page; `None` on the last page (wire ``nextCursor``)."""
-    ttl_ms: int = attrs.field(default=0, metadata={_WIRE_RULE: "ttl"})
+    ttl_ms: int = attrs.field(default=0, metadata={WIRE_RULE: "ttl"})
     """How long, in milliseconds from receipt, the page stays fresh (wire ``ttlMs``; 0 when absent)."""
     cache_scope: str = "private"
     """``"public"`` (shareable across users) or ``"private"`` (wire ``cacheScope``)."""
@@ -621,7 +621,7 @@ class ReadResourceResult:
 
     contents: list[TextResourceContents | BlobResourceContents]
     """The items read."""
-    ttl_ms: int = attrs.field(default=0, metadata={_WIRE_RULE: "ttl"})
+    ttl_ms: int = attrs.field(default=0, metadata={WIRE_RULE: "ttl"})
     """How long, in milliseconds from receipt, the contents stay fresh (wire ``ttlMs``; 0 when absent)."""
     cache_scope: str = "private"
     """``"public"`` (shareable across users) or ``"private"`` (wire ``cacheScope``)."""
@@ -639,7 +639,7 @@ class ListResourcesResult:
     """The resources on this page."""
     next_cursor: str | None = None
     """The cursor for the next page; `None` on the last page (wire ``nextCursor``)."""
-    ttl_ms: int = attrs.field(default=0, metadata={_WIRE_RULE: "ttl"})
+    ttl_ms: int = attrs.field(default=0, metadata={WIRE_RULE: "ttl"})
     """How long, in milliseconds from receipt, the page stays fresh (wire ``ttlMs``; 0 when absent)."""
     cache_scope: str = "private"
     """``"public"`` (shareable across users) or ``"private"`` (wire ``cacheScope``)."""
@@ -657,7 +657,7 @@ class ListResourceTemplatesResult:
     """The templates on this page (wire ``resourceTemplates``)."""
     next_cursor: str | None = None
     """The cursor for the next page; `None` on the last page (wire ``nextCursor``)."""
-    ttl_ms: int = attrs.field(default=0, metadata={_WIRE_RULE: "ttl"})
+    ttl_ms: int = attrs.field(default=0, metadata={WIRE_RULE: "ttl"})
     """How long, in milliseconds from receipt, the page stays fresh (wire ``ttlMs``; 0 when absent)."""
     cache_scope: str = "private"
     """``"public"`` (shareable across users) or ``"private"`` (wire ``cacheScope``)."""
@@ -742,7 +742,7 @@ class ElicitFormParams:
     """What to tell the user."""
     requested_schema: dict[str, Any]
     """The JSON Schema of the answer (wire ``requestedSchema``)."""
-    mode: str = attrs.field(default="form", metadata={_WIRE_RULE: "constant"})
+    mode: str = attrs.field(default="form", metadata={WIRE_RULE: "constant"})
     """Always ``"form"`` (a missing wire ``mode`` means form)."""
     meta: dict[str, Any] | None = None
     """The ``_meta`` object, if any."""
@@ -765,7 +765,7 @@ class ElicitUrlParams:
     """The URL to open."""
     elicitation_id: str | None = None
     """Identifies the elicitation (revision 2025-11-25 only; wire ``elicitationId``)."""
-    mode: str = attrs.field(default="url", metadata={_WIRE_RULE: "constant"})
+    mode: str = attrs.field(default="url", metadata={WIRE_RULE: "constant"})
     """Always ``"url"``."""
     meta: dict[str, Any] | None = None
     """The ``_meta`` object, if any."""
@@ -978,13 +978,13 @@ class DiscoverResult:
     """What the server supports."""
     instructions: str | None = None
     """How to use the server, for the model."""
-    ttl_ms: int = attrs.field(default=0, metadata={_WIRE_RULE: "ttl"})
+    ttl_ms: int = attrs.field(default=0, metadata={WIRE_RULE: "ttl"})
     """How long, in milliseconds from receipt, the answer stays fresh (wire ``ttlMs``; 0 when absent)."""
     cache_scope: str = "private"
     """``"public"`` (shareable across users) or ``"private"`` (wire ``cacheScope``)."""
     meta: dict[str, Any] | None = None
     """The ``_meta`` object, if any."""
-    server_info: Implementation | None = attrs.field(default=None, metadata={_WIRE_RULE: "server-info"})
+    server_info: Implementation | None = attrs.field(default=None, metadata={WIRE_RULE: "server-info"})
     """The server's self-description, read from ``_meta`` (its
     ``io.modelcontextprotocol/serverInfo``), or `None` when absent or
     malformed. It is not a wire field of its own."""
@@ -1011,13 +1011,13 @@ class InitializeResult:
 
 
 #: Every model class (`UnknownContent` aside: it has no schema definition).
-_MODELS: Final[tuple[type, ...]] = (
+MODELS: Final[tuple[type, ...]] = (
     Annotations,
     Icon,
     Implementation,
     TextResourceContents,
     BlobResourceContents,
-    *_CONTENT_CLASSES,
+    *CONTENT_CLASSES,
     ToolAnnotations,
     Tool,
     CallToolResult,
@@ -1054,7 +1054,7 @@ _MODELS: Final[tuple[type, ...]] = (
 
 #: The answers to requests (the schema's ``Result``s); the codec consumes their
 #: ``resultType``, which is for the client.
-_RESULTS: Final = frozenset(
+RESULTS: Final = frozenset(
     {
         CallToolResult,
         ListToolsResult,

@@ -133,7 +133,7 @@ def _exit_table() -> str:
     return "exit status:\n" + "".join(f"  {code:<5}{what}\n" for code, what in EXIT_CODES.items())
 
 
-_COMMAND_HELP: Final = {
+COMMAND_HELP: Final = {
     "info": "show the protocol version, the server's name, capabilities and instructions",
     "tools": "list the tools (--schema: with their input and output schemas)",
     "prompts": "list the prompts and their arguments",
@@ -162,7 +162,7 @@ all of them, "call SERVER.TOOL" one; "servers" and --server without --config
 read the files "configs" lists.
 
 commands:
-""" + "".join(f"  {name:<10} {what}\n" for name, what in _COMMAND_HELP.items())
+""" + "".join(f"  {name:<10} {what}\n" for name, what in COMMAND_HELP.items())
 
 _CALL_DESCRIPTION = """\
 Call a tool and print its result: text as text, images and audio as their type
@@ -428,7 +428,7 @@ def _command_parser(command: str) -> _ArgumentParser:
     else:
         parser = _ArgumentParser(
             usage=f"%(prog)s [OPTIONS]{' [--schema]' if command == 'tools' else ''}{server}",
-            description=_COMMAND_HELP[command][0].upper() + _COMMAND_HELP[command][1:] + ".",
+            description=COMMAND_HELP[command][0].upper() + COMMAND_HELP[command][1:] + ".",
             **kwargs,
         )
         if command == "tools":

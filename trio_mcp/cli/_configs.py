@@ -27,17 +27,17 @@ from .._config import (
     discover_configs,
     load_config,
 )
-from .._config.spec import _shown_url
+from .._config.spec import shown_url
 from ._args import EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_TIMEOUT, PROG, Options
 from ._console import Console
 from ._render import join_lines, pretty_json, tool_lines, wire_json
 from ._run import (
     PROBE_TIMEOUT,
-    _explain,
-    _flush_stdout as flush_stdout,
-    _interrupted,
-    _leaf,
     execute,
+    explain,
+    first_leaf,
+    flush_stdout,
+    is_interrupt,
 )
 from ._shell import execute_shell
 
@@ -137,7 +137,7 @@ def shown_command(spec: ServerSpec | None) -> str:
         return ""
     if spec.transport == "stdio":
         return shlex.join([spec.command or "", *spec.args])
-    return f"{spec.transport} {_shown_url(spec.url)}"
+    return f"{spec.transport} {shown_url(spec.url)}"
 
 
 def _cut(text: str, limit: int = DETAIL_MAX) -> str:
@@ -447,15 +447,15 @@ def execute_configs(options: Options) -> int:
     try:
         code, text = trio.run(_run_group, options, loaded, console)
     except BaseException as exc:
-        if _interrupted(exc):
+        if is_interrupt(exc):
             console.end_line()
             return EXIT_INTERRUPTED
         if isinstance(exc, SystemExit):
             raise
-        leaf = _leaf(exc)
+        leaf = first_leaf(exc)
         if isinstance(leaf, ConfigFailure):
             return _fail(options, console, EXIT_TIMEOUT, str(leaf), "timeout")
-        failure = _explain(leaf, options, "starting the servers")
+        failure = explain(leaf, options, "starting the servers")
         if failure.status == EXIT_INTERNAL and options.verbose:
             import traceback
 

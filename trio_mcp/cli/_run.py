@@ -93,7 +93,7 @@ KEPT_LINES: Final = 200
 STDERR_SETTLE: Final = 0.05
 
 
-class _Failure(Exception):
+class Failure(Exception):
     """An error of the command's own, with its exit status and message."""
 
     def __init__(
@@ -221,7 +221,7 @@ class Session:
         grace period), and the result should not wait for that.
         """
         if text and self.stdout_status == EXIT_OK:
-            self.stdout_status = _flush_stdout(text)
+            self.stdout_status = flush_stdout(text)
 
     def emit_json(self, value: JSON) -> None:
         """Write the result as one JSON document."""
@@ -293,7 +293,7 @@ async def _arguments_for(session: Session, client: Client) -> dict[str, JSON]:
     try:
         converted = convert_arguments(options.raw_values, tool.input_schema)
     except ArgumentValueError as exc:
-        raise _Failure(
+        raise Failure(
             EXIT_USAGE, f"{exc} (the tool {options.target!r})", kind="usage", argument=exc.name
         ) from None
     return {**options.arguments, **converted}
@@ -362,7 +362,7 @@ async def _prompt(session: Session, client: Client) -> int:
 async def _complete(session: Session, client: Client) -> int:
     options = session.options
     if client.server_capabilities.completions is None:
-        raise _Failure(
+        raise Failure(
             EXIT_RPC_ERROR,
             f"the server {session.server_name()} does not offer completions"
             f" (its capabilities have no 'completions', at protocol version {client.protocol_version})",
@@ -386,7 +386,7 @@ async def _complete(session: Session, client: Client) -> int:
     return EXIT_OK
 
 
-_HANDLERS: Final[dict[str, Callable[[Session, Client], Any]]] = {
+HANDLERS: Final[dict[str, Callable[[Session, Client], Any]]] = {
     "info": _info,
     "tools": _tools,
     "prompts": _prompts,
@@ -427,7 +427,7 @@ async def _session(
     budget = session.budget
     asker = Asker(console, budget, interactive=isatty(sys.stdin), server_name=session.server_name)
     session.asker = asker
-    session.handler = _keeping_stderr(handler if handler is not None else _HANDLERS[options.command])
+    session.handler = _keeping_stderr(handler if handler is not None else HANDLERS[options.command])
     verbose = options.verbose
     on_stderr = session.stderr_line
 
@@ -447,13 +447,13 @@ async def _session(
             session.stage = "connecting"
             code = await _connect_and_run(session, asker, on_stderr, on_log, on_notification)
     except MCPError as exc:
-        failure = _explain(exc, options, session.stage, declined=asker.declined)
+        failure = explain(exc, options, session.stage, declined=asker.declined)
         if isinstance(exc, RpcError):
             failure.detail = session.error_stderr
         raise failure from None
     if budget.scope.cancelled_caught:
         seconds = number(options.timeout or 0)
-        raise _Failure(
+        raise Failure(
             EXIT_TIMEOUT,
             f"timed out after {seconds} s ({session.stage})",
             kind="timeout",
@@ -522,7 +522,7 @@ def _server_words(options: Options) -> str:
     return f"the server {_command_line(options)}"
 
 
-def _explain(exc: BaseException, options: Options, stage: str, *, declined: str | None = None) -> _Failure:
+def explain(exc: BaseException, options: Options, stage: str, *, declined: str | None = None) -> Failure:
     """The exit status and message for an error of the library.
 
     ``declined`` is why questions were declined without asking anyone, if
@@ -530,7 +530,7 @@ def _explain(exc: BaseException, options: Options, stage: str, *, declined: str 
     """
     where = {"connecting": "while connecting", "idle": "while idle"}.get(stage, f"during {stage}")
     if isinstance(exc, SpawnFailed):
-        return _Failure(EXIT_SPAWN, str(exc), kind="spawn")
+        return Failure(EXIT_SPAWN, str(exc), kind="spawn")
     if isinstance(exc, ServerGone):
         if exc.exit_code is not None:
             what = f"exited with code {exc.exit_code}"
@@ -544,7 +544,7 @@ def _explain(exc: BaseException, options: Options, stage: str, *, declined: str 
         message = f"{_server_words(options)} {what} {where}"
         if not tail:
             message += " (it wrote nothing to stderr)"
-        return _Failure(
+        return Failure(
             EXIT_SERVER_GONE,
             message,
             detail="\n".join("  | " + line for line in tail),
@@ -554,9 +554,9 @@ def _explain(exc: BaseException, options: Options, stage: str, *, declined: str 
             stderrTail=exc.stderr_tail,
         )
     if isinstance(exc, TransportClosed):
-        return _Failure(EXIT_SERVER_GONE, f"the connection closed {where}: {exc}", kind="server-gone")
+        return Failure(EXIT_SERVER_GONE, f"the connection closed {where}: {exc}", kind="server-gone")
     if isinstance(exc, RequestTimeout):
-        return _Failure(EXIT_TIMEOUT, f"timed out {where}: {exc}", kind="timeout")
+        return Failure(EXIT_TIMEOUT, f"timed out {where}: {exc}", kind="timeout")
     if isinstance(exc, RpcError):
         message = f"the server answered {stage} with error {exc.code}: {exc.message}"
         data = exc.data
@@ -572,7 +572,7 @@ def _explain(exc: BaseException, options: Options, stage: str, *, declined: str 
             message += f" (open {', '.join(str(u) for u in urls)} and try again)"
         elif data is not None:
             message += f" (data: {compact(data, 200)})"
-        return _Failure(EXIT_RPC_ERROR, message, kind="rpc", code=exc.code, data=exc.data)
+        return Failure(EXIT_RPC_ERROR, message, kind="rpc", code=exc.code, data=exc.data)
     if isinstance(exc, InputRequestFailed):
         if exc.method == "sampling/createMessage":
             message = (
@@ -586,35 +586,35 @@ def _explain(exc: BaseException, options: Options, stage: str, *, declined: str 
             message = f"the server kept asking for input after it was declined ({declined}): {exc}"
         else:
             message = f"{exc} ({where})"
-        return _Failure(EXIT_INPUT, message, kind="input", method=exc.method)
+        return Failure(EXIT_INPUT, message, kind="input", method=exc.method)
     if isinstance(exc, HTTPError):
         status = EXIT_SERVER_GONE if isinstance(exc, ConnectionFailed) else EXIT_PROTOCOL
-        return _Failure(status, f"{exc} ({where})", kind="http", httpStatus=exc.status)
+        return Failure(status, f"{exc} ({where})", kind="http", httpStatus=exc.status)
     if isinstance(exc, VersionMismatch):
-        return _Failure(EXIT_PROTOCOL, f"no protocol version in common: {exc}", kind="version")
+        return Failure(EXIT_PROTOCOL, f"no protocol version in common: {exc}", kind="version")
     if isinstance(exc, ProtocolError | NotSupported):
-        return _Failure(EXIT_PROTOCOL, f"protocol error {where}: {exc}", kind="protocol")
+        return Failure(EXIT_PROTOCOL, f"protocol error {where}: {exc}", kind="protocol")
     if isinstance(exc, MCPError):  # pragma: no cover - every MCPError is handled above
-        return _Failure(EXIT_PROTOCOL, f"{exc} ({where})", kind="protocol")
-    return _Failure(EXIT_INTERNAL, f"unexpected error: {type(exc).__name__}: {exc}", kind="internal")
+        return Failure(EXIT_PROTOCOL, f"{exc} ({where})", kind="protocol")
+    return Failure(EXIT_INTERNAL, f"unexpected error: {type(exc).__name__}: {exc}", kind="internal")
 
 
-def _leaf(exc: BaseException) -> BaseException:
+def first_leaf(exc: BaseException) -> BaseException:
     """The one exception inside nested single-exception groups."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
     return exc
 
 
-def _interrupted(exc: BaseException) -> bool:
+def is_interrupt(exc: BaseException) -> bool:
     if isinstance(exc, KeyboardInterrupt):
         return True
     if isinstance(exc, BaseExceptionGroup):
-        return any(_interrupted(inner) for inner in exc.exceptions)
+        return any(is_interrupt(inner) for inner in exc.exceptions)
     return False
 
 
-def _flush_stdout(text: str) -> int:
+def flush_stdout(text: str) -> int:
     """Write the result to stdout; `EXIT_BROKEN_PIPE` if nobody reads it."""
     try:
         sys.stdout.write(text)
@@ -639,24 +639,24 @@ def execute(options: Options, handler: Callable[[Session, Client], Any] | None =
     """
     console = Console()
     session: Session | None = None
-    failure: _Failure | None = None
+    failure: Failure | None = None
     code = EXIT_OK
     try:
         code, session = trio.run(_session, options, console, handler)
-    except _Failure as exc:
+    except Failure as exc:
         failure = exc
     except BaseException as exc:
         console.clear()
-        if _interrupted(exc):
+        if is_interrupt(exc):
             console.end_line()
             return EXIT_INTERRUPTED
         if isinstance(exc, SystemExit):
             raise
-        leaf = _leaf(exc)
-        if isinstance(leaf, _Failure):
+        leaf = first_leaf(exc)
+        if isinstance(leaf, Failure):
             failure = leaf
         else:
-            failure = _explain(leaf, options, "connecting")
+            failure = explain(leaf, options, "connecting")
             if failure.status == EXIT_INTERNAL and options.verbose:
                 import traceback
 
@@ -670,7 +670,7 @@ def execute(options: Options, handler: Callable[[Session, Client], Any] | None =
                 "exitCode": failure.status,
             }
             error.update({key: value for key, value in failure.data.items() if value is not None})
-            _flush_stdout(pretty_json({"error": error}) + "\n")
+            flush_stdout(pretty_json({"error": error}) + "\n")
         console.error(failure.message + ("; its last stderr lines:" if failure.detail else ""))
         if failure.detail:
             console.say(failure.detail)

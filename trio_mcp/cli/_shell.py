@@ -32,7 +32,7 @@ import trio
 
 from .._errors import MCPError, RpcError, ServerGone, TransportClosed
 from ._args import (
-    _COMMAND_HELP,
+    COMMAND_HELP,
     COMMANDS,
     CONFIG_COMMANDS,
     EXIT_OK,
@@ -44,7 +44,7 @@ from ._args import (
 )
 from ._console import isatty
 from ._render import number, pretty_json
-from ._run import _HANDLERS, Budget, Session, _explain, _Failure, execute
+from ._run import HANDLERS, Budget, Failure, Session, execute, explain
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -335,7 +335,7 @@ def _help() -> str:
     lines = ["commands (the words and options of the command line; --json, --timeout per command):"]
     lines += [
         f"  {name:<10} {what}"
-        for name, what in _COMMAND_HELP.items()
+        for name, what in COMMAND_HELP.items()
         if name != "shell" and name not in CONFIG_COMMANDS
     ]
     lines += [
@@ -432,22 +432,22 @@ class Shell:
         assert session.asker is not None
         session.asker.renew(budget)
         budget.start()
-        failure: _Failure | None = None
+        failure: Failure | None = None
         code = EXIT_OK
         try:
             with budget.scope:
-                code = await _HANDLERS[options.command](session, self.client)
+                code = await HANDLERS[options.command](session, self.client)
         except (ServerGone, TransportClosed):
             raise  # the end of the shell, said by the command line's own rules
         except MCPError as exc:
-            failure = _explain(exc, options, session.stage, declined=session.asker.declined)
+            failure = explain(exc, options, session.stage, declined=session.asker.declined)
             if isinstance(exc, RpcError):
                 failure.detail = await session.stderr_detail()
-        except _Failure as exc:
+        except Failure as exc:
             failure = exc
         session.console.clear()
         if budget.scope.cancelled_caught:
-            failure = _Failure(
+            failure = Failure(
                 EXIT_TIMEOUT,
                 f"timed out after {number(options.timeout or 0)} s ({session.stage})",
                 kind="timeout",
