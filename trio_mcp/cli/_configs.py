@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import sys
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -33,6 +32,8 @@ from ._console import Console
 from ._render import join_lines, pretty_json, tool_lines, wire_json
 from ._run import (
     PROBE_TIMEOUT,
+    Failure,
+    emit_stdout_json,
     execute,
     explain,
     first_leaf,
@@ -414,12 +415,7 @@ def _render_tools(options: Options, group: ServerGroup, loaded: Loaded, console:
 
 
 def _fail(options: Options, console: Console, status: int, message: str, kind: str) -> int:
-    if options.json_output:
-        error = {"kind": kind, "message": message, "exitCode": status}
-        sys.stdout.write(pretty_json({"error": error}) + "\n")
-        sys.stdout.flush()
-    console.error(message)
-    return status
+    return Failure(status, message, kind=kind).report(options, console, emit_stdout_json)
 
 
 def execute_configs(options: Options) -> int:

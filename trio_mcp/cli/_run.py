@@ -106,6 +106,18 @@ class Failure(Exception):
         self.kind = kind
         self.data = data
 
+    def report(self, options: Options, console: Console, emit_json: Callable[[JSON], object]) -> int:
+        """Say the failure: a JSON error document with ``--json``, the message (and the
+        server's stderr lines) on stderr; the exit status."""
+        if options.json_output:
+            error: dict[str, JSON] = {"kind": self.kind, "message": self.message, "exitCode": self.status}
+            error.update({key: value for key, value in self.data.items() if value is not None})
+            emit_json({"error": error})
+        console.error(self.message + ("; its last stderr lines:" if self.detail else ""))
+        if self.detail:
+            console.say(self.detail)
+        return self.status
+
 
 # ----------------------------------------------------------------- the budget
 
@@ -630,6 +642,11 @@ def flush_stdout(text: str) -> int:
     return EXIT_OK
 
 
+def emit_stdout_json(value: JSON) -> None:
+    """Write one JSON document to stdout, at once."""
+    flush_stdout(pretty_json(value) + "\n")
+
+
 def execute(options: Options, handler: Callable[[Session, Client], Any] | None = None) -> int:
     """Run the parsed command line: the result to stdout, the rest to stderr; the exit status.
 
@@ -663,17 +680,6 @@ def execute(options: Options, handler: Callable[[Session, Client], Any] | None =
                 traceback.print_exception(exc)
     console.clear()
     if failure is not None:
-        if options.json_output:
-            error: dict[str, JSON] = {
-                "kind": failure.kind,
-                "message": failure.message,
-                "exitCode": failure.status,
-            }
-            error.update({key: value for key, value in failure.data.items() if value is not None})
-            flush_stdout(pretty_json({"error": error}) + "\n")
-        console.error(failure.message + ("; its last stderr lines:" if failure.detail else ""))
-        if failure.detail:
-            console.say(failure.detail)
-        return failure.status
+        return failure.report(options, console, emit_stdout_json)
     assert session is not None
     return session.stdout_status if session.stdout_status != EXIT_OK else code

@@ -454,18 +454,7 @@ class Shell:
             )
         if failure is None:
             return code
-        if options.json_output:
-            error: dict[str, JSON] = {
-                "kind": failure.kind,
-                "message": failure.message,
-                "exitCode": failure.status,
-            }
-            error.update({key: value for key, value in failure.data.items() if value is not None})
-            session.emit_json({"error": error})
-        session.console.error(failure.message + ("; its last stderr lines:" if failure.detail else ""))
-        if failure.detail:
-            session.console.say(failure.detail)
-        return failure.status
+        return failure.report(options, session.console, session.emit_json)
 
 
 async def _read_watching(lines: _Lines, client: Client) -> str | None:
