@@ -699,7 +699,9 @@ def test_discovery_without_a_git_root_lists_candidates_in_start(tmp_path):
     start = tmp_path / "a" / "b"
     start.mkdir(parents=True)
     write(tmp_path / "a" / ".mcp.json", {"mcpServers": {}})
-    found = [d for d in discover_configs(start, tmp_path / "home", environ={}) if d.scope == "project"]
+    # The home folder bounds the walk: wherever the temporary folder lies (inside
+    # a checkout, under a .git), nothing above it is looked at.
+    found = [d for d in discover_configs(start, tmp_path, environ={}) if d.scope == "project"]
     assert (tmp_path / "a" / ".mcp.json", True) in [(d.path, d.exists) for d in found]
     assert [d.path for d in found if not d.exists] == [
         start / ".mcp.json",
