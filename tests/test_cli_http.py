@@ -84,6 +84,32 @@ async def test_tools_and_call_over_http_with_headers():
     assert server.requests[0].headers["x-tenant"] == "t1"
 
 
+async def test_the_shell_talks_to_a_url_over_one_connection():
+    async with trio.open_nursery() as nursery:
+        server = HttpServer(McpScript("modern"))
+        await server.start(nursery)
+        with trio.fail_after(LIMIT):
+            shell = await trio.run_process(
+                [sys.executable, "-m", "trio_mcp", "shell", server.url, "--header", "X-Tenant: t2"],
+                stdin=b"tools\ncall echo text=one\ncall echo text=two\n",
+                capture_stdout=True,
+                capture_stderr=True,
+                env=env(),
+                check=False,
+            )
+        nursery.cancel_scope.cancel()
+    assert shell.returncode == 0, shell.stderr
+    out = shell.stdout.decode()
+    assert "echo" in out
+    assert '"one"' in out
+    assert '"two"' in out
+    calls = [r for r in server.requests if b'"tools/call"' in r.body]
+    assert len(calls) == 2
+    # Connected once: one probe for the three commands.
+    assert len([r for r in server.requests if b'"server/discover"' in r.body]) == 1
+    assert all(r.headers["x-tenant"] == "t2" for r in server.requests)
+
+
 async def test_http_failures_exit_with_one_line():
     async def handler(request, stream):
         await send(stream, 401, {"www-authenticate": 'Bearer resource_metadata="http://x/prm"'})
