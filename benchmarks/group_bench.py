@@ -118,7 +118,7 @@ def run_ours(kind: str, count: int) -> dict[str, Any]:
             gc.collect()
             rss = _status_kib("VmRSS")
             assert [status.state for status in servers.statuses()] == ["ready"] * len(specs)
-            assert len(servers.tools) == len(specs)
+            assert {entry.server for entry in servers.tools} == {spec.name for spec in specs}
             start = time.perf_counter()
         return opened, time.perf_counter() - start, rss
 
@@ -163,7 +163,8 @@ def run_official(count: int) -> dict[str, Any]:
             opened = time.perf_counter() - start
             gc.collect()
             rss = _status_kib("VmRSS")
-            assert len(group.tools) == count
+            # Every server lists the same tools (the echo server has more than one).
+            assert len(group.tools) >= count and len(group.tools) % count == 0
             start = time.perf_counter()
         return {
             "open_s": opened,
