@@ -27,7 +27,7 @@ from .._config import (
     load_config,
 )
 from .._config.spec import shown_url
-from ._args import EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_TIMEOUT, PROG, Options
+from ._args import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK, EXIT_TIMEOUT, PROG, Options
 from ._console import Console
 from ._render import join_lines, pretty_json, tool_lines, wire_json
 from ._run import (
@@ -35,10 +35,8 @@ from ._run import (
     Failure,
     emit_stdout_json,
     execute,
-    explain,
-    first_leaf,
+    failure_from,
     flush_stdout,
-    is_interrupt,
 )
 from ._shell import execute_shell
 
@@ -355,7 +353,9 @@ async def _run_group(options: Options, loaded: Loaded, console: Console) -> tupl
             else:
                 output = _render_tools(options, group, loaded, console)
     if scope.cancelled_caught:
-        raise ConfigFailure(f"timed out after {timeout:g} s while starting the servers") from TimeoutError()
+        raise Failure(
+            EXIT_TIMEOUT, f"timed out after {timeout:g} s while starting the servers", kind="timeout"
+        ) from TimeoutError()
     return EXIT_OK, output
 
 
@@ -443,18 +443,6 @@ def execute_configs(options: Options) -> int:
     try:
         code, text = trio.run(_run_group, options, loaded, console)
     except BaseException as exc:
-        if is_interrupt(exc):
-            console.end_line()
-            return EXIT_INTERRUPTED
-        if isinstance(exc, SystemExit):
-            raise
-        leaf = first_leaf(exc)
-        if isinstance(leaf, ConfigFailure):
-            return _fail(options, console, EXIT_TIMEOUT, str(leaf), "timeout")
-        failure = explain(leaf, options, "starting the servers")
-        if failure.status == EXIT_INTERNAL and options.verbose:
-            import traceback
-
-            traceback.print_exception(exc)
-        return _fail(options, console, failure.status, failure.message, failure.kind)
+        failure = failure_from(exc, options, console, "starting the servers")
+        return EXIT_INTERRUPTED if failure is None else failure.report(options, console, emit_stdout_json)
     return flush_stdout(text) or code

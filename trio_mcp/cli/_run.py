@@ -618,6 +618,29 @@ def first_leaf(exc: BaseException) -> BaseException:
     return exc
 
 
+def failure_from(exc: BaseException, options: Options, console: Console, stage: str) -> Failure | None:
+    """What an exception out of a command's Trio run says, or `None` for Ctrl-C.
+
+    `SystemExit` goes on; a `Failure` of the command's own is itself; any
+    other error is explained (with its traceback on ``--verbose`` when it is
+    a bug).
+    """
+    if is_interrupt(exc):
+        console.end_line()
+        return None
+    if isinstance(exc, SystemExit):
+        raise exc
+    leaf = first_leaf(exc)
+    if isinstance(leaf, Failure):
+        return leaf
+    failure = explain(leaf, options, stage)
+    if failure.status == EXIT_INTERNAL and options.verbose:
+        import traceback
+
+        traceback.print_exception(exc)
+    return failure
+
+
 def is_interrupt(exc: BaseException) -> bool:
     if isinstance(exc, KeyboardInterrupt):
         return True
@@ -664,20 +687,9 @@ def execute(options: Options, handler: Callable[[Session, Client], Any] | None =
         failure = exc
     except BaseException as exc:
         console.clear()
-        if is_interrupt(exc):
-            console.end_line()
+        failure = failure_from(exc, options, console, "connecting")
+        if failure is None:
             return EXIT_INTERRUPTED
-        if isinstance(exc, SystemExit):
-            raise
-        leaf = first_leaf(exc)
-        if isinstance(leaf, Failure):
-            failure = leaf
-        else:
-            failure = explain(leaf, options, "connecting")
-            if failure.status == EXIT_INTERNAL and options.verbose:
-                import traceback
-
-                traceback.print_exception(exc)
     console.clear()
     if failure is not None:
         return failure.report(options, console, emit_stdout_json)
