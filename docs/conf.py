@@ -72,7 +72,7 @@ nitpick_ignore_regex += [
     # fields (the docstrings list their values), and `Listed`'s type variable.
     (
         r"py:class",
-        r"(trio_mcp\.(_group\.group|_core\.restart|_config\.spec)\.)?(ServerState|RestartMode|Jitter|Transport|T)",
+        r"(trio_mcp\.(_group\.group|_group\.records|_core\.restart|_config\.spec)\.)?(ServerState|RestartMode|Jitter|Transport|T)",
     ),
     (r"py:class", r"random\.Random"),
 ]

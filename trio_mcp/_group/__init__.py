@@ -5,14 +5,13 @@ from __future__ import annotations
 from .._core.naming import exposed_name as exposed_name
 from .._core.restart import RestartPolicy as RestartPolicy, RestartTracker as RestartTracker
 from .connect import open_server as open_server, stdio_arguments as stdio_arguments
-from .group import (
+from .group import ServerGroup as ServerGroup, open_servers as open_servers
+from .records import (
     Listed as Listed,
     ServerEvent as ServerEvent,
-    ServerGroup as ServerGroup,
     ServerState as ServerState,
     ServerStatus as ServerStatus,
     UnknownName as UnknownName,
-    open_servers as open_servers,
 )
 
 __all__ = [
