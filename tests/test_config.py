@@ -601,8 +601,11 @@ def test_overrides_beat_files():
     assert config.servers["b"].command == "fixed"
     assert "b" not in config.invalid
     assert config.servers["c"].command == "new"
-    with pytest.raises(ConfigError, match="overrides"):
-        parse(data, overrides={"a": {"no_such_field": 1}})
+    # A bad override makes its entry invalid, never the whole configuration.
+    config = parse(data, overrides={"a": {"no_such_field": 1}})
+    error = config.invalid["a"]
+    assert (error.server, error.field) == ("a", "no_such_field")
+    assert str(error) == "server 'a': no_such_field: not a field of ServerSpec (in overrides)"
 
 
 # ------------------------------------------------------------------ secrets

@@ -57,6 +57,8 @@ _KNOWN: Final = frozenset(
         "disabledTools",
         "includeTools",
         "excludeTools",
+        "startup_timeout",
+        "request_timeout",
     }
 )
 #: Fields other clients write for themselves: kept in ``extra`` without a warning.
@@ -350,11 +352,13 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
         command = string("command") or ""
         if not command.strip():
             raise fail("command", "is empty")
+        written = (command, *_written_args(raw))
         command = expand("command", command)
         if not os.path.isabs(command) and ("/" in command or (os.sep != "/" and os.sep in command)):
             command = _resolve(ctx.base_dir, command)
         kwargs["command"] = command
         kwargs["args"] = _args(raw, fail, expand, ctx, name)
+        kwargs["written"] = written
         env = _string_map(raw, "env", fail, expand, ctx, name)
         env_file = string("envFile")
         if env_file is not None:
@@ -392,13 +396,17 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
     if "includeTools" in raw:
         kwargs["tools_allow"] = frozenset(_string_list(raw["includeTools"], "includeTools", fail))
     kwargs["tools_deny"] = frozenset(deny)
+    # Our own fields, in seconds.
+    for key in ("startup_timeout", "request_timeout"):
+        if key in raw:
+            kwargs[key] = _seconds(raw[key], key, fail)
 
     extra: dict[str, Any] = {}
     cline = "transportType" in raw
     for key, value in raw.items():
         if key in _KNOWN:
             continue
-        if key == "timeout" and cline:
+        if key == "timeout" and cline and "request_timeout" not in raw:
             kwargs["request_timeout"] = _seconds(value, "timeout", fail)
             if kwargs["request_timeout"] > _SUSPICIOUS_SECONDS:
                 ctx.warn(
@@ -431,6 +439,14 @@ def _resolve(base_dir: str | None, path: str) -> str:
     if base_dir is None or os.path.isabs(path):
         return path
     return os.path.normpath(os.path.join(base_dir, path))
+
+
+def _written_args(raw: Mapping[str, Any]) -> tuple[str, ...]:
+    """The arguments as written (before `_args` checks them: only strings count)."""
+    value = raw.get("args", [])
+    if not isinstance(value, list):
+        return ()
+    return tuple(item for item in value if isinstance(item, str))
 
 
 def _args(

@@ -468,8 +468,8 @@ class ServerGroup:
             signal=gone.signal if gone else None,
             stderr_tail=gone.stderr_tail if gone else "",
             server=gone.server if gone else member.name,
-            command=member.spec.command or "",
-            arguments=member.spec.args,
+            command=member.spec.command_line[0],
+            arguments=member.spec.command_line[1:],
             pid=gone.pid if gone else None,
         )
         error.__cause__ = last

@@ -1,0 +1,147 @@
+"""Server groups against real processes and real configuration files: defects found by trying to break them.
+
+Each test is one defect, with the servers and files that showed it: a
+secret put into a command line by ``${VAR}`` expansion, an entry with a bad
+option, a client kept across a restart, tool names that collided, entering
+a group while one server hangs, a dead server still said to be ready.
+Everything runs on the real clock, guarded by `trio.fail_after`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+import trio_mcp
+from trio_mcp import ConfigError, RestartPolicy, ServerGone, ServerSpec, load_config, open_servers
+
+SERVER = Path(__file__).parent / "servers" / "group_server.py"
+GUARD = 60
+PINNED = {"protocol": "2025-11-25", "kill_grace": 1.0}
+NEVER = RestartPolicy(mode="never")
+SECRET = "hunter2-s3cr3t"
+
+
+def spec(name: str, *flags: str, **fields) -> ServerSpec:
+    return ServerSpec(name=name, command=sys.executable, args=[str(SERVER), "--tag", name, *flags], **fields)
+
+
+def write_config(folder: Path, servers: dict) -> Path:
+    path = folder / ".mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------ secrets
+
+
+async def test_a_secret_expanded_into_the_command_line_is_never_shown(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Fails without the fix: ServerGone named the server by its expanded
+    # command line, so the secret was in the status, the events and the logs.
+    caplog.set_level(logging.DEBUG, logger="trio_mcp")
+    path = write_config(
+        tmp_path,
+        {
+            "dies": {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)", "--key=${TOKEN}"]},
+            "good": {
+                "command": sys.executable,
+                "args": [str(SERVER), "--tag", "good", "--tools", "${TOKEN}"],
+            },
+        },
+    )
+    config = load_config(path, environ={"TOKEN": SECRET, "PATH": os.environ.get("PATH", "")})
+    assert config.servers["dies"].args[-1] == f"--key={SECRET}"  # the server gets the value
+    seen: list[trio_mcp.ServerEvent] = []
+    with trio.fail_after(GUARD):
+        async with open_servers(config, restart=NEVER, on_event=seen.append, **PINNED) as servers:
+            dead = servers.status("dies")
+            assert dead.state == "failed"
+            assert isinstance(dead.error, ServerGone)
+            assert "--key=${TOKEN}" in str(dead.error)
+            assert dead.error.arguments[-1] == "--key=${TOKEN}"
+            good = servers.status("good")
+            os.kill(good.pid, signal.SIGKILL)
+            with pytest.raises(ServerGone) as caught:
+                await (await servers.client("good")).call_tool("whoami")
+            gone = servers.status("good").error
+            texts = [str(caught.value), str(gone), repr(config.servers["good"])]
+            with pytest.raises(ServerGone) as failed:
+                await servers.client("dies")
+            texts.append(str(failed.value))
+    assert "${TOKEN}" in str(caught.value)
+    texts += [str(event.error) for event in seen]
+    texts += [record.getMessage() for record in caplog.records]
+    assert not [text for text in texts if SECRET in text]
+
+
+# ------------------------------------------------------------------ bad options
+
+
+@pytest.mark.parametrize("value", ["30", math.nan, -5, 0, math.inf, True, None])
+async def test_an_entry_with_a_bad_option_is_invalid_and_the_others_start(tmp_path: Path, value) -> None:
+    # Fails without the fix: the value reached the supervisor, whose task
+    # crashed and took the group down (the caller got a bare Cancelled), or
+    # (overrides) the whole load raised.
+    path = write_config(
+        tmp_path,
+        {
+            # (JSON has no NaN nor infinity: the file says -1 then.)
+            "bad": {
+                "command": sys.executable,
+                "args": [str(SERVER)],
+                "startup_timeout": value if not isinstance(value, float) or math.isfinite(value) else -1,
+            },
+            "over": {"command": sys.executable, "args": [str(SERVER)]},
+            "good": {"command": sys.executable, "args": [str(SERVER), "--tag", "good"]},
+        },
+    )
+    config = load_config(path, overrides={"over": {"startup_timeout": value}})
+    for name in ("bad", "over"):
+        error = config.invalid[name]
+        assert isinstance(error, ConfigError)
+        assert (error.file, error.server, error.field) == (str(path), name, "startup_timeout")
+        assert str(error).startswith(f"{path}: server {name!r}: startup_timeout: ")
+    with trio.fail_after(GUARD):
+        async with open_servers(config, **PINNED) as servers:
+            assert servers.status("good").state == "ready"
+            assert servers.status("bad").state == "invalid"
+            assert servers.status("over").state == "invalid"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("startup_timeout", "30"),
+        ("startup_timeout", math.nan),
+        ("startup_timeout", -5),
+        ("request_timeout", 0),
+        ("request_timeout", "1"),
+        ("enabled", "yes"),
+        ("inherit_env", 1),
+        ("args", "-y pkg"),
+        ("env", {"A": 1}),
+        ("command", 3),
+    ],
+)
+def test_a_spec_made_in_code_with_a_bad_option_fails_alone(field: str, value: object) -> None:
+    # Built by hand, a bad spec is refused at once; given as an override it
+    # makes its own entry invalid, never the group.
+    with pytest.raises((TypeError, ValueError)):
+        ServerSpec(name="bad", command=sys.executable, **{field: value})
+    loaded = trio_mcp.parse_config(
+        {"mcpServers": {"bad": {"command": sys.executable}, "good": {"command": sys.executable}}},
+        overrides={"bad": {field: value}},
+    )
+    assert loaded.invalid["bad"].field == field
+    assert loaded.invalid["bad"].server == "bad"
+    assert "good" in loaded.servers
