@@ -9,6 +9,7 @@ Everything runs on the real clock, guarded by `trio.fail_after`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -145,3 +146,26 @@ def test_a_spec_made_in_code_with_a_bad_option_fails_alone(field: str, value: ob
     assert loaded.invalid["bad"].field == field
     assert loaded.invalid["bad"].server == "bad"
     assert "good" in loaded.servers
+
+
+# ------------------------------------------------------------------ names
+
+
+async def test_two_servers_whose_names_collided_are_both_callable() -> None:
+    # Fails without the fix: server "a.b"'s "x" got the hashed name
+    # a_b__x_<8 hex>, which is also the plain name of server "a_b"'s tool
+    # "x_<8 hex>": one of them was dropped from the catalogue.
+    digest = hashlib.sha256(b"a.b\0x").hexdigest()[:8]
+    specs = [spec("a.b", "--tools", "x"), spec("a_b", "--tools", f"x_{digest}")]
+    with trio.fail_after(GUARD):
+        async with open_servers(specs, **PINNED) as servers:
+            pairs = {(entry.server, entry.item.name): entry.name for entry in servers.tools}
+            assert ("a.b", "x") in pairs
+            assert ("a_b", f"x_{digest}") in pairs
+            assert len(set(pairs.values())) == len(pairs)
+            for (server, tool), name in pairs.items():
+                assert servers.resolve(name) == (server, tool)
+            first = await servers.call_tool(pairs["a.b", "x"])
+            second = await servers.call_tool(pairs["a_b", f"x_{digest}"])
+            assert first.content[0].text.split()[0] == "a.b"
+            assert second.content[0].text.split()[0] == "a_b"

@@ -20,7 +20,7 @@ import attrs
 import trio
 
 from .._config import ConfigError, LoadedConfig, ServerSpec
-from .._core.naming import exposed_name
+from .._core.naming import assign_names, exposed_name
 from .._core.restart import RestartPolicy, RestartTracker
 from .._errors import AuthRequired, MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
 from .._models import Prompt, Resource, ResourceTemplate, Tool
@@ -628,12 +628,11 @@ class ServerGroup:
         return result
 
     def _publish(self, member: _Member, listing: _Listing, *, announce: bool) -> None:
-        member.listing = listing
         spec = member.spec
-        member.tools = self._entries(
-            member, [t for t in listing.tools if spec.allows_tool(t.name)], self._routes
-        )
-        member.prompts = self._entries(member, listing.prompts, self._prompt_routes)
+        listing.tools = _unique(member, [t for t in listing.tools if spec.allows_tool(t.name)])
+        listing.prompts = _unique(member, listing.prompts)
+        member.listing = listing
+        self._name_all()
         if announce:
             self._emit(
                 ServerEvent(
@@ -646,34 +645,25 @@ class ServerGroup:
                 )
             )
 
-    def _entries(
-        self, member: _Member, items: list[Any], routes: dict[str, tuple[str, str]]
-    ) -> list[Listed[Any]]:
-        entries: list[Listed[Any]] = []
-        seen: set[str] = set()
-        for item in items:
-            name = exposed_name(member.name, item.name)
-            pair = (member.name, item.name)
-            holder = routes.get(name)
-            # Only a hash collision makes two pairs meet; the server earlier
-            # in the configuration keeps the name, whoever listed it first.
-            if holder is not None and holder != pair and self._members[holder[0]].index < member.index:
-                _logger.warning(
-                    "server %r: %r is left out: its name %r is taken by server %r's %r",
-                    member.name,
-                    item.name,
-                    name,
-                    holder[0],
-                    holder[1],
-                )
-                continue
-            if name in seen:
-                _logger.warning("server %r lists %r twice; the first one is kept", member.name, item.name)
-                continue
-            seen.add(name)
-            routes[name] = pair
-            entries.append(Listed(name, member.name, item))
-        return entries
+    def _name_all(self) -> None:
+        """Name every server's tools and prompts again: no two (server, item) pairs share a name.
+
+        Names follow the configuration's order, so that in the (32-bit hash)
+        event of two names meeting, the earlier server keeps its name,
+        whichever listed first; every other name depends on its pair alone.
+        A server's last listing stays named while it restarts.
+        """
+        members = sorted(self._members.values(), key=lambda member: member.index)
+        tools = assign_names((m.name, tool.name) for m in members for tool in m.listing.tools)
+        prompts = assign_names((m.name, prompt.name) for m in members for prompt in m.listing.prompts)
+        for member in members:
+            member.tools = [Listed(tools[member.name, t.name], member.name, t) for t in member.listing.tools]
+            member.prompts = [
+                Listed(prompts[member.name, p.name], member.name, p) for p in member.listing.prompts
+            ]
+        # Names once listed stay known (a call then says the tool is gone).
+        self._routes.update({name: pair for pair, name in tools.items()})
+        self._prompt_routes.update({name: pair for pair, name in prompts.items()})
 
     # ------------------------------------------------------------- lifecycle
 
@@ -883,6 +873,19 @@ class ServerGroup:
                         self._note(member, note)
         except MCPError as exc:
             _logger.debug("server %r: no change notifications: %s", member.name, exc)
+
+
+def _unique(member: _Member, items: list[Any]) -> list[Any]:
+    """The items of one listing, each name once (the first one is kept)."""
+    seen: set[str] = set()
+    kept: list[Any] = []
+    for item in items:
+        if item.name in seen:
+            _logger.warning("server %r lists %r twice; the first one is kept", member.name, item.name)
+            continue
+        seen.add(item.name)
+        kept.append(item)
+    return kept
 
 
 async def _start_helper(client: Client, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
