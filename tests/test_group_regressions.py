@@ -169,3 +169,70 @@ async def test_two_servers_whose_names_collided_are_both_callable() -> None:
             second = await servers.call_tool(pairs["a_b", f"x_{digest}"])
             assert first.content[0].text.split()[0] == "a.b"
             assert second.content[0].text.split()[0] == "a_b"
+
+
+# ------------------------------------------------------------------ entering, waiting
+
+
+def zombie_or_gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+async def test_entering_at_once_lets_a_ready_server_work_beside_a_hanging_one() -> None:
+    # Fails without the fix: open_servers() knows no wait=False, and entering
+    # waited for the hanging server's whole startup_timeout.
+    specs = [spec("hangs", "--hang", startup_timeout=GUARD / 2), spec("good")]
+    with trio.fail_after(GUARD / 3):
+        async with open_servers(specs, restart=NEVER, wait=False, **PINNED) as servers:
+            assert servers.status("hangs").state == "starting"
+            status = await servers.wait_ready("good")
+            assert status.state == "ready"
+            assert status.pid is not None
+            assert (await servers.call_tool("good__whoami")).content[0].text.startswith("good ")
+            assert servers.status("hangs").state == "starting"
+            assert [entry.server for entry in servers.tools] == ["good"] * 4
+
+
+async def test_state_changes_can_be_awaited() -> None:
+    specs = [spec("hangs", "--hang", startup_timeout=0.5), spec("good"), spec("off", enabled=False)]
+    with trio.fail_after(GUARD):
+        async with open_servers(specs, restart=NEVER, wait=False, **PINNED) as servers:
+            failed = await servers.wait_until("hangs", "failed")
+            assert failed.state == "failed"
+            assert "startup_timeout" in str(failed.error)
+            with pytest.raises(ServerGone):
+                await servers.wait_ready("hangs")
+            with pytest.raises(ConfigError):
+                await servers.wait_ready("off")
+            assert (await servers.wait_until("off", "disabled")).state == "disabled"
+            await servers.wait_started()
+            assert (await servers.wait_until("good", "ready")).state == "ready"
+            with pytest.raises(ValueError, match="at least one state"):
+                await servers.wait_until("good")
+    with pytest.raises(ServerGone):
+        await servers.wait_until("good", "ready")
+
+
+async def test_a_dead_server_stops_saying_ready_at_once() -> None:
+    # Fails without the fix: right after the kill, status() said "ready",
+    # with the dead process's pid, until the supervisor caught up.
+    policy = RestartPolicy(initial_delay=30, max_delay=30)
+    with trio.fail_after(GUARD):
+        async with open_servers([spec("victim"), spec("other")], restart=policy, **PINNED) as servers:
+            pid = servers.status("victim").pid
+            os.kill(pid, signal.SIGKILL)
+            deadline = trio.current_time() + GUARD / 2
+            while not zombie_or_gone(pid):  # without yielding to Trio: nobody has been told yet
+                assert trio.current_time() < deadline
+            status = servers.status("victim")
+            assert status.state == "restarting"
+            assert status.pid is None
+            assert status.signal == signal.SIGKILL
+            assert "victim" not in {entry.server for entry in servers.tools}
+            assert servers.status("other").state == "ready"
+            # And once the supervisor knows, it says the same.
+            assert (await servers.wait_until("victim", "restarting")).state == "restarting"
