@@ -236,3 +236,31 @@ async def test_a_dead_server_stops_saying_ready_at_once() -> None:
             assert servers.status("other").state == "ready"
             # And once the supervisor knows, it says the same.
             assert (await servers.wait_until("victim", "restarting")).state == "restarting"
+
+
+# ------------------------------------------------------------------ old clients
+
+
+async def test_a_client_kept_across_a_restart_raises_server_gone_whenever_used() -> None:
+    # Fails without the fix: once the group had closed the dead server's
+    # session (to start it again), the old client raised TransportClosed.
+    policy = RestartPolicy(initial_delay=0.05, max_delay=0.1)
+    with trio.fail_after(GUARD):
+        async with open_servers([spec("s")], restart=policy, **PINNED) as servers:
+            events = servers.events()
+            old = await servers.client("s")
+            first = servers.status("s").pid
+            os.kill(first, signal.SIGKILL)
+            with pytest.raises(ServerGone) as soon:
+                await old.call_tool("whoami")
+            async for event in events:
+                if event.state == "ready":
+                    break
+            assert servers.status("s").pid != first
+            for _ in range(2):
+                with pytest.raises(ServerGone) as late:
+                    await old.call_tool("whoami")
+                assert late.value.signal == signal.SIGKILL
+            assert soon.value.signal == signal.SIGKILL
+            new = await servers.client("s")
+            assert (await new.call_tool("whoami")).content[0].text.startswith("s ")

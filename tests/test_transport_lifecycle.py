@@ -442,15 +442,20 @@ async def test_everything_after_aclose_raises_transport_closed():
         await wire.request("echo")
 
 
-async def test_aclose_after_death_turns_later_errors_into_transport_closed():
-    """TransportClosed: once the owner closed it, a transport whose server died says TransportClosed."""
+async def test_a_dead_servers_transport_says_server_gone_even_after_aclose():
+    """ServerGone: the first failure stays the reason, whether or not the transport was closed since.
+
+    (It used to turn into TransportClosed once closed, so a client kept
+    across a group's restart raised one or the other depending on timing.)
+    """
     with trio.fail_after(GUARD):
         async with life_server(request_timeout=60) as wire:
             with pytest.raises(ServerGone):
                 await wire.request("exit", {"code": 3})
             await wire.aclose()
-            with pytest.raises(TransportClosed):
+            with pytest.raises(ServerGone) as caught:
                 await wire.request("echo")
+            assert caught.value.exit_code == 3
 
 
 async def test_aclose_is_idempotent_and_concurrent_calls_wait_for_the_first():

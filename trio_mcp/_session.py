@@ -812,7 +812,9 @@ class Session:
 
     def _fail(self, error: MCPError, *, quiet_streams: bool = False) -> None:
         """Fail everything in flight and everything after with ``error``."""
-        if self._failure is None or isinstance(error, TransportClosed):
+        # The first failure says why the session is unusable: a server that
+        # died stays ServerGone after the session is closed.
+        if self._failure is None:
             self._failure = error
         if self._failed is not None:
             self._failed.set()
