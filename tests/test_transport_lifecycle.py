@@ -833,3 +833,58 @@ async def test_wait_failed_returns_when_the_server_dies_or_the_session_closes():
                 await trio.sleep(0.1)
                 await wire.aclose()
         assert isinstance(closed[0], TransportClosed)
+
+
+# ------------------------------------------------------------- a death mid-answer
+
+#: Answers the handshake of 2025-11-25, then writes half of its answer to the
+#: next request, says why on stderr, and exits with status 7.
+DIES_MID_ANSWER = r"""
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "half", "version": "1"}}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\n")
+        sys.stdout.flush()
+        continue
+    answer = json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                         "result": {"content": [{"type": "text", "text": "x" * 1000}]}})
+    sys.stdout.write(answer[: len(answer) // 2])
+    sys.stdout.flush()
+    sys.stderr.write("out of memory, goodbye\n")
+    sys.exit(7)
+"""
+
+
+async def test_a_server_that_dies_halfway_through_an_answer_is_gone_not_garbled():
+    """ServerGone: a cut last line at death is a symptom of the death, not a protocol error.
+
+    (It used to give the call a ProtocolError, "not JSON", without the exit
+    status or the stderr tail.)
+    """
+    from trio_mcp import open_stdio_client
+
+    with trio.fail_after(GUARD):
+        async with open_stdio_client(
+            sys.executable, ["-c", DIES_MID_ANSWER], protocol="2025-11-25"
+        ) as client:
+            with pytest.raises(ServerGone) as caught:
+                await client.call_tool("anything")
+    assert caught.value.exit_code == 7
+    assert "out of memory, goodbye" in caught.value.stderr_tail
+
+
+async def test_a_whole_last_message_without_its_newline_is_still_read():
+    """A last line that is a whole message, but lacks its newline, is delivered before ServerGone."""
+    script = (
+        "import sys, json; line = sys.stdin.readline(); message = json.loads(line);"
+        "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': message['id'], 'result': {'ok': 1}}));"
+        "sys.stdout.flush(); sys.exit(0)"
+    )
+    with trio.fail_after(GUARD):
+        async with open_stdio_transport(sys.executable, ["-c", script]) as wire:
+            assert await wire.request("anything") == {"ok": 1}

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Final, Literal
 import trio
 
 from .._channel import Channel
+from .._core.codec import UnreadableJSON, decode
 from .._core.framing import LineFramer, clean_line
 from .._errors import ServerGone, SpawnFailed
 from .._parking import Parking
@@ -112,6 +113,15 @@ def _short_path(arg: str) -> str:
     if os.sep in arg and len(arg) > 24 and not arg.startswith("-"):
         return "..." + os.sep + os.path.basename(arg.rstrip(os.sep))
     return arg
+
+
+def _whole_json(line: bytes) -> bool:
+    """Whether ``line`` decodes as JSON."""
+    try:
+        decode(line)
+    except UnreadableJSON:
+        return False
+    return True
 
 
 def _split_hint(command: str, args: tuple[str, ...]) -> str:
@@ -363,6 +373,12 @@ class ProcessChannel(Channel):
                 if isinstance(line, bytes):
                     line = clean_line(line)
                     if not line:
+                        continue
+                    if not _whole_json(line):
+                        # A last line without its newline that is not a whole
+                        # message was cut short by the death: a symptom of it,
+                        # which ServerGone reports, not a line to parse.
+                        self._log(f"{self.name} ended its output in the middle of a line ({len(line)} bytes)")
                         continue
                 receiver.message_received(line)
         self._stdout_eof.set()
