@@ -846,3 +846,33 @@ def test_expansion_is_one_pass(parts, data):
 def test_jsonc_stripping_keeps_plain_json(data):
     text = json.dumps(data, indent=1)
     assert json.loads(strip_jsonc(text)) == data
+
+
+# ------------------------------------------------------------------ files without servers
+
+
+def test_the_discovery_recipe_reads_claude_codes_settings_without_servers(tmp_path):
+    # Fails without the fix: ~/.claude.json without mcpServers (Claude Code's
+    # settings on any machine where it runs) made load_config raise.
+    home = tmp_path / "home"
+    write(home / ".claude.json", {"numStartups": 12, "theme": "dark", "projects": {}})
+    write(home / ".config" / "Claude" / "claude_desktop_config.json", {"globalShortcut": "Ctrl+Space"})
+    write(home / ".cursor" / "mcp.json", {})
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    write(project / ".mcp.json", {"mcpServers": {"demo": {"command": "python"}}})
+    found = discover_configs(project, home=home, environ={}, platform="linux")
+    config = load_config(*(place.path for place in found if place.exists))
+    assert list(config.servers) == ["demo"]
+    assert not config.invalid
+    assert not config.warnings
+    assert str(home / ".claude.json") in config.sources
+
+
+def test_a_settings_file_with_a_broken_server_map_is_still_refused(tmp_path):
+    path = write(tmp_path / ".claude.json", {"mcpServers": ["not", "a", "map"]})
+    with pytest.raises(ConfigError, match="is a list"):
+        load_config(path)
+    other = write(tmp_path / "servers.json", {"theme": "dark"})
+    with pytest.raises(ConfigError, match="no 'mcpServers'"):
+        load_config(other)

@@ -140,6 +140,14 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
+#: The files that hold a client's other settings too, and servers only once one is added.
+_SETTINGS_FILES: Final = frozenset({".claude.json", "claude_desktop_config.json"})
+
+
+def _is_settings_file(path: str | None) -> bool:
+    return path is not None and os.path.basename(path) in _SETTINGS_FILES
+
+
 def _looks_like_server(value: object) -> bool:
     return isinstance(value, dict) and ("command" in value or any(key in value for key in _URL_KEYS))
 
@@ -201,6 +209,11 @@ def parse_document(
             (f"{path}: " if path else "")
             + "no 'mcpServers' key: the root is read as the map of servers, as if wrapped in one"
         )
+    elif not root or _is_settings_file(path):
+        # A client's settings file holds its servers only once one was
+        # added (Claude Code's ~/.claude.json, Claude Desktop's config), and
+        # an empty object is an empty list: no servers, and nothing wrong.
+        return Document(ConfigSource(path=path, dialect="mcpServers"))
     elif "context_servers" in root:
         raise file_error(path, "Zed's 'context_servers' settings are not read; use an 'mcpServers' map")
     else:
