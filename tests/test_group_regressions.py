@@ -264,3 +264,42 @@ async def test_a_client_kept_across_a_restart_raises_server_gone_whenever_used()
             assert soon.value.signal == signal.SIGKILL
             new = await servers.client("s")
             assert (await new.call_tool("whoami")).content[0].text.startswith("s ")
+
+
+# ------------------------------------------------------------------ real-world entries
+
+
+async def test_a_command_line_given_as_the_command_gets_a_hint_naming_the_fix(tmp_path: Path) -> None:
+    # Fails without the fix: only "command not found", with no word of args.
+    path = write_config(tmp_path, {"pkg": {"command": "npx -y some-mcp-server"}})
+    config = load_config(path)
+    fix = '"command": "npx", "args": ["-y", "some-mcp-server"]'
+    assert [warning for warning in config.warnings if fix in warning]
+    with trio.fail_after(GUARD):
+        async with open_servers(config, **PINNED) as servers:
+            status = servers.status("pkg")
+            assert status.state == "failed"
+            assert isinstance(status.error, trio_mcp.SpawnFailed)
+            assert "command 'npx', args ['-y', 'some-mcp-server']" in str(status.error)
+
+
+async def test_a_command_in_the_home_folder_is_found_as_a_shell_would(tmp_path: Path) -> None:
+    # Fails without the fix: ~/bin/srv was joined to the configuration's
+    # folder (<folder>/~/bin/srv), which does not exist.
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    server = home / "bin" / "srv"
+    server.write_text(f'#!/bin/sh\nexec {sys.executable} {SERVER} --tag home "$@"\n', encoding="utf-8")
+    server.chmod(0o755)
+    folder = tmp_path / "project"
+    folder.mkdir()
+    path = write_config(folder, {"home": {"command": "~/bin/srv", "cwd": "~"}})
+    config = load_config(path, user_home=home)
+    assert config.servers["home"].command == str(server)
+    assert config.servers["home"].cwd == str(home)
+    with trio.fail_after(GUARD):
+        async with open_servers(config, **PINNED) as servers:
+            assert servers.status("home").state == "ready", servers.status("home").error
+            tag, _ = (await servers.call_tool("home__whoami")).content[0].text.split()
+            assert tag == "home"
+            assert "'~/bin/srv'" in repr(config.servers["home"])

@@ -13,6 +13,7 @@ caller hands in.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import TYPE_CHECKING, Any, Final
@@ -366,9 +367,17 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
         if not command.strip():
             raise fail("command", "is empty")
         written = (command, *_written_args(raw))
-        command = expand("command", command)
+        command = _home(expand("command", command), ctx)
         if not os.path.isabs(command) and ("/" in command or (os.sep != "/" and os.sep in command)):
             command = _resolve(ctx.base_dir, command)
+        elif "args" not in raw and len(command.split()) > 1 and not os.path.exists(command):
+            words = written[0].split()
+            ctx.warn(
+                "a whole command line, which is never split (there is no shell): write"
+                f' "command": {json.dumps(words[0])}, "args": {json.dumps(words[1:])}',
+                server=name,
+                field="command",
+            )
         kwargs["command"] = command
         kwargs["args"] = _args(raw, fail, expand, ctx, name)
         kwargs["written"] = written
@@ -382,7 +391,7 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
             cwd = expand("cwd", cwd)
             if not cwd:
                 raise fail("cwd", "is empty")
-            kwargs["cwd"] = _resolve(ctx.base_dir, cwd)
+            kwargs["cwd"] = _resolve(ctx.base_dir, _home(cwd, ctx))
     else:
         url = expand(urls[0][0], urls[0][1])
         _check_url(url, urls[0][0], fail)
@@ -446,6 +455,17 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
         extra=extra,
         **kwargs,
     )
+
+
+def _home(path: str, ctx: _Context) -> str:
+    """``path`` with a leading ``~`` or ``~user`` expanded, as a shell would (``~`` is ``user_home``)."""
+    if not path.startswith("~"):
+        return path
+    home = ctx.expander.user_home
+    head, sep, rest = path.partition("/")
+    if head == "~" and home is not None:
+        return home + (sep + rest if sep else "")
+    return os.path.expanduser(path)
 
 
 def _resolve(base_dir: str | None, path: str) -> str:
@@ -529,7 +549,7 @@ def _string_map(
 
 
 def _read_env_file(path: str, fail: Callable[[str, str], ConfigError], ctx: _Context) -> dict[str, str]:
-    path = _resolve(ctx.base_dir, path)
+    path = _resolve(ctx.base_dir, _home(path, ctx))
     try:
         text = ctx.read_text(path)
     except OSError as exc:
