@@ -1095,3 +1095,27 @@ async def test_the_lists_come_in_pages_of_page_size(autojump_clock):
     assert [len(request.response["result"]["tools"]) for request in pages] == [2, 2, 1]
     with pytest.raises(ValueError, match="page_size"):
         FakeServer(page_size=0)
+
+
+async def test_a_death_on_the_probe_starts_the_fake_again_as_open_stdio_client_does(autojump_clock):
+    # Fails without the fix: open_fake_client raised the ServerGone of the
+    # probe, where open_stdio_client starts the server again and sends
+    # initialize straight away (old servers that crash on unknown methods).
+    server = FakeServer(era="legacy", tools=["a"])
+
+    async def crash(request):
+        await server.write_stderr(f"unknown method {request.method}")
+        await server.exit(3)
+
+    server.on_request("server/discover", crash)
+    async with open_fake_client(server) as client:
+        assert client.era == "legacy"
+        assert [tool.name for tool in await client.list_tools()] == ["a"]
+    assert [request.method for request in server.requests][:3] == ["server/discover", "initialize", "tools/list"]
+    # Dying again is the error, with the first death as `previous`.
+    server.on_request("initialize", crash)
+    with pytest.raises(trio_mcp.ServerGone) as caught:
+        async with open_fake_client(server):
+            pass
+    assert caught.value.previous is not None
+    assert "on the server/discover probe" in str(caught.value)

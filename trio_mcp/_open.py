@@ -210,7 +210,7 @@ async def _connected(session: Session, options: ClientOptions) -> AsyncIterator[
         client.detach()
 
 
-def _twice_dead(second: ServerGone, first: ServerGone) -> ServerGone:
+def twice_dead(second: ServerGone, first: ServerGone) -> ServerGone:
     """The error of a server that died on the probe, was started again, and died again."""
     # First lines only: the stderr tail follows the message on lines of its own.
     now = str(second).split("\n", 1)[0]
@@ -294,7 +294,7 @@ async def open_stdio_client(
                 continue
             except ServerGone as exc:
                 if first is not None:
-                    raise _twice_dead(exc, first) from None
+                    raise twice_dead(exc, first) from None
                 raise
             try:
                 yield client

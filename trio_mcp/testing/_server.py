@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, Unpack
 import trio
 import trio.testing
 
+from .._client import Client, ServerDiedOnProbe
 from .._core.codec import UnreadableJSON, decode
 from .._core.eras import MODERN_VERSIONS, PROTOCOL_VERSION
 from .._core.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, SUBSCRIPTION_ID, encode, request_key
 from .._delivery import call_maybe_async
-from .._errors import RpcError
-from .._open import open_client
-from .._options import ClientOptions, ConnectionOptions, ProcessOptions, SinkOptions, fields_of, split_options
+from .._errors import RpcError, ServerGone
+from .._open import twice_dead
+from .._options import ClientOptions, ConnectionOptions, ProcessOptions, SinkOptions, split_options
 from .._serving.rules import (
     LISTEN,
     cache_fields,
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from .._channel import Receiver, TaskStarter
-    from .._client import Client
     from .._core.framing import Oversized
     from .._models import Implementation
     from .._options import ClientKwargs, ConnectionKwargs, SinkKwargs
@@ -1012,10 +1012,28 @@ async def open_fake_client(server: FakeServer, **options: Unpack[FakeClientKwarg
         trio_mcp.VersionMismatch: ``protocol`` names a version of the other era.
         TypeError, ValueError: An unknown option, or a bad value.
     """
-    stderr, connection, _ = _split("open_fake_client", options, ConnectionOptions, ClientOptions)
-    client_options: dict[str, Any] = {
-        name: value for name, value in options.items() if name in fields_of(ClientOptions)
-    }
-    session = _FakeSession(_FakeChannel(server, connection, stderr), connection)
-    async with session, open_client(session, **client_options) as client:
-        yield client
+    stderr, connection, client_options = _split("open_fake_client", options, ConnectionOptions, ClientOptions)
+    first: ServerGone | None = None
+    for attempt in range(2):
+        # As open_stdio_client does: a server that dies on the
+        # server/discover probe is started again (the fake connected again)
+        # and sent initialize straight away.
+        session = _FakeSession(_FakeChannel(server, connection, stderr), connection)
+        async with session:
+            client = Client(session, client_options)
+            client.attach()
+            try:
+                await client.connect(restarted=attempt == 1)
+            except ServerDiedOnProbe as exc:
+                first = exc.gone
+                continue
+            except ServerGone as exc:
+                if first is not None:
+                    raise twice_dead(exc, first) from None
+                raise
+            try:
+                yield client
+            finally:
+                client.detach()
+            return
+    raise AssertionError("unreachable")  # pragma: no cover
