@@ -7,6 +7,7 @@ times can be asserted exactly.
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
@@ -16,6 +17,8 @@ import textwrap
 import orjson
 import pytest
 import trio
+import trio.testing
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import trio_mcp
 from trio_mcp import (
@@ -35,6 +38,7 @@ from trio_mcp import (
 )
 from trio_mcp._transports.stream import StreamChannel
 from trio_mcp.testing import FakeServer, open_fake_client, open_fake_transport
+from trio_mcp.testing.strategies import Misbehaviour, malformed_lines, misbehaviours, odd_results
 
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 ASK_NAME = {
@@ -1111,7 +1115,11 @@ async def test_a_death_on_the_probe_starts_the_fake_again_as_open_stdio_client_d
     async with open_fake_client(server) as client:
         assert client.era == "legacy"
         assert [tool.name for tool in await client.list_tools()] == ["a"]
-    assert [request.method for request in server.requests][:3] == ["server/discover", "initialize", "tools/list"]
+    assert [request.method for request in server.requests][:3] == [
+        "server/discover",
+        "initialize",
+        "tools/list",
+    ]
     # Dying again is the error, with the first death as `previous`.
     server.on_request("initialize", crash)
     with pytest.raises(trio_mcp.ServerGone) as caught:
@@ -1119,3 +1127,53 @@ async def test_a_death_on_the_probe_starts_the_fake_again_as_open_stdio_client_d
             pass
     assert caught.value.previous is not None
     assert "on the server/discover probe" in str(caught.value)
+
+
+# ------------------------------------------------------------------ fuzzing an application
+
+
+async def _forecast(client: trio_mcp.Client) -> str:
+    """An application that must survive anything its server does."""
+    with trio.move_on_after(5):
+        try:
+            result = await client.call_tool("forecast", {"city": "Paris"})
+        except trio_mcp.MCPError:
+            return "no forecast today"
+        return result.text or "no forecast today"
+    return "no forecast today"
+
+
+def _survives(misbehaviour: Misbehaviour, era: str) -> str:
+    async def main() -> str:
+        server = FakeServer(era=era, tools=["forecast"])
+        answers: list[str] = []
+        async with open_fake_client(server, request_timeout=10) as client:
+            async with trio.open_nursery() as nursery:
+
+                async def app() -> None:
+                    answers.append(await _forecast(client))
+
+                nursery.start_soon(app)
+                request = await server.expect_request("tools/call", name="forecast")
+                await misbehaviour.play(server, request)
+        return answers[0]
+
+    return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+@pytest.mark.property
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(misbehaviours(), st.sampled_from(["modern", "legacy"]))
+def test_the_client_turns_any_hostile_answer_into_a_result_or_a_typed_error(misbehaviour, era):
+    # Whatever the server does, the application gets a result or an
+    # MCPError, within its own budget: never another exception, never a hang.
+    answer = _survives(misbehaviour, era)
+    assert isinstance(answer, str)
+
+
+@pytest.mark.property
+@given(malformed_lines(), odd_results("tools/list"))
+def test_the_strategies_draw_what_they_say(line, result):
+    assert line.endswith(b"\n")
+    assert b"\n" not in line[:-1]
+    json.dumps(result)  # any JSON value, encodable

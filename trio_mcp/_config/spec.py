@@ -199,7 +199,7 @@ class ServerSpec:
         written: The command and its arguments as written in the file,
             ``${...}`` references unexpanded (empty for an entry made in
             code): what messages, logs and errors show of the server, never
-            the expanded values, which may be secrets. See `command_line`.
+            the expanded values, which may be secrets. See ``command_line``.
     """
 
     name: str = attrs.field(validator=_check_name)

@@ -336,7 +336,7 @@ class FakeServer:
             default, answers each list in one page.
         receive_timeout: How many seconds `receive_request` waits for a
             request before it fails the test (virtual seconds under a
-            `trio.testing.MockClock`); `math.inf` for no limit.
+            `trio.testing.MockClock`); ``math.inf`` for no limit.
 
     Attributes:
         era: ``"modern"`` or ``"legacy"``.
@@ -472,7 +472,7 @@ class FakeServer:
 
     @property
     def pid(self) -> int | None:
-        """The "process id" of the connection, as a real server's: a new one for each connection, `None` when none."""
+        """The process id of the current connection (`None` when none), a new one for each connection, as a real server's."""
         connection = self._connection
         return connection.pid if connection is not None and connection.alive else None
 
