@@ -14,6 +14,7 @@ import json
 import os
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -876,3 +877,28 @@ def test_a_settings_file_with_a_broken_server_map_is_still_refused(tmp_path):
     other = write(tmp_path / "servers.json", {"theme": "dark"})
     with pytest.raises(ConfigError, match="no 'mcpServers'"):
         load_config(other)
+
+
+_FIELDS = sorted(field.name for field in attrs.fields(ServerSpec))
+_overrides = st.dictionaries(
+    st.sampled_from(["a", "b", "new"]),
+    st.dictionaries(st.sampled_from([*_FIELDS, "no_such_field"]), _json, max_size=3),
+    max_size=3,
+)
+
+
+@pytest.mark.property
+@settings(deadline=None)
+@given(_overrides)
+def test_any_overrides_give_a_config_whose_bad_entries_are_invalid(overrides):
+    # Every option is checked when the configuration is read: a bad value
+    # makes its entry invalid, naming the field, and never raises.
+    data = {"mcpServers": {"a": {"command": "x"}, "b": {"url": "https://example.com/mcp"}}}
+    config = parse(data, overrides=overrides)
+    for name, change in overrides.items():
+        if name in config.invalid:
+            assert config.invalid[name].field in change
+        else:
+            spec = config.servers[name]
+            assert spec.name == name
+            repr(spec)
