@@ -74,7 +74,7 @@ from .._errors import (
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping
 
-    from .._channel import Receiver, TaskStarter
+    from .._channel import Outgoing, Receiver, TaskStarter
 
 __all__ = ["DEFAULT_TIMEOUT", "HTTPChannel"]
 
@@ -248,7 +248,8 @@ class HTTPChannel(Channel):
 
     # ------------------------------------------------------------- sending
 
-    def send(self, data: bytes, request_id: int | None = None, *, batch: bool = False) -> None:
+    def send(self, data: bytes, about: Outgoing, *, batch: bool = False) -> None:
+        request_id = about.request_id
         nursery = self._nursery
         if self._closing or self._ended or nursery is None:
             return
