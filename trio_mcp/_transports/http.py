@@ -205,6 +205,7 @@ class HTTPChannel(Channel):
                 limits=DEFAULT_LIMITS,
                 trust_env=self._trust_env,
                 follow_redirects=False,
+                event_hooks={"response": [_note_location]},
             )
         elif self._client.timeout == httpx.Timeout(5.0):
             # httpx's default: 5 s on reads cuts slow tools and every stream.
@@ -298,6 +299,13 @@ class HTTPChannel(Channel):
             try:
                 response = await client.send(request, stream=True, auth=self._auth, follow_redirects=False)
             except httpx.HTTPError as exc:
+                location = _location_of(exc)
+                if location is not None:
+                    raise HTTPError(
+                        f"{self.name} redirected {method} to a Location that is not a usable URL:"
+                        f" {location!r} ({exc})",
+                        url=display_url(url),
+                    ) from exc
                 raise ConnectionFailed(
                     f"{method} {display_url(url)} failed: {_network_error(exc)}", url=display_url(url)
                 ) from exc
@@ -415,15 +423,17 @@ class HTTPChannel(Channel):
                 if isinstance(decision, Fail):
                     raise decision.error
                 if decision == FALL_BACK:
-                    if not call.private and await self._try_sse(call):
+                    why = None if call.private else await self._try_sse(call)
+                    if why is True:
                         return None
+                    also = f"; nor does it speak HTTP+SSE: {why}" if isinstance(why, MCPError) else ""
                     raise HTTPError(
-                        f"{self.name} answered {call.method} with HTTP {status}",
+                        f"{self.name} answered {call.method} with HTTP {status}{also}",
                         url=core.url,
                         status=status,
                         headers=head,
                         body=body[:1024].decode("utf-8", "replace"),
-                    )
+                    ) from why if isinstance(why, MCPError) else None
                 if call.private and decision in (LOST, RESEND):
                     raise ProtocolError(f"{self.name} refused {call.method} of a new session (HTTP {status})")
                 return decision
@@ -648,14 +658,14 @@ class HTTPChannel(Channel):
 
     # -------------------------------------------------- HTTP+SSE (2024-11-05)
 
-    async def _try_sse(self, call: Call) -> bool:
-        """Try the HTTP+SSE transport; `True` once ``initialize`` went out over it."""
+    async def _try_sse(self, call: Call) -> bool | MCPError:
+        """Try the HTTP+SSE transport: `True` once ``initialize`` went out over it, else why not."""
         assert self._nursery is not None
         try:
             endpoint = await self._nursery.start(self._sse_stream)
         except MCPError as exc:
             self._log(f"{self.name} does not speak the HTTP+SSE transport of 2024-11-05 either: {exc}")
-            return False
+            return exc
         self._log(
             f"{self.name} speaks the HTTP+SSE transport of 2024-11-05 (messages go to {display_url(endpoint)})"
         )
@@ -753,6 +763,27 @@ class HTTPChannel(Channel):
 
 #: The record of ``notifications/initialized`` (sent again to a renewed session).
 _INITIALIZED: Final = Outgoing("notifications/initialized")
+
+
+_LOCATION: Final = "trio_mcp.location"
+
+
+async def _note_location(response: httpx.Response) -> None:
+    """Keep a redirect's ``Location`` with its request: httpx may refuse it before we see it."""
+    location = response.headers.get("location")
+    if location is not None and response.is_redirect:
+        response.request.extensions[_LOCATION] = location
+
+
+def _location_of(exc: httpx.HTTPError) -> str | None:
+    """The ``Location`` that httpx could not read, when that is what ``exc`` is about."""
+    if not isinstance(exc, httpx.RemoteProtocolError) or "location" not in str(exc).lower():
+        return None
+    try:
+        location = exc.request.extensions.get(_LOCATION)
+    except RuntimeError:
+        return None
+    return location if isinstance(location, str) else None
 
 
 def _lower(headers: httpx.Headers) -> dict[str, str]:
