@@ -203,6 +203,8 @@ class Session:
     answer_counts: dict[str, int] = field(default_factory=dict)
     # Replayable streams: key -> list of (event id, bytes of the event).
     streams: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)
+    # Streams whose replay numbers the events anew (``{key}/n`` becomes ``{key}/rn``).
+    renumbered: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -282,6 +284,8 @@ class State:
         self.order: dict[str, list[str]] = {}
         # The lost-session barrier: fault calls waiting, per client.
         self.waiting: dict[str, list[trio.Event]] = {}
+        # Clients whose next initialize is answered late (a renewal takes its time).
+        self.slow_initialize: set[str] = set()
 
     def stats(self) -> dict[str, Any]:
         """What the ``stats`` tool (and ``GET /stats``) answers: requests by method (GET and
@@ -541,6 +545,10 @@ class State:
     # ------------------------------------------------------------ legacy
 
     async def legacy(self, call: Call) -> None:
+        client = call.request.header("x-test-client") or ""
+        if call.method == "initialize" and client in self.slow_initialize:
+            self.slow_initialize.discard(client)
+            await trio.sleep(1.0)
         if call.method == "initialize":
             offered = call.params.get("protocolVersion")
             version = offered if offered in LEGACY else LEGACY[0]
@@ -621,7 +629,10 @@ class State:
         sent = 0
         while True:
             while sent < len(events):
-                await exchange.write(events[sent][1])
+                data = events[sent][1]
+                if key in session.renumbered:
+                    data = data.replace(f"id: {key}/".encode(), f"id: {key}/r".encode())
+                await exchange.write(data)
                 sent += 1
             await trio.sleep(0.05)
 
@@ -1086,6 +1097,8 @@ async def s_replay_answered(call: Call, renumber: bool = False) -> None:
         (f"{key}/1", sse_event(elicit_message(request_id), event_id=f"{key}/1")),
     ]
     session.streams[key] = events
+    if renumber:
+        session.renumbered.add(key)
     await call.exchange.start_stream()
     await call.exchange.write(b"".join(data for _, data in events))
     await call.exchange.end()
@@ -1098,12 +1111,6 @@ async def s_replay_answered(call: Call, renumber: bool = False) -> None:
         await trio.sleep(0.3)
         count = session.answer_counts.get(json.dumps(request_id), 0)
         text = f"{describe(session.answers.get(request_id, {}))}; answers={count}"
-        if renumber:
-            # The replay: the same events under new ids.
-            events[:] = [
-                (f"{key}/r0", events[0][1].replace(f"{key}/0".encode(), f"{key}/r0".encode())),
-                (f"{key}/r1", events[1][1].replace(f"{key}/1".encode(), f"{key}/r1".encode())),
-            ]
         events.append((f"{key}/2", sse_event(call.result_message(text_result(text)), event_id=f"{key}/2")))
 
     assert call.server.nursery is not None
@@ -1148,7 +1155,8 @@ async def s_ids_from_one(call: Call) -> None:
 
 async def s_session_lost_in_flight(call: Call) -> None:
     """Legacy: once ten fault calls of this client are in flight, the server forgets the
-    session and answers each 404; calls of the new session are answered normally."""
+    session and answers each 404, and answers the next initialize a second late; calls of
+    the new session are answered normally."""
     session = call.session
     client = call.request.header("x-test-client") or ""
     if session is None or (client, "lost-done") in call.server.once:
@@ -1159,6 +1167,7 @@ async def s_session_lost_in_flight(call: Call) -> None:
     waiting.append(release)
     if len(waiting) >= 10:
         call.server.once.add((client, "lost-done"))
+        call.server.slow_initialize.add(client)
         call.server.sessions.pop(session.id, None)
         for event in waiting:
             event.set()
