@@ -125,12 +125,18 @@ class Log:
 
 
 class Fail:
-    """The call fails with ``error`` (the connection lives on)."""
+    """The call fails with ``error`` (the connection lives on).
 
-    __slots__ = ("error",)
+    ``out_of_step``: the HTTP connection that carried the exchange is out of
+    step with its requests (it delivered the answer to another request, a
+    stale one left behind by a server): it must carry nothing more.
+    """
 
-    def __init__(self, error: MCPError) -> None:
+    __slots__ = ("error", "out_of_step")
+
+    def __init__(self, error: MCPError, out_of_step: bool = False) -> None:
         self.error = error
+        self.out_of_step = out_of_step
 
     def __repr__(self) -> str:
         return f"Fail({self.error!r})"
@@ -536,12 +542,16 @@ class StreamableHTTP:
                     self._message(call, item, encode(item).rstrip(b"\n"), out, single=False)
         if not call.answered:
             what = "its response" if message is not None else "JSON"
+            # The answer of another call (one over, or in flight): the
+            # connection delivered a response that was not for this request.
+            other = isinstance(message, dict) and not self._nobodys(message.get("id"))
             out.append(
                 Fail(
                     ProtocolError(
                         f"{self.name} answered request {call.request_id!r} ({call.method}) with a JSON body"
                         f" that is not {what}: {body[:80]!r}"
-                    )
+                    ),
+                    out_of_step=other,
                 )
             )
         return out

@@ -38,6 +38,8 @@ their request with a typed error (`HTTPError` and subclasses).
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import time
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -403,7 +405,10 @@ class HTTPChannel(Channel):
                 raise verdict.error
             if verdict == READ_JSON:
                 body = await self._read_body(response, call)
-                self._act(core.json_body(call, exchange, body, status))
+                actions = core.json_body(call, exchange, body, status)
+                if any(isinstance(action, Fail) and action.out_of_step for action in actions):
+                    _retire_connection(response)
+                self._act(actions)
                 return None
             if verdict == READ_EVENTS:
                 await self._read_events(call, response, exchange)
@@ -763,6 +768,23 @@ class HTTPChannel(Channel):
 
 #: The record of ``notifications/initialized`` (sent again to a renewed session).
 _INITIALIZED: Final = Outgoing("notifications/initialized")
+
+
+def _retire_connection(response: httpx.Response) -> None:
+    """Make sure the connection of ``response`` carries no further request.
+
+    For a connection out of step with its requests (a server left a second
+    response behind the first one): its socket is shut down, so that the
+    pool finds it closed instead of reading that stale response as the
+    answer to the next request.
+    """
+    stream = response.extensions.get("network_stream")
+    get_extra_info = getattr(stream, "get_extra_info", None)
+    sock = get_extra_info("socket") if get_extra_info is not None else None
+    shutdown = getattr(sock, "shutdown", None)
+    if shutdown is not None:
+        with contextlib.suppress(OSError):
+            shutdown(socket.SHUT_RDWR)
 
 
 _LOCATION: Final = "trio_mcp.location"
