@@ -41,11 +41,12 @@ def delivered(actions):
 
 def test_outgoing_records_name_and_revision_without_json():
     meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}}
-    about = Outgoing.of("tools/call", {"name": "echo", **meta}, 7)
+    about = Outgoing("tools/call", 7, {"name": "echo", **meta})
     assert (about.method, about.request_id, about.name, about.revision) == ("tools/call", 7, "echo", MODERN)
-    about = Outgoing.of("resources/subscribe", {"uri": "file:///a"})
+    about = Outgoing("resources/subscribe", None, {"uri": "file:///a"})
     assert (about.name, about.revision, about.request_id) == ("file:///a", None, None)
-    assert Outgoing.of("tools/list", None, 1).name is None
+    assert Outgoing("tools/list", 1).name is None
+    assert Outgoing("tools/call", 2, {"name": 3, "_meta": []}).name is None
 
 
 def test_modern_headers_come_from_the_metadata():

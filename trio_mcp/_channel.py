@@ -58,53 +58,51 @@ lives until the connection is closed (`Channel.aclose` comes first)."""
 class Outgoing:
     """What the session knows of a message it hands to its channel.
 
-    Built from the method and the params the session was given (never from
+    Made from the method and the params the session was given (never from
     the encoded bytes), so that a channel can route a message, set its
-    headers and remember it without reading its JSON. Read-only.
+    headers and remember it without reading its JSON. Making one costs an
+    allocation: `name` and `revision` are read from the params only when a
+    channel asks for them. Read-only.
+
+    Args:
+        method: The method, or `None` for our answer to a server request.
+        request_id: Our id, when the message is one of our requests.
+        params: The params the session was given (not copied; not changed).
 
     Attributes:
         method: The method, or `None` for our answer to a server request.
         request_id: Our id, when the message is one of our requests.
-        name: What a request acts on: ``params.name`` of ``tools/call`` and
-            ``prompts/get``, ``params.uri`` of ``resources/read``,
-            ``resources/subscribe`` and ``resources/unsubscribe``; else `None`.
-        revision: The protocol revision of a 2026-07-28-era message (the
-            version its ``params._meta`` carries), `None` for a message of
-            the initialize era.
     """
 
-    __slots__ = ("method", "name", "request_id", "revision")
+    __slots__ = ("method", "params", "request_id")
 
     def __init__(
-        self,
-        method: str | None,
-        request_id: int | None = None,
-        name: str | None = None,
-        revision: str | None = None,
+        self, method: str | None, request_id: int | None = None, params: dict[str, JSON] | None = None
     ) -> None:
         self.method = method
         self.request_id = request_id
-        self.name = name
-        self.revision = revision
+        self.params = params
 
-    @classmethod
-    def of(cls, method: str, params: dict[str, JSON] | None, request_id: int | None = None) -> Outgoing:
-        """The record of a request (with ``request_id``) or a notification, from its method and params."""
+    @property
+    def name(self) -> str | None:
+        """What a request acts on: ``params.name`` of ``tools/call`` and ``prompts/get``,
+        ``params.uri`` of ``resources/read``, ``resources/subscribe`` and
+        ``resources/unsubscribe``; else `None`."""
+        params = self.params
         if params is None:
-            return cls(method, request_id)
-        name: object = None
-        if method in _BY_NAME:
-            name = params.get("name")
-        elif method in _BY_URI:
-            name = params.get("uri")
-        meta = params.get("_meta")
+            return None
+        method = self.method
+        name = params.get("name") if method in _BY_NAME else params.get("uri") if method in _BY_URI else None
+        return name if isinstance(name, str) else None
+
+    @property
+    def revision(self) -> str | None:
+        """The protocol revision of a 2026-07-28-era message (the version its ``params._meta``
+        carries), `None` for a message of the initialize era."""
+        params = self.params
+        meta = params.get("_meta") if params is not None else None
         revision = meta.get(_VERSION_KEY) if isinstance(meta, dict) else None
-        return cls(
-            method,
-            request_id,
-            name if isinstance(name, str) else None,
-            revision if isinstance(revision, str) else None,
-        )
+        return revision if isinstance(revision, str) else None
 
     def __repr__(self) -> str:
         return (

@@ -489,7 +489,7 @@ class Session:
         self._requests_sent += 1
         if self._on_wire is not None:
             self._wire("out", data)
-        self.channel.send(data, Outgoing.of(method, params, request_id), batch=len(calls) > 1)
+        self.channel.send(data, Outgoing(method, request_id, params), batch=len(calls) > 1)
         try:
             if on_notification is None:
                 if len(calls) == 1 and timeout is None and not box.done:
@@ -605,7 +605,7 @@ class Session:
         """
         await trio.lowlevel.checkpoint()
         self.check_usable()
-        self._send(self._conn.notification(method, params), Outgoing.of(method, params))
+        self._send(self._conn.notification(method, params), Outgoing(method, None, params))
 
     def notifications(self, *, buffer: int | None = None) -> NotificationStream:
         """Subscribe to every notification the server sends from now on.

@@ -476,6 +476,9 @@ class StreamableHTTP:
             detail = str(error.get("message", "")) if error is not None else text
             call.lost = (status, detail[:200])
             return LOST
+        if error is not None and call.answered:
+            # Answered already (on this exchange): never a second time.
+            return Fail(ProtocolError(f"{self.name} sent a second answer to {call.method}: {text[:80]!r}"))
         if error is not None:
             if (
                 error.get("code") == UNSUPPORTED_PROTOCOL_VERSION

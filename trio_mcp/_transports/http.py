@@ -87,6 +87,8 @@ DEFAULT_LIMITS: Final = httpx.Limits(max_connections=None, max_keepalive_connect
 MAX_REDIRECTS: Final = 5
 #: How long closing waits for the ``DELETE`` of a session (and the pool's close).
 CLOSE_GRACE: Final = 2.0
+#: How long closing lets the notifications and answers in flight finish.
+OTHERS_GRACE: Final = 0.5
 #: How much of an error body is read.
 ERROR_BODY_READ: Final = 64 * 1024
 #: The protocol's own headers, which the user's headers cannot set.
@@ -182,6 +184,9 @@ class HTTPChannel(Channel):
         self._get_running = False
         self._get_ready = trio.Event()
         self._sse: HttpSse | None = None
+        #: Notification and answer POSTs in flight, which closing lets finish (briefly).
+        self._others = 0
+        self._others_done = trio.Event()
 
     @property
     def name(self) -> str:
@@ -545,6 +550,7 @@ class HTTPChannel(Channel):
     async def _run_other(self, data: bytes, about: Outgoing) -> None:
         """POST a notification or an answer to a server request; nothing comes back but 202."""
         what = about.method or "answer to a server request"
+        self._others += 1
         try:
             if self._sse is not None:
                 await self._post_sse(data, None)
@@ -559,6 +565,11 @@ class HTTPChannel(Channel):
                     )
         except MCPError as exc:
             self._log(f"could not send our {what}: {exc}")
+        finally:
+            self._others -= 1
+            if not self._others:
+                self._others_done.set()
+                self._others_done = trio.Event()
 
     async def _private(self, call: Call) -> None:
         """Send a request of the core's own (its answer stays in the core)."""
@@ -747,6 +758,11 @@ class HTTPChannel(Channel):
             return
         self._closing = True
         with trio.CancelScope(shield=True):
+            if self._others:
+                # A notifications/cancelled just sent, say: let it reach the server.
+                with trio.move_on_after(max(0.0, min(OTHERS_GRACE, deadline - trio.current_time()))):
+                    while self._others:
+                        await self._others_done.wait()
             if self._nursery is not None:
                 self._nursery.cancel_scope.cancel()
                 await self._finished.wait()
