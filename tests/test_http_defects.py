@@ -258,3 +258,12 @@ async def test_j_a_32022_listing_the_version_asked_is_retried_once(modern_server
         async with open_client(modern_server, "reject-version-once") as client:
             assert client.era == "modern"
             assert (await client.call_tool("echo", {"text": "x"})).text == "x"
+
+
+async def test_j_refused_again_the_error_does_not_contradict_itself(modern_server):
+    """j. Refused again after the retry: a VersionMismatch that says what happened."""
+    with trio.fail_after(LIMIT):
+        with pytest.raises(trio_mcp.VersionMismatch) as caught:
+            async with open_client(modern_server, "reject-version-always"):
+                pass
+    assert "which it lists among those it supports" in str(caught.value)

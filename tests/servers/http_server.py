@@ -458,7 +458,7 @@ class State:
         hits = target == "all" or (method == "tools/call" and call.params.get("name") == "fault")
         if scenario in BAD_ENDPOINTS:
             hits = method == "initialize"
-        if scenario == "reject-version-once":
+        if scenario in ("reject-version-once", "reject-version-always"):
             hits = era == "modern"
         if hits and scenario in ONCE:
             client = request.header("x-test-client") or ""
@@ -1301,6 +1301,7 @@ SCENARIOS: dict[str, Callable[[Call], Awaitable[None]]] = {
     "session-word-400": s_session_word_400,
     "replay-renumbered": s_replay_renumbered,
     "reject-version-once": s_reject_version_once,
+    "reject-version-always": s_reject_version_once,  # every modern request, not only the first
     "redirect-bad-location": s_redirect_bad_location,
     "slow-get": s_none,  # the GET stream's head comes late (see State.get)
     "initialized-hangs": s_none,  # notifications/initialized is never answered
