@@ -24,9 +24,10 @@ from typing import Any, TypeAlias
 
 from .._errors import HTTPError
 from .codec import UnreadableJSON, decode
+from .http_actions import Action, Deliver, Log
 from .http_wire import BadLocation, redirect_target, same_origin
 from .sse import BadEncoding, Event, EventTooLarge, Item
-from .streamable_http import MEMORY, Action, Deliver, Log
+from .streamable_http import MEMORY
 
 __all__ = ["HttpSse"]
 

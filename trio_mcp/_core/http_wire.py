@@ -18,7 +18,9 @@ can be tested without a server:
 * `rpc_error_body`: the JSON-RPC error an error status carries, if any;
 * `lost_session`: whether such an error says the server forgot the session;
 * `redirect_target`: where a ``Location`` header points, or why it cannot be
-  followed.
+  followed;
+* `typed_refusal`: the typed error of a refusal an application may act on
+  (`AuthRequired`, `ServerBusy`).
 """
 
 from __future__ import annotations
@@ -26,11 +28,15 @@ from __future__ import annotations
 import base64
 import email.utils
 import re
-from typing import Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 from urllib.parse import urljoin, urlsplit
 
+from .._errors import AuthRequired, HTTPError, ServerBusy
 from .codec import UnreadableJSON, decode
 from .eras import PROTOCOL_VERSION
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = [
     "BadLocation",
@@ -44,6 +50,7 @@ __all__ = [
     "redirect_target",
     "rpc_error_body",
     "same_origin",
+    "typed_refusal",
     "valid_session_id",
 ]
 
@@ -259,3 +266,42 @@ def redirect_target(url: str, location: str) -> str:
     if port == 0 or any(ord(char) < 0x21 or ord(char) == 0x7F for char in target):
         raise BadLocation(f"{location!r} is not a usable URL")
     return target
+
+
+def typed_refusal(
+    name: str, url: str, method: str, status: int, headers: Mapping[str, str], text: str, now: float
+) -> HTTPError | None:
+    """The error for a refusal an application may act on, or `None`.
+
+    401, or 403 with a challenge: `AuthRequired` with what the
+    ``WWW-Authenticate`` challenge says. 429 and 503: `ServerBusy` with the
+    delay ``Retry-After`` asks for (``now``: the POSIX time, for dates).
+    ``headers`` has lower-case names; ``text`` is the start of the body.
+    """
+    challenge = headers.get("www-authenticate", "")
+    if status == 401 or (status == 403 and challenge):
+        scheme, params = parse_challenge(challenge)
+        what = f" ({params['error']})" if "error" in params else ""
+        where = f"; resource metadata: {params['resource_metadata']}" if "resource_metadata" in params else ""
+        return AuthRequired(
+            f"{name} refused {method} with HTTP {status}{what}: authorization required{where}",
+            url=url,
+            status=status,
+            headers=dict(headers),
+            body=text,
+            www_authenticate=challenge,
+            scheme=scheme,
+            params=params,
+        )
+    if status in (429, 503):
+        delay = parse_retry_after(headers.get("retry-after"), now)
+        after = f"; retry after {delay:g} s" if delay is not None else ""
+        return ServerBusy(
+            f"{name} is busy: HTTP {status} to {method}{after}",
+            url=url,
+            status=status,
+            headers=dict(headers),
+            body=text,
+            retry_after=delay,
+        )
+    return None

@@ -41,24 +41,22 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from .._errors import (
-    AuthRequired,
     ConnectionFailed,
     HTTPError,
     MCPError,
     MessageTooLarge,
     ProtocolError,
-    ServerBusy,
     SessionExpired,
 )
 from .codec import UnreadableJSON, decode, encode
 from .eras import UNSUPPORTED_PROTOCOL_VERSION
+from .http_actions import Action, Deliver, Fail, Log, remember, retry_delay
 from .http_wire import (
     header_value,
     lost_session,
     media_type,
-    parse_challenge,
-    parse_retry_after,
     rpc_error_body,
+    typed_refusal,
     valid_session_id,
 )
 from .sse import BadEncoding, Event, EventTooLarge, Item
@@ -68,6 +66,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACCEPT",
+    "Action",
     "Call",
     "Deliver",
     "Fail",
@@ -82,8 +81,6 @@ ACCEPT: Final = "application/json, text/event-stream"
 MAX_RESUMES: Final = 5
 #: How many times in a row the GET stream may fail before it is given up.
 MAX_GET_FAILURES: Final = 5
-#: The server's ``retry`` is taken within these bounds, in seconds.
-RETRY_BOUNDS: Final = (0.0, 60.0)
 #: How many ids each table of remembered ids holds.
 MEMORY: Final = 4096
 #: How many event ids one call's stream remembers.
@@ -95,54 +92,6 @@ _NAMED: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 #: What a renewed session is told again, by method.
 _SESSION_STATE: Final = frozenset({"logging/setLevel", "resources/subscribe"})
 
-
-# ------------------------------------------------------------------ decisions
-
-
-class Deliver:
-    """Hand ``data`` (one JSON-RPC message) to the session; ``call``: the call it answers, if any."""
-
-    __slots__ = ("call", "data")
-
-    def __init__(self, data: bytes, call: Call | None = None) -> None:
-        self.data = data
-        self.call = call
-
-    def __repr__(self) -> str:
-        return f"Deliver({self.data[:60]!r})"
-
-
-class Log:
-    """A diagnostic for the connection's log."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __repr__(self) -> str:
-        return f"Log({self.text!r})"
-
-
-class Fail:
-    """The call fails with ``error`` (the connection lives on).
-
-    ``out_of_step``: the HTTP connection that carried the exchange is out of
-    step with its requests (it delivered the answer to another request, a
-    stale one left behind by a server): it must carry nothing more.
-    """
-
-    __slots__ = ("error", "out_of_step")
-
-    def __init__(self, error: MCPError, out_of_step: bool = False) -> None:
-        self.error = error
-        self.out_of_step = out_of_step
-
-    def __repr__(self) -> str:
-        return f"Fail({self.error!r})"
-
-
-Action: TypeAlias = Deliver | Log | Fail
 
 # What to read of a response (`StreamableHTTP.response`).
 READ_JSON: Final = "json"
@@ -170,21 +119,6 @@ def _key(value: object) -> tuple[bool, object] | None:
     if _is_int(value):
         return (False, value)
     return None
-
-
-def _remember(table: OrderedDict[Any, None], key: object, limit: int) -> None:
-    table[key] = None
-    table.move_to_end(key)
-    while len(table) > limit:
-        table.popitem(last=False)
-
-
-def retry_delay(retry_ms: int | None, attempt: int) -> float:
-    """Seconds to wait before reconnecting: the server's ``retry`` (clamped), else 1 s x 1.5^n up to 30 s."""
-    if retry_ms is not None:
-        low, high = RETRY_BOUNDS
-        return min(high, max(low, retry_ms / 1000))
-    return float(min(30.0, 1.5 ** max(0, attempt - 1)))
 
 
 class Call:
@@ -325,7 +259,7 @@ class StreamableHTTP:
             del self._calls[call.request_id]
             key = _key(call.request_id)
             if key is not None:
-                _remember(self._finished, key, MEMORY)
+                remember(self._finished, key, MEMORY)
 
     def is_open(self, call: Call) -> bool:
         """Whether the call is still tracked."""
@@ -434,38 +368,9 @@ class StreamableHTTP:
                 )
             )
         text = body[:ERROR_BODY_KEEP].decode("utf-8", "replace")
-        challenge = headers.get("www-authenticate", "")
-        if status == 401 or (status == 403 and challenge):
-            scheme, params = parse_challenge(challenge)
-            what = f" ({params['error']})" if "error" in params else ""
-            where = (
-                f"; resource metadata: {params['resource_metadata']}" if "resource_metadata" in params else ""
-            )
-            return Fail(
-                AuthRequired(
-                    f"{self.name} refused {method} with HTTP {status}{what}: authorization required{where}",
-                    url=self.url,
-                    status=status,
-                    headers=dict(headers),
-                    body=text,
-                    www_authenticate=challenge,
-                    scheme=scheme,
-                    params=params,
-                )
-            )
-        if status in (429, 503):
-            delay = parse_retry_after(headers.get("retry-after"), now)
-            after = f"; retry after {delay:g} s" if delay is not None else ""
-            return Fail(
-                ServerBusy(
-                    f"{self.name} is busy: HTTP {status} to {method}{after}",
-                    url=self.url,
-                    status=status,
-                    headers=dict(headers),
-                    body=text,
-                    retry_after=delay,
-                )
-            )
+        typed = typed_refusal(self.name, self.url, method, status, headers, text, now)
+        if typed is not None:
+            return Fail(typed)
         error = rpc_error_body(body) if kind == "application/json" else None
         if (
             call.revision is None
@@ -571,7 +476,7 @@ class StreamableHTTP:
             if isinstance(item, Event) and item.id and item.own_id:
                 if item.id in call.seen:
                     return [Log(f"{self.name} sent event {item.id!r} again (a replay); dropped")]
-                _remember(call.seen, item.id, CALL_EVENTS)
+                remember(call.seen, item.id, CALL_EVENTS)
         if isinstance(item, EventTooLarge):
             return [Fail(_too_large(self.name, item.limit))]
         if isinstance(item, BadEncoding):
@@ -656,7 +561,7 @@ class StreamableHTTP:
                             Log(f"{self.name} sent its request {request_id!r} again (a replay); dropped")
                         )
                         return
-                    _remember(self._served, key, MEMORY)
+                    remember(self._served, key, MEMORY)
             out.append(Deliver(data))
             return
         if "result" not in message and "error" not in message:
@@ -826,7 +731,7 @@ class StreamableHTTP:
         if isinstance(item, Event) and item.id and item.own_id:
             if item.id in self._get_seen:
                 return [Log(f"{self.name} sent event {item.id!r} again (a replay); dropped")]
-            _remember(self._get_seen, item.id, MEMORY)
+            remember(self._get_seen, item.id, MEMORY)
         if isinstance(item, EventTooLarge):
             return [Log(str(_too_large(self.name, item.limit)) + "; skipped")]
         if isinstance(item, BadEncoding):

@@ -38,12 +38,9 @@ their request with a typed error (`HTTPError` and subclasses).
 
 from __future__ import annotations
 
-import contextlib
-import socket
 import time
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import trio
@@ -68,6 +65,16 @@ from .._core.streamable_http import (
     StreamableHTTP,
 )
 from .._errors import ConnectionFailed, HTTPError, MCPError, MessageTooLarge, ProtocolError, ServerGone
+from .http_io import (
+    consume,
+    display_url,
+    location_of,
+    lower_headers,
+    network_error,
+    note_location,
+    read_some,
+    retire_connection,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping
@@ -101,20 +108,6 @@ _OWN_HEADERS: Final = (
     "mcp-name",
     "last-event-id",
 )
-
-
-def display_url(url: str) -> str:
-    """A URL as messages show it: no user info, no query, no fragment (they may hold secrets)."""
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host if port is None else f"{host}:{port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 class HTTPChannel(Channel):
@@ -212,7 +205,7 @@ class HTTPChannel(Channel):
                 limits=DEFAULT_LIMITS,
                 trust_env=self._trust_env,
                 follow_redirects=False,
-                event_hooks={"response": [_note_location]},
+                event_hooks={"response": [note_location]},
             )
         elif self._client.timeout == httpx.Timeout(5.0):
             # httpx's default: 5 s on reads cuts slow tools and every stream.
@@ -306,7 +299,7 @@ class HTTPChannel(Channel):
             try:
                 response = await client.send(request, stream=True, auth=self._auth, follow_redirects=False)
             except httpx.HTTPError as exc:
-                location = _location_of(exc)
+                location = location_of(exc)
                 if location is not None:
                     raise HTTPError(
                         f"{self.name} redirected {method} to a Location that is not a usable URL:"
@@ -314,7 +307,7 @@ class HTTPChannel(Channel):
                         url=display_url(url),
                     ) from exc
                 raise ConnectionFailed(
-                    f"{method} {display_url(url)} failed: {_network_error(exc)}", url=display_url(url)
+                    f"{method} {display_url(url)} failed: {network_error(exc)}", url=display_url(url)
                 ) from exc
             except Exception as exc:
                 # The user's httpx.Auth (or transport) raised: that request fails, with it as cause.
@@ -332,7 +325,7 @@ class HTTPChannel(Channel):
                         f"{self.name} redirected {method} to a Location that is not a usable URL: {exc}",
                         url=display_url(url),
                         status=status,
-                        headers=_lower(response.headers),
+                        headers=lower_headers(response.headers),
                     ) from None
                 if same_origin(url, target):
                     await response.aclose()
@@ -404,7 +397,7 @@ class HTTPChannel(Channel):
         exchange = call.exchange
         async with self._exchange("POST", self.url, headers, call.data) as response:
             status = response.status_code
-            head = _lower(response.headers)
+            head = lower_headers(response.headers)
             verdict = core.response(call, exchange, status, head)
             if isinstance(verdict, Fail):
                 raise verdict.error
@@ -412,7 +405,7 @@ class HTTPChannel(Channel):
                 body = await self._read_body(response, call)
                 actions = core.json_body(call, exchange, body, status)
                 if any(isinstance(action, Fail) and action.out_of_step for action in actions):
-                    _retire_connection(response)
+                    retire_connection(response)
                 self._act(actions)
                 return None
             if verdict == READ_EVENTS:
@@ -425,7 +418,7 @@ class HTTPChannel(Channel):
                 )
                 event = self._parked.setdefault(call.request_id, trio.Event())
             else:
-                body = await _read_some(response, ERROR_BODY_READ)
+                body = await read_some(response, ERROR_BODY_READ)
                 decision = core.refusal(call, exchange, status, head, body, time.time())
                 if isinstance(decision, Deliver):
                     self._act([decision])
@@ -480,7 +473,7 @@ class HTTPChannel(Channel):
         _, cause = await consume(response, take)
         if cause is not None:
             raise ConnectionFailed(
-                f"{what} from {self.name} was cut: {_network_error(cause)}",
+                f"{what} from {self.name} was cut: {network_error(cause)}",
                 url=self._core.url,
                 status=response.status_code,
             ) from cause
@@ -498,9 +491,7 @@ class HTTPChannel(Channel):
 
         done, cause = await self._pump(response, parser, on_item)
         while not done:
-            step = core.stream_ended(
-                call, call.exchange, _network_error(cause) if cause is not None else None
-            )
+            step = core.stream_ended(call, call.exchange, network_error(cause) if cause is not None else None)
             if step is None:
                 return
             if isinstance(step, Fail):
@@ -558,7 +549,7 @@ class HTTPChannel(Channel):
             headers = self._headers(self._core.message_headers(about.method, about.revision))
             async with self._exchange("POST", self.url, headers, data) as response:
                 if response.status_code >= 300:
-                    body = await _read_some(response, 1024)
+                    body = await read_some(response, 1024)
                     self._log(
                         f"{self.name} refused our {what} with HTTP {response.status_code}: "
                         f"{body[:200].decode('utf-8', 'replace')!r}"
@@ -653,7 +644,7 @@ class HTTPChannel(Channel):
                         _, cause = await self._pump(response, parser, on_item)
                         failed = cause is not None
                         if cause is not None:
-                            self._log(f"the stream of server messages broke: {_network_error(cause)}")
+                            self._log(f"the stream of server messages broke: {network_error(cause)}")
                     elif why.startswith("stop: "):
                         self._log(why[len("stop: ") :])
                         return
@@ -725,7 +716,7 @@ class HTTPChannel(Channel):
                 )
         if not self._closing and not self._ended:
             self._ended = True
-            how = f" ({_network_error(cause)})" if cause is not None else ""
+            how = f" ({network_error(cause)})" if cause is not None else ""
             receiver.channel_ended(ServerGone(f"{self.name} closed its event stream{how}", server=self.name))
 
     async def _post_sse(self, data: bytes, request_id: int | str | None) -> None:
@@ -738,13 +729,13 @@ class HTTPChannel(Channel):
         headers["content-type"] = "application/json"
         async with self._exchange("POST", state.endpoint_url, headers, data) as response:
             status = response.status_code
-            body = await _read_some(response, ERROR_BODY_READ)
+            body = await read_some(response, ERROR_BODY_READ)
             if status >= 300:
                 raise HTTPError(
                     f"{self.name} refused a message with HTTP {status} ({display_url(str(response.url))})",
                     url=display_url(str(response.url)),
                     status=status,
-                    headers=_lower(response.headers),
+                    headers=lower_headers(response.headers),
                     body=body[:1024].decode("utf-8", "replace"),
                 )
 
@@ -784,102 +775,3 @@ class HTTPChannel(Channel):
 
 #: The record of ``notifications/initialized`` (sent again to a renewed session).
 _INITIALIZED: Final = Outgoing("notifications/initialized")
-
-
-def _retire_connection(response: httpx.Response) -> None:
-    """Make sure the connection of ``response`` carries no further request.
-
-    For a connection out of step with its requests (a server left a second
-    response behind the first one): its socket is shut down, so that the
-    pool finds it closed instead of reading that stale response as the
-    answer to the next request.
-    """
-    stream = response.extensions.get("network_stream")
-    get_extra_info = getattr(stream, "get_extra_info", None)
-    sock = get_extra_info("socket") if get_extra_info is not None else None
-    shutdown = getattr(sock, "shutdown", None)
-    if shutdown is not None:
-        with contextlib.suppress(OSError):
-            shutdown(socket.SHUT_RDWR)
-
-
-_LOCATION: Final = "trio_mcp.location"
-
-
-async def _note_location(response: httpx.Response) -> None:
-    """Keep a redirect's ``Location`` with its request: httpx may refuse it before we see it."""
-    location = response.headers.get("location")
-    if location is not None and response.is_redirect:
-        response.request.extensions[_LOCATION] = location
-
-
-def _location_of(exc: httpx.HTTPError) -> str | None:
-    """The ``Location`` that httpx could not read, when that is what ``exc`` is about."""
-    if not isinstance(exc, httpx.RemoteProtocolError) or "location" not in str(exc).lower():
-        return None
-    try:
-        location = exc.request.extensions.get(_LOCATION)
-    except RuntimeError:
-        return None
-    return location if isinstance(location, str) else None
-
-
-def _lower(headers: httpx.Headers) -> dict[str, str]:
-    return {name.lower(): value for name, value in headers.items()}
-
-
-async def _read_some(response: httpx.Response, limit: int) -> bytes:
-    """At most ``limit`` bytes of a body (an error page, say); a broken body gives what came."""
-    chunks: list[bytes] = []
-    size = 0
-
-    def take(chunk: bytes) -> bool:
-        nonlocal size
-        chunks.append(chunk)
-        size += len(chunk)
-        return size >= limit
-
-    await consume(response, take)
-    return b"".join(chunks)[:limit]
-
-
-async def consume(response: httpx.Response, take: Callable[[bytes], bool]) -> tuple[bool, Exception | None]:
-    """Hand a body's chunks to ``take`` until it returns `True` (then `True`) or the body ends (`False`).
-
-    Returns the network error that cut the body short, if one did; raises
-    what ``take`` raises. Reading stops by cancellation rather than by
-    leaving the loop: the body's chain of async generators then runs to its
-    end, instead of being left to the garbage collector half-way.
-    """
-    done = False
-    failure: MCPError | None = None
-    cause: Exception | None = None
-    with trio.CancelScope() as scope:
-        try:
-            async for chunk in response.aiter_bytes():
-                if done or failure is not None:
-                    continue
-                try:
-                    done = take(chunk)
-                except MCPError as exc:
-                    failure = exc
-                if done or failure is not None:
-                    scope.cancel()
-        except httpx.HTTPError as exc:
-            cause = exc
-    if failure is not None:
-        raise failure
-    return done, cause
-
-
-def _network_error(exc: BaseException | None) -> str:
-    if exc is None:
-        return "the stream ended"
-    text = str(exc) or type(exc).__name__
-    if isinstance(exc, httpx.ConnectError):
-        return f"cannot connect ({text})"
-    if isinstance(exc, httpx.TimeoutException):
-        return f"timed out ({type(exc).__name__})"
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return f"the server broke the HTTP protocol ({text})"
-    return f"{type(exc).__name__}: {text}"
