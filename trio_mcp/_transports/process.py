@@ -48,7 +48,7 @@ from ._outbox import Outbox
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from .._channel import Receiver, TaskStarter
+    from .._channel import Outgoing, Receiver, TaskStarter
     from .._options import ProcessOptions
 
 __all__ = ["ProcessChannel", "default_stderr", "describe_command", "signal_name"]
@@ -291,14 +291,14 @@ class ProcessChannel(Channel):
 
     # ------------------------------------------------------------- writing
 
-    def send(self, data: bytes, request_id: int | None = None, *, batch: bool = False) -> None:
+    def send(self, data: bytes, about: Outgoing, *, batch: bool = False) -> None:
         if self._write_broken:
             return
         if self._outbox or self._writing or batch:
             # Other messages are queued or likely to follow: leave this one
             # to the writer task, which joins whatever is queued during this
             # scheduler pass into one write.
-            self._outbox.put(data, request_id)
+            self._outbox.put(data, about.request_id)
             return
         try:
             written = os.write(self._stdin_fd, data)
