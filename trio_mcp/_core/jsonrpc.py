@@ -314,7 +314,7 @@ class Connection:
                 raise TypeError(f"params must be a dict, not {type(params).__name__}")
             message["params"] = params
             meta = params.get("_meta")
-            if type(meta) is dict or isinstance(meta, dict):
+            if meta is not None and (type(meta) is dict or isinstance(meta, dict)):
                 raw = meta.get("progressToken")
                 if raw is not None and _valid_id(raw):
                     token = _key(raw)
@@ -409,7 +409,7 @@ class Connection:
         be recovered. ``line`` should already be cleaned (`clean_line`) and
         non-empty.
         """
-        if isinstance(line, Oversized):
+        if type(line) is not bytes and isinstance(line, Oversized):
             return self._receive_oversized(line)
         try:
             decoded = decode(line)
