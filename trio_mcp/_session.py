@@ -726,7 +726,13 @@ class Session:
         if self._on_wire is not None and isinstance(message, bytes):
             self._wire("in", message)
         for event in self._conn.receive_line(message):
-            self._dispatch(event)
+            if type(event) is Answered:
+                # The common case, without a call to _dispatch.
+                box = self._calls.pop(event.request_id, None)
+                if box is not None:
+                    box.finish(event.result, None)
+            else:
+                self._dispatch(event)
 
     def channel_ended(self, error: MCPError) -> None:
         """The channel can carry nothing more: fail everything with ``error``."""

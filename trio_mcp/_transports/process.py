@@ -294,7 +294,7 @@ class ProcessChannel(Channel):
     def send(self, data: bytes, about: Outgoing, *, batch: bool = False) -> None:
         if self._write_broken:
             return
-        if self._outbox or self._writing or batch:
+        if batch or self._writing or self._outbox:
             # Other messages are queued or likely to follow: leave this one
             # to the writer task, which joins whatever is queued during this
             # scheduler pass into one write.
