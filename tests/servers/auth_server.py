@@ -77,7 +77,9 @@ BEHAVIOURS = {
 }
 
 #: The private key whose public half the server trusts for private_key_jwt ('machine').
-TEST_KEY = ec.derive_private_key(0x7E57_C0DE_0000_0000_0000_0000_0000_0000_0000_0000_0000_0042, ec.SECP256R1())
+TEST_KEY = ec.derive_private_key(
+    0x7E57_C0DE_0000_0000_0000_0000_0000_0000_0000_0000_0000_0042, ec.SECP256R1()
+)
 TEST_KEY_PEM = TEST_KEY.private_bytes(
     serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
 ).decode()
@@ -167,7 +169,12 @@ class AuthState(State):
 
     def leaks(self) -> list[str]:
         """The authorization server's request URLs that hold a token or a client secret."""
-        secrets_known = [*self.access, *self.refresh, *(c["secret"] for c in self.clients.values()), MACHINE_SECRET]
+        secrets_known = [
+            *self.access,
+            *self.refresh,
+            *(c["secret"] for c in self.clients.values()),
+            MACHINE_SECRET,
+        ]
         return [url for url in self.as_urls if any(secret in url for secret in secrets_known)]
 
     def count(self, scenario: str, what: str) -> None:
