@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from ._jose import SigningKey
 
-__all__ = ["ClientCredentials", "JWTBearer", "OAuth"]
+__all__ = ["ClientCredentials", "EnterpriseManaged", "JWTBearer", "OAuth"]
 
 #: The default timeout of each request the flow makes itself, in seconds.
 DEFAULT_TIMEOUT: Final = 30.0
@@ -823,7 +823,9 @@ class JWTBearer(_Flow):
     Args:
         server_url: The MCP server's URL.
         assertion: The JWT, or an async function that returns a fresh one.
-        client_id: A client identifier to send along, if the server wants one.
+        client_id: The client's identifier, sent along (or with
+            ``client_secret``, as ``client_secret_basic``).
+        client_secret: The client's secret, if the server authenticates it.
         scope, storage, timeout, http_client, dpop: As for `OAuth`.
     """
 
@@ -833,6 +835,7 @@ class JWTBearer(_Flow):
         *,
         assertion: str | Callable[[], Awaitable[str]],
         client_id: str | None = None,
+        client_secret: str | None = None,
         scope: str | None = None,
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
@@ -844,10 +847,14 @@ class JWTBearer(_Flow):
         )
         self._assertion = assertion
         self._client_id = client_id
+        self._secret = client_secret
         self._failed = False
 
     def __repr__(self) -> str:
-        return f"<JWTBearer for {self._server_url!r}>"
+        return f"<{type(self).__name__} for {self._server_url!r}>"
+
+    async def _get_assertion(self, http: httpx.AsyncClient, context: _Context, scope: str | None) -> str:
+        return self._assertion if isinstance(self._assertion, str) else await self._assertion()
 
     async def _obtain(
         self, http: httpx.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
@@ -855,16 +862,119 @@ class JWTBearer(_Flow):
         if step_up or self._failed:
             raise _CannotAuthorize
         context = self._context = await self._discover(http, challenge, pkce=False)
-        assertion = self._assertion if isinstance(self._assertion, str) else await self._assertion()
         scope = self._scope or oauth.initial_scope(challenge.params.get("scope"), context.prm)
-        form = {"grant_type": JWT_BEARER, "assertion": assertion, "resource": context.resource}
-        if scope:
-            form["scope"] = scope
-        if self._client_id is not None:
-            form["client_id"] = self._client_id
         try:
-            tokens = await self._token_request(http, context, form, client=None, scope=scope)
+            assertion = await self._get_assertion(http, context, scope)
+            form = {"grant_type": JWT_BEARER, "assertion": assertion, "resource": context.resource}
+            if scope:
+                form["scope"] = scope
+            client = None
+            if self._client_id is not None and self._secret is not None:
+                client = ClientInfo(self._client_id, self._secret, "client_secret_basic", (), context.issuer)
+            elif self._client_id is not None:
+                form["client_id"] = self._client_id
+            tokens = await self._token_request(http, context, form, client=client, scope=scope)
         except AuthorizationFailed:
             self._failed = True
             raise
         await self._keep(context, self._client_id or "", tokens)
+
+
+TOKEN_EXCHANGE: Final = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_JAG: Final = "urn:ietf:params:oauth:token-type:id-jag"
+ID_TOKEN: Final = "urn:ietf:params:oauth:token-type:id_token"
+
+
+class EnterpriseManaged(JWTBearer):
+    """Tokens through the enterprise's identity provider (SEP-990, Enterprise-Managed Authorization).
+
+    The user's ID token from the enterprise's identity provider (IdP) is
+    exchanged there (RFC 8693) for an Identity Assertion JWT Authorization
+    Grant (ID-JAG) aimed at the MCP server's authorization server, which
+    then grants an access token for it (the JWT bearer grant, RFC 7523),
+    authenticating the client with ``client_secret_basic``. No browser is
+    involved.
+
+    Args:
+        server_url: The MCP server's URL.
+        id_token: The user's ID token from the IdP, or an async function
+            that returns a fresh one.
+        idp_token_endpoint: The IdP's token endpoint (``https``, or ``http``
+            on loopback).
+        client_id, client_secret: The client's registration at the MCP
+            server's authorization server.
+        idp_client_id: The client's identifier at the IdP, if it wants one.
+        scope, storage, timeout, http_client, dpop: As for `OAuth`.
+    """
+
+    def __init__(
+        self,
+        server_url: str,
+        *,
+        id_token: str | Callable[[], Awaitable[str]],
+        idp_token_endpoint: str,
+        client_id: str,
+        client_secret: str,
+        idp_client_id: str | None = None,
+        scope: str | None = None,
+        storage: TokenStorage | None = None,
+        dpop: bool | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(
+            server_url,
+            assertion="",
+            client_id=client_id,
+            client_secret=client_secret,
+            scope=scope,
+            storage=storage,
+            dpop=dpop,
+            timeout=timeout,
+            http_client=http_client,
+        )
+        self._id_token = id_token
+        self._idp_token_endpoint = idp_token_endpoint
+        self._idp_client_id = idp_client_id
+
+    async def _get_assertion(self, http: httpx.AsyncClient, context: _Context, scope: str | None) -> str:
+        """The ID-JAG, from the IdP's token exchange."""
+        if not oauth.secure_endpoint(self._idp_token_endpoint):
+            raise AuthorizationFailed(
+                "the identity provider's token endpoint is neither https nor on this machine",
+                reason="insecure_endpoint",
+            )
+        id_token = self._id_token if isinstance(self._id_token, str) else await self._id_token()
+        form = {
+            "grant_type": TOKEN_EXCHANGE,
+            "requested_token_type": ID_JAG,
+            "subject_token": id_token,
+            "subject_token_type": ID_TOKEN,
+            "audience": context.issuer,
+            "resource": context.resource,
+        }
+        if scope:
+            form["scope"] = scope
+        if self._idp_client_id is not None:
+            form["client_id"] = self._idp_client_id
+        response = await self._send(
+            http, "POST", self._idp_token_endpoint, headers={"accept": "application/json"}, data=form
+        )
+        if response.status_code != 200:
+            error = oauth.parse_token_error(response.content)
+            raise AuthorizationFailed(
+                f"the identity provider refused the token exchange (HTTP {response.status_code}"
+                + (f", {error[0][:40]!r})" if error else ")"),
+                reason="token",
+                error=error[0] if error else None,
+            )
+        try:
+            doc = response.json()
+        except ValueError:
+            doc = None
+        assertion = doc.get("access_token") if isinstance(doc, dict) else None
+        if not isinstance(assertion, str) or not assertion:
+            raise AuthorizationFailed(
+                "the identity provider's token exchange gave no assertion", reason="token"
+            )
+        return assertion
