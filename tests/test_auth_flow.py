@@ -327,6 +327,28 @@ async def test_enterprise_managed_authorization(server):
     assert seen(await stats(server), scenario, "idp-token") == 1
 
 
+async def test_credentials_never_go_to_another_authorization_server(server):
+    scenario = "cc"
+    url = url_of(server, scenario)
+    before = seen(await stats(server), scenario, "token")
+    auth = ClientCredentials(
+        url,
+        client_id=auth_server.MACHINE_ID,
+        client_secret="s3cret-for-another",
+        issuer="https://as.example.com",
+    )
+    with trio.fail_after(GUARD), pytest.raises(AuthorizationFailed) as info:
+        async with connected(url, auth):
+            pass
+    assert info.value.reason == "registration"
+    assert seen(await stats(server), scenario, "token") == before
+    pre = ClientInfo("pre-id", "pre-s3cret", "client_secret_basic", issuer="https://as.example.com")
+    with trio.fail_after(GUARD), pytest.raises(AuthorizationFailed) as info:
+        async with connected(url_of(server, "ok"), oauth(url_of(server, "ok"), client=pre)):
+            pass
+    assert info.value.reason == "registration"
+
+
 async def test_client_credentials_with_a_wrong_secret(server):
     url = url_of(server, "cc")
     auth = ClientCredentials(url, client_id=auth_server.MACHINE_ID, client_secret="wrong-s3cret")

@@ -140,6 +140,7 @@ class _Flow(httpx.Auth):
         self._rs_nonce: str | None = None
         self._as_nonce: str | None = None
         self._revision: str = oauth.REVISIONS[-1]
+        self._bound_issuer: str | None = None
 
     def __repr__(self) -> str:
         return (
@@ -388,9 +389,23 @@ class _Flow(httpx.Auth):
     # ------------------------------------------------------------ token requests
 
     def _use_dpop(self, server: AuthServer) -> bool:
-        if self._dpop is False or not server.dpop_algs:
+        """Whether to bind tokens with DPoP: asked for, or (by default) offered with ES256 and signable here."""
+        if self._dpop is False:
             return False
-        return "ES256" in server.dpop_algs
+        offered = "ES256" in server.dpop_algs
+        if self._dpop is None and not offered:
+            return False
+        if self._dpop_key is None:
+            try:
+                from ._jose import generate_ec_key
+            except ImportError:
+                if self._dpop is None:
+                    return False
+                raise AuthorizationFailed(
+                    "DPoP needs the auth extra (pip install 'trio-mcp[auth]')", reason="no_key"
+                ) from None
+            self._dpop_key = generate_ec_key("ES256")
+        return True
 
     def _proof(self, method: str, url: str, access_token: str | None, nonce: str | None) -> str:
         key = self._dpop_key
@@ -442,10 +457,6 @@ class _Flow(httpx.Auth):
                 form["client_assertion_type"] = ASSERTION_TYPE
                 form["client_assertion"] = signing_key.sign(claims, typ="JWT")
         dpop = self._use_dpop(server)
-        if dpop and self._dpop_key is None:
-            from ._jose import generate_ec_key
-
-            self._dpop_key = generate_ec_key("ES256")
         for attempt in range(MAX_NONCE_RETRIES + 1):
             if dpop:
                 headers["dpop"] = self._proof("POST", server.token_endpoint, None, self._as_nonce)
@@ -498,6 +509,22 @@ class _Flow(httpx.Auth):
 
     def _signing_key(self) -> SigningKey | None:
         return None
+
+    def _pin(self, issuer: str, pinned: str | None) -> None:
+        """Refuse to send the client's credentials to another authorization server than theirs.
+
+        Credentials given without an issuer belong to the first one they are
+        used with: a protected resource that names another later (a hostile
+        one, say) does not get them.
+        """
+        bound = pinned or self._bound_issuer
+        if bound is None:
+            self._bound_issuer = issuer
+        elif bound != issuer:
+            raise AuthorizationFailed(
+                f"the client's credentials are for {_where(bound)}, but the server now names {_where(issuer)}",
+                reason="registration",
+            )
 
     async def _stored(self, context: _Context, client: ClientInfo) -> Tokens | None:
         return await self._storage.get_tokens(context.resource, context.issuer, client.client_id)
@@ -629,12 +656,7 @@ class OAuth(_Flow):
     async def _known_client(self, context: _Context) -> ClientInfo | None:
         pre = self._preregistered
         if pre is not None:
-            if pre.issuer and pre.issuer != context.issuer:
-                raise AuthorizationFailed(
-                    f"the pre-registered client is for {_where(pre.issuer)}, but the server now uses"
-                    f" {_where(context.issuer)}",
-                    reason="registration",
-                )
+            self._pin(context.issuer, pre.issuer or None)
             return attrs.evolve(pre, issuer=context.issuer)
         return await self._storage.get_client(context.resource, context.issuer)
 
@@ -750,6 +772,9 @@ class ClientCredentials(_Flow):
         client_secret: Its secret, or `None` with ``private_key``.
         private_key: A PEM private key (EC P-256 signs ES256, RSA RS256).
         method: The authentication method, instead of the flow's choice.
+        issuer: The issuer of the authorization server the credentials are
+            for; by default the first one the server names. They are never
+            sent to another.
         scope: The scope to ask for (by default the challenge's, else every
             scope the server names).
         storage, timeout, http_client, dpop: As for `OAuth`.
@@ -763,6 +788,7 @@ class ClientCredentials(_Flow):
         client_secret: str | None = None,
         private_key: str | bytes | None = None,
         method: str | None = None,
+        issuer: str | None = None,
         scope: str | None = None,
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
@@ -772,6 +798,7 @@ class ClientCredentials(_Flow):
         super().__init__(
             server_url, storage=storage, scope=scope, timeout=timeout, http_client=http_client, dpop=dpop
         )
+        self._issuer = issuer
         if client_secret is None and private_key is None:
             raise ValueError("client credentials need a client_secret or a private_key")
         self._client_id = client_id
@@ -795,6 +822,7 @@ class ClientCredentials(_Flow):
         if step_up:
             raise _CannotAuthorize
         context = self._context = await self._discover(http, challenge, pkce=False)
+        self._pin(context.issuer, self._issuer)
         method = oauth.choose_auth_method(
             context.server,
             has_secret=self._secret is not None,
@@ -862,6 +890,7 @@ class JWTBearer(_Flow):
         if step_up or self._failed:
             raise _CannotAuthorize
         context = self._context = await self._discover(http, challenge, pkce=False)
+        self._pin(context.issuer, None)
         scope = self._scope or oauth.initial_scope(challenge.params.get("scope"), context.prm)
         try:
             assertion = await self._get_assertion(http, context, scope)
