@@ -14,12 +14,23 @@ from ._protocols import (
     Tokens as Tokens,
     TokenStorage as TokenStorage,
 )
+from ._redirect import (
+    HeadlessRedirect as HeadlessRedirect,
+    LoopbackRedirect as LoopbackRedirect,
+    RedirectError as RedirectError,
+)
+from ._storage import FileTokenStorage as FileTokenStorage, StorageError as StorageError
 
 __all__ = [
     "ClientInfo",
+    "FileTokenStorage",
+    "HeadlessRedirect",
+    "LoopbackRedirect",
     "MemoryTokenStorage",
     "PendingRedirect",
+    "RedirectError",
     "RedirectHandler",
+    "StorageError",
     "TokenStorage",
     "Tokens",
 ]
