@@ -34,3 +34,9 @@ __all__ = [
     "TokenStorage",
     "Tokens",
 ]
+
+# Tracebacks, reprs and the docs name them trio_mcp.auth.X, not the private
+# module each happens to live in.
+for _name in __all__:
+    globals()[_name].__module__ = __name__
+del _name

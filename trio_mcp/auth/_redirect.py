@@ -143,16 +143,16 @@ class LoopbackRedirect:
     ``http://127.0.0.1:53117/callback``; authorization servers accept any
     port on a loopback address for a native application (RFC 8252 §7.3).
 
-    `PendingRedirect.complete` then checks the authorization URL (see
-    `check_authorization_url`), writes a line to ``output`` saying that a
+    ``complete`` then checks the authorization URL (see
+    ``check_authorization_url``), writes a line to ``output`` saying that a
     browser is being opened and the URL to visit if it does not open, opens
-    it (``open_browser``, default `webbrowser.open` in a worker thread, never
-    a shell), and waits for a ``GET`` of the exact path carrying a ``code``
+    it (``open_browser``, default ``webbrowser.open`` in a worker thread,
+    never a shell), and waits for a ``GET`` of the exact path carrying a ``code``
     or an ``error`` and the ``state`` of the authorization URL. That request
     gets a short page, the listener is closed, and its parameters are
     returned. Any other request (another path, another method, a wrong or
     missing ``state``) gets an error page and changes nothing; a connection
-    that sends nothing is dropped after `CONNECTION_TIMEOUT`.
+    that sends nothing is dropped after ten seconds.
 
     The wait has no limit of its own (a person is logging in): bound it with
     a cancel scope. Leaving ``listen``, by cancellation or not, closes the
@@ -354,8 +354,8 @@ async def _read_stdin_line() -> str:
 class HeadlessRedirect:
     """Print the authorization URL, and read back the URL the browser was sent to.
 
-    For a machine without a browser. `PendingRedirect.complete` checks the
-    authorization URL (see `check_authorization_url`), writes it to
+    For a machine without a browser. ``complete`` checks the
+    authorization URL (see ``check_authorization_url``), writes it to
     ``output`` with a line saying what to do, then reads lines from
     ``read_line`` until one holds the redirect's parameters: the whole URL
     the browser ended on (``http://127.0.0.1/callback?code=...&state=...``;

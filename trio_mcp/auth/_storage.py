@@ -195,8 +195,8 @@ class FileTokenStorage:
     resource and issuer, the tokens per resource, issuer and client id.
 
     Args:
-        directory: Where the file lives; default `default_state_dir` (the
-            user's state directory). Created with mode ``0700`` if missing.
+        directory: Where the file lives; default the user's state directory,
+            ``$XDG_STATE_HOME/trio-mcp/auth`` (``~/.local/state/trio-mcp/auth``). Created with mode ``0700`` if missing.
 
     Every method is async and reads or writes the file in a worker thread;
     the writes run under a lock shared with other processes, and are
