@@ -234,7 +234,31 @@ async def test_loopback_a_failing_browser_still_waits_for_the_callback() -> None
                 nursery.start_soon(user)
                 params = await pending.complete(AUTH_URL)
     assert params["code"] == "c"
-    assert "(the browser could not be opened: OSError)" in out.getvalue()
+    assert "(the browser could not be opened: OSError; open the URL yourself)" in out.getvalue()
+
+
+async def test_loopback_without_a_browser_says_so_and_waits() -> None:
+    said = trio.Event()
+
+    class Output(io.StringIO):
+        def write(self, text: str) -> int:
+            if "no browser could be opened" in text:
+                said.set()
+            return super().write(text)
+
+    out = Output()
+    handler = LoopbackRedirect(open_browser=lambda url: False, output=out)
+    with trio.fail_after(20):
+        async with handler.listen() as pending, httpx.AsyncClient() as browser:
+            async with trio.open_nursery() as nursery:
+
+                async def user() -> None:
+                    await said.wait()
+                    await browser.get(pending.redirect_uri, params={"code": "c", "state": "STATE-123"})
+
+                nursery.start_soon(user)
+                params = await pending.complete(AUTH_URL)
+    assert params["code"] == "c"
 
 
 async def test_loopback_on_ipv6() -> None:

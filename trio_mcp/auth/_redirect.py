@@ -258,10 +258,14 @@ class _LoopbackPending:
         # A console browser may block until it exits: the thread is abandoned
         # when the redirect comes back (or the caller gives up).
         try:
-            await trio.to_thread.run_sync(self.open_browser, url, abandon_on_cancel=True)
+            opened = await trio.to_thread.run_sync(self.open_browser, url, abandon_on_cancel=True)
         except Exception as exc:  # the URL printed above still works
-            output.write(f"(the browser could not be opened: {type(exc).__name__})\n")
-            output.flush()
+            output.write(f"(the browser could not be opened: {type(exc).__name__}; open the URL yourself)\n")
+        else:
+            if opened is not False:
+                return
+            output.write("(no browser could be opened: open the URL yourself)\n")
+        output.flush()
 
     async def _accept(
         self,
