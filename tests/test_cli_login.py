@@ -163,3 +163,75 @@ async def test_logout_usage(tmp_path: Path, argv: list[str], message: str) -> No
     done = await cli(tmp_path, *argv)
     assert done.returncode == 2
     assert message in done.stderr.decode()
+
+
+# ------------------------------------------------------------------ groups
+
+
+async def _requests_seen(base: str) -> int:
+    import httpx
+
+    async with httpx.AsyncClient() as http:
+        stats = (await http.get(f"{base}/stats")).json()
+    return sum(count for method, count in stats["requests"].items() if method != "GET /stats")
+
+
+async def test_a_group_server_that_needs_a_login_waits_for_it_and_never_loops() -> None:
+    from trio_mcp import AuthRequired, RestartPolicy, ServerSpec, open_servers
+
+    events: list[str] = []
+    again = trio.Event()
+
+    def on_event(event: object) -> None:
+        events.append(event.state)  # type: ignore[attr-defined]
+        if events.count("needs-login") == 2:
+            again.set()
+
+    with hostile_server(scenario="auth-401", target="all") as server:
+        spec = ServerSpec(name="remote", transport="http", url=server.url, startup_timeout=20)
+        # A policy that would restart a failed server at once, and forever.
+        policy = RestartPolicy(initial_delay=0.01, max_delay=0.01, max_restarts=1000, max_start_failures=1000)
+        with trio.fail_after(LIMIT):
+            async with open_servers([spec], restart=policy, on_event=on_event) as group:
+                [status] = group.statuses()
+                assert status.state == "needs-login"
+                assert isinstance(status.error, AuthRequired)
+                assert status.restarts == 0
+                seen = await _requests_seen(server.base)
+                await trio.sleep(1.0)  # a restart loop would have tried many times by now
+                assert group.statuses()[0].state == "needs-login"
+                assert await _requests_seen(server.base) == seen
+                with pytest.raises(AuthRequired):
+                    await group.client("remote")
+                # Once logged in, restart() tries again (here it still needs one).
+                group.restart("remote")
+                await again.wait()
+                assert await _requests_seen(server.base) > seen
+    assert "failed" not in events
+    assert "restarting" not in events
+
+
+async def test_servers_shows_the_server_that_needs_a_login(tmp_path: Path) -> None:
+    with hostile_server(scenario="auth-401", target="all") as server:
+        config = tmp_path / "mcp.json"
+        config.write_text(
+            json.dumps(
+                {
+                    "mcpServers": {
+                        "remote": {"url": server.url},
+                        "local": {"command": sys.executable, "args": ["-m", "trio_mcp.demo"]},
+                    }
+                }
+            )
+        )
+        done = await cli(tmp_path, "--config", str(config), "servers")
+        assert done.returncode == 0, done.stderr
+        rows = {line.split()[0]: line for line in done.stdout.decode().splitlines()[1:]}
+        assert rows["local"].split()[1] == "ready"
+        assert rows["remote"].split()[1] == "needs-login"
+        assert rows["remote"].endswith(f"needs a login: run trio-mcp login --server remote --config {config}")
+
+        done = await cli(tmp_path, "--json", "--config", str(config), "servers")
+        records = {record["name"]: record for record in json.loads(done.stdout)["servers"]}
+        assert records["remote"]["state"] == "needs-login"
+        assert records["remote"]["restarts"] == 0

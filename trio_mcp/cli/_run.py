@@ -615,12 +615,14 @@ def explain(exc: BaseException, options: Options, stage: str, *, declined: str |
     return Failure(EXIT_INTERNAL, f"unexpected error: {type(exc).__name__}: {exc}", kind="internal")
 
 
-def login_command(options: Options) -> str:
-    """The command line that logs in to the server ``options`` talk to."""
+def login_command(options: Options, server: str | None = None) -> str:
+    """The command line that logs in to the server ``options`` talk to (or to their configuration's ``server``)."""
     import shlex
 
-    if options.spec is not None:
-        words = [PROG, "login", "--server", options.spec.name]
+    if server is None and options.spec is not None:
+        server = options.spec.name
+    if server is not None:
+        words = [PROG, "login", "--server", server]
         for path in options.config:
             words += ["--config", path]
     else:
