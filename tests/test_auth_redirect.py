@@ -10,6 +10,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 import trio
+from hypothesis import given, strategies as st
 
 from trio_mcp.auth import PendingRedirect, RedirectHandler
 from trio_mcp.auth._redirect import (
@@ -370,3 +371,56 @@ async def test_headless_against_a_real_authorization_endpoint() -> None:
         params = await pending.complete(url)
     assert seen_url == [url]
     assert dict(params) == {"code": "real-code", "state": "S-9"}
+
+
+# ------------------------------------------------------------------ properties
+
+_URL_PIECES = st.sampled_from(
+    [
+        "https://",
+        "http://",
+        "HTTP://",
+        "file://",
+        "javascript:",
+        "//",
+        "127.0.0.1",
+        "[::1]",
+        "localhost",
+        "evil.example",
+        "@",
+        ":",
+        "/",
+        "?",
+        "#",
+        "%00",
+        "\n",
+        " ",
+        "\x7f",
+        "user:pw@",
+        ":99999",
+        "a",
+    ]
+)
+
+
+@given(st.lists(_URL_PIECES, max_size=8).map("".join) | st.text(max_size=60))
+def test_check_authorization_url_accepts_only_https_or_loopback_http(url: str) -> None:
+    try:
+        accepted = check_authorization_url(url)
+    except RedirectError:
+        return
+    assert accepted == url
+    split = urllib.parse.urlsplit(url)
+    assert split.scheme.lower() in ("https", "http")
+    assert split.hostname
+    if split.scheme.lower() == "http":
+        assert split.hostname in ("localhost", "::1") or split.hostname.startswith("127.")
+    assert not any(ch.isspace() or ord(ch) < 0x20 for ch in url)
+
+
+@given(st.text(max_size=80))
+def test_a_pasted_line_never_raises(line: str) -> None:
+    from trio_mcp.auth._redirect import _params_from_pasted
+
+    params = _params_from_pasted(line)
+    assert params is None or "code" in params or "error" in params
