@@ -1,11 +1,22 @@
 """MCP authorization (OAuth 2.1) for remote servers.
 
-The types an application meets: the storage of registrations and tokens,
-and the redirect handler that takes the user through a login.
+`OAuth` logs a user in (authorization code with PKCE); `ClientCredentials`
+and `JWTBearer` obtain tokens for a program. Each is an `httpx.Auth`: give it
+to `trio_mcp.open_http_client` as ``auth=``. Registrations and tokens live
+in a `TokenStorage`; a `RedirectHandler` takes the user through a login.
+
+Signing (``private_key_jwt``, DPoP) needs the ``auth`` extra
+(``pip install trio-mcp[auth]``), imported only when a flow signs.
 """
 
 from __future__ import annotations
 
+from .._core.oauth import AuthorizationFailed as AuthorizationFailed
+from ._flow import (
+    ClientCredentials as ClientCredentials,
+    JWTBearer as JWTBearer,
+    OAuth as OAuth,
+)
 from ._protocols import (
     ClientInfo as ClientInfo,
     MemoryTokenStorage as MemoryTokenStorage,
@@ -22,11 +33,15 @@ from ._redirect import (
 from ._storage import FileTokenStorage as FileTokenStorage, StorageError as StorageError
 
 __all__ = [
+    "AuthorizationFailed",
+    "ClientCredentials",
     "ClientInfo",
     "FileTokenStorage",
     "HeadlessRedirect",
+    "JWTBearer",
     "LoopbackRedirect",
     "MemoryTokenStorage",
+    "OAuth",
     "PendingRedirect",
     "RedirectError",
     "RedirectHandler",

@@ -20,7 +20,7 @@ None of these objects shows a secret, a token or a code in its ``repr``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -38,6 +38,10 @@ __all__ = [
     "TokenStorage",
     "Tokens",
 ]
+
+
+def _string_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
 
 
 def _frozen_mapping(value: Mapping[str, object]) -> Mapping[str, object]:
@@ -66,7 +70,7 @@ class ClientInfo:
     client_id: str
     client_secret: str | None = attrs.field(default=None, repr=False)
     token_endpoint_auth_method: str = "none"
-    redirect_uris: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    redirect_uris: tuple[str, ...] = attrs.field(default=(), converter=_string_tuple)
     issuer: str = ""
     extra: Mapping[str, object] = attrs.field(
         factory=dict, converter=_frozen_mapping, repr=False, eq=False, hash=False
