@@ -228,13 +228,13 @@ def _strings(value: JSON) -> tuple[str, ...] | None:
     return None
 
 
-def _document(body: bytes, what: str) -> dict[str, JSON]:
+def _document(body: bytes, what: str, reason: str = "metadata") -> dict[str, JSON]:
     try:
         doc = json.loads(body)
     except (ValueError, UnicodeDecodeError):
-        raise _fail(f"the {what} is not JSON", "metadata") from None
+        raise _fail(f"the {what} is not JSON", reason) from None
     if not isinstance(doc, dict):
-        raise _fail(f"the {what} is not a JSON object", "metadata")
+        raise _fail(f"the {what} is not a JSON object", reason)
     return doc
 
 
@@ -519,7 +519,7 @@ def parse_registration(status: int, body: bytes, asked: Mapping[str, JSON]) -> R
             "registration",
             error[0] if error else None,
         )
-    doc = _document(body, "registration response")
+    doc = _document(body, "registration response", "registration")
     client_id = doc.get("client_id")
     if not isinstance(client_id, str) or not client_id:
         raise _fail("the registration response has no client_id", "registration")
@@ -691,7 +691,7 @@ def parse_token_response(status: int, body: bytes, *, now: float, requested_scop
         if error and error[1]:
             detail += f": {_safe(error[1])}"
         raise _fail(f"the token endpoint refused (HTTP {status}{detail})", reason, code)
-    doc = _document(body, "token response")
+    doc = _document(body, "token response", "token")
     access = doc.get("access_token")
     if not isinstance(access, str) or not access:
         raise _fail("the token response has no access_token", "token")
