@@ -392,7 +392,7 @@ class ServerGroup:
             member.error = error
         member.reason = reason
         self._changed()
-        if state in ("ready", "restarting", "failed"):
+        if state in ("ready", "restarting", "failed", "needs-login"):
             text = f"server {member.name!r}: {previous} -> {state}"
             if error is not None:
                 text += f" ({str(error).splitlines()[0]})"
@@ -429,13 +429,16 @@ class ServerGroup:
     def restart(self, name: str) -> None:
         """Start a failed server again, with a fresh restart history; end a restart's delay early.
 
+        A server that needs a login is tried again too (call this once the
+        user has logged in, with ``trio-mcp login``, say).
+
         Does nothing to a server that is starting or ready.
 
         Raises:
             UnknownName: No server has that name.
         """
         member = self._member(name)
-        if member.state in ("failed", "restarting"):
+        if member.state in ("failed", "restarting", "needs-login"):
             if member.state == "failed":
                 member.tracker.reset()
             member.poke()
@@ -456,6 +459,7 @@ class ServerGroup:
                 error says why and carries its last exit status and stderr
                 tail), or the group is closing.
             ConfigError: The server is disabled, or its entry is invalid.
+            AuthRequired: The server needs a login (state ``"needs-login"``).
         """
         member = self._member(name)
         while True:
@@ -531,6 +535,8 @@ class ServerGroup:
                 field="disabled",
             )
         last = member.error
+        if member.state == "needs-login" and isinstance(last, AuthRequired):
+            return last
         if member.state == "failed":
             text = f"server {member.name!r} failed: {member.reason}"
         else:
@@ -807,6 +813,11 @@ class ServerGroup:
             self._settle(member)
             if error is None:
                 break
+            if isinstance(error, AuthRequired):
+                # A login is for a person to do: wait for restart(), never loop.
+                self._set(member, "needs-login", error=error)
+                await member.sleep()
+                continue
             decision = member.tracker.stopped(
                 trio.current_time(), clean=_clean(error), retryable=_retryable(error)
             )

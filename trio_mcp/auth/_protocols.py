@@ -15,7 +15,7 @@ of the authorization server, so that credentials from one authorization
 server are never offered to another; tokens are also keyed by the client
 they were issued to.
 
-None of these objects shows a secret, a token or a code in its `repr`.
+None of these objects shows a secret, a token or a code in its ``repr``.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class ClientInfo:
         client_id: The client identifier (for a Client ID Metadata Document,
             the document's HTTPS URL).
         client_secret: The client secret, or `None` for a public client.
-            Never shown in the `repr`.
+            Never shown in the ``repr``.
         token_endpoint_auth_method: How the client authenticates at the token
             endpoint: ``"none"``, ``"client_secret_basic"``,
             ``"client_secret_post"`` or ``"private_key_jwt"``.
@@ -82,9 +82,9 @@ class Tokens:
     """What a token endpoint granted.
 
     Attributes:
-        access_token: The access token. Never shown in the `repr`.
+        access_token: The access token. Never shown in the ``repr``.
         token_type: ``"Bearer"`` or ``"DPoP"``.
-        refresh_token: The refresh token, or `None`. Never shown in the `repr`.
+        refresh_token: The refresh token, or `None`. Never shown in the ``repr``.
         scope: The scope granted (space-separated), or `None` when the server
             did not say (then it is the scope requested).
         expires_at: When the access token expires, in seconds since the epoch
@@ -156,7 +156,7 @@ class PendingRedirect(Protocol):
 class RedirectHandler(Protocol):
     """The user's part of the authorization code flow.
 
-    `listen` prepares to receive one redirect (binding a loopback listener,
+    ``listen`` prepares to receive one redirect (binding a loopback listener,
     say) and gives a `PendingRedirect`; leaving the context, normally or by
     cancellation, stops listening.
     """
