@@ -309,6 +309,9 @@ class HTTPChannel(Channel):
                 raise ConnectionFailed(
                     f"{method} {display_url(url)} failed: {network_error(exc)}", url=display_url(url)
                 ) from exc
+            except MCPError:
+                # Already one of ours (trio_mcp.auth's flows raise typed errors): as it is.
+                raise
             except Exception as exc:
                 # The user's httpx.Auth (or transport) raised: that request fails, with it as cause.
                 raise HTTPError(
