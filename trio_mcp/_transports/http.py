@@ -205,15 +205,33 @@ class HTTPChannel(Channel):
                 limits=DEFAULT_LIMITS,
                 trust_env=self._trust_env,
                 follow_redirects=False,
-                event_hooks={"response": [note_location]},
             )
         elif self._client.timeout == httpx.Timeout(5.0):
             # httpx's default: 5 s on reads cuts slow tools and every stream.
             self._timeout = DEFAULT_TIMEOUT
         start_task(self._run, "http")
-        await self._ready.wait()
+        try:
+            await self._ready.wait()
+        except BaseException:
+            # Cancelled while starting: end what was started, then say so.
+            self._closing = True
+            with trio.CancelScope(shield=True):
+                with trio.move_on_after(CLOSE_GRACE):
+                    await self._ready.wait()
+                if self._nursery is not None:
+                    self._nursery.cancel_scope.cancel()
+                    with trio.move_on_after(CLOSE_GRACE):
+                        await self._finished.wait()
+                if self._own_client and self._client is not None:
+                    with trio.move_on_after(CLOSE_GRACE):
+                        await self._client.aclose()
+            self._closed.set()
+            raise
 
     async def _run(self) -> None:
+        if self._own_client and self._client is not None:
+            # Keep a redirect's Location with its request: httpx may refuse it first.
+            self._client.event_hooks["response"].append(note_location)
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
