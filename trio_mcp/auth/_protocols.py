@@ -15,20 +15,18 @@ of the authorization server, so that credentials from one authorization
 server are never offered to another; tokens are also keyed by the client
 they were issued to.
 
-None of these objects shows a secret, a token or a code in its `repr`.
+None of these objects shows a secret, a token or a code in its ``repr``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from contextlib import AbstractAsyncContextManager  # noqa: TC003 (the docs resolve the annotation)
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import attrs
 import trio
-
-if TYPE_CHECKING:
-    from contextlib import AbstractAsyncContextManager
 
 __all__ = [
     "ClientInfo",
@@ -56,7 +54,7 @@ class ClientInfo:
         client_id: The client identifier (for a Client ID Metadata Document,
             the document's HTTPS URL).
         client_secret: The client secret, or `None` for a public client.
-            Never shown in the `repr`.
+            Never shown in the ``repr``.
         token_endpoint_auth_method: How the client authenticates at the token
             endpoint: ``"none"``, ``"client_secret_basic"``,
             ``"client_secret_post"`` or ``"private_key_jwt"``.
@@ -82,9 +80,9 @@ class Tokens:
     """What a token endpoint granted.
 
     Attributes:
-        access_token: The access token. Never shown in the `repr`.
+        access_token: The access token. Never shown in the ``repr``.
         token_type: ``"Bearer"`` or ``"DPoP"``.
-        refresh_token: The refresh token, or `None`. Never shown in the `repr`.
+        refresh_token: The refresh token, or `None`. Never shown in the ``repr``.
         scope: The scope granted (space-separated), or `None` when the server
             did not say (then it is the scope requested).
         expires_at: When the access token expires, in seconds since the epoch
@@ -131,16 +129,11 @@ class TokenStorage(Protocol):
 
 @runtime_checkable
 class PendingRedirect(Protocol):
-    """A redirect being waited for: the URI the authorization server must send the user back to.
-
-    Attributes:
-        redirect_uri: The redirect URI, registered with the authorization
-            server and sent in the authorization and token requests.
-    """
+    """A redirect being waited for: the URI the authorization server must send the user back to."""
 
     @property
     def redirect_uri(self) -> str:
-        """The redirect URI to register and send."""
+        """The redirect URI, registered with the authorization server and sent in the authorization and token requests."""
         ...
 
     async def complete(self, authorization_url: str) -> Mapping[str, str]:
