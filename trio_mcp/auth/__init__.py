@@ -26,17 +26,34 @@ from ._protocols import (
     Tokens as Tokens,
     TokenStorage as TokenStorage,
 )
+from ._redirect import (
+    HeadlessRedirect as HeadlessRedirect,
+    LoopbackRedirect as LoopbackRedirect,
+    RedirectError as RedirectError,
+)
+from ._storage import FileTokenStorage as FileTokenStorage, StorageError as StorageError
 
 __all__ = [
     "AuthorizationFailed",
     "ClientCredentials",
     "ClientInfo",
     "EnterpriseManaged",
+    "FileTokenStorage",
+    "HeadlessRedirect",
     "JWTBearer",
+    "LoopbackRedirect",
     "MemoryTokenStorage",
     "OAuth",
     "PendingRedirect",
+    "RedirectError",
     "RedirectHandler",
+    "StorageError",
     "TokenStorage",
     "Tokens",
 ]
+
+# Tracebacks, reprs and the docs name them trio_mcp.auth.X, not the private
+# module each happens to live in.
+for _name in __all__:
+    globals()[_name].__module__ = __name__
+del _name

@@ -149,7 +149,7 @@ class PendingRedirect(Protocol):
 class RedirectHandler(Protocol):
     """The user's part of the authorization code flow.
 
-    `listen` prepares to receive one redirect (binding a loopback listener,
+    ``listen`` prepares to receive one redirect (binding a loopback listener,
     say) and gives a `PendingRedirect`; leaving the context, normally or by
     cancellation, stops listening.
     """
