@@ -28,6 +28,8 @@ from trio_mcp.auth import (
     AuthorizationFailed,
     ClientCredentials,
     ClientInfo,
+    EnterpriseManaged,
+    JWTBearer,
     MemoryTokenStorage,
     OAuth,
     Tokens,
@@ -288,6 +290,63 @@ async def test_client_credentials(server, method):
     with trio.fail_after(GUARD):
         async with connected(url, auth) as client:
             await client.list_tools()
+
+
+async def test_workload_identity_jwt_bearer(server):
+    url = url_of(server, "cc")
+    with trio.fail_after(GUARD):
+        async with connected(url, JWTBearer(url, assertion=auth_server.WORKLOAD_JWT)) as client:
+            await client.list_tools()
+
+
+async def test_workload_identity_refused_is_not_retried(server):
+    scenario = "cc"
+    url = url_of(server, scenario)
+    before = seen(await stats(server), scenario, "token")
+    with trio.fail_after(GUARD), pytest.raises(AuthorizationFailed) as info:
+        async with connected(url, JWTBearer(url, assertion="not-the-workload")):
+            pass
+    assert info.value.error == "invalid_grant"
+    assert seen(await stats(server), scenario, "token") == before + 1
+
+
+async def test_enterprise_managed_authorization(server):
+    scenario = "cc"
+    url = url_of(server, scenario)
+    issuer = f"http://127.0.0.1:{(await stats(server))['as_port']}/s/{scenario}"
+    auth = EnterpriseManaged(
+        url,
+        id_token=auth_server.ID_TOKEN,
+        idp_token_endpoint=f"{issuer}/idp-token",
+        client_id=auth_server.MACHINE_ID,
+        client_secret=auth_server.MACHINE_SECRET,
+    )
+    with trio.fail_after(GUARD):
+        async with connected(url, auth) as client:
+            await client.list_tools()
+    assert seen(await stats(server), scenario, "idp-token") == 1
+
+
+async def test_credentials_never_go_to_another_authorization_server(server):
+    scenario = "cc"
+    url = url_of(server, scenario)
+    before = seen(await stats(server), scenario, "token")
+    auth = ClientCredentials(
+        url,
+        client_id=auth_server.MACHINE_ID,
+        client_secret="s3cret-for-another",
+        issuer="https://as.example.com",
+    )
+    with trio.fail_after(GUARD), pytest.raises(AuthorizationFailed) as info:
+        async with connected(url, auth):
+            pass
+    assert info.value.reason == "registration"
+    assert seen(await stats(server), scenario, "token") == before
+    pre = ClientInfo("pre-id", "pre-s3cret", "client_secret_basic", issuer="https://as.example.com")
+    with trio.fail_after(GUARD), pytest.raises(AuthorizationFailed) as info:
+        async with connected(url_of(server, "ok"), oauth(url_of(server, "ok"), client=pre)):
+            pass
+    assert info.value.reason == "registration"
 
 
 async def test_client_credentials_with_a_wrong_secret(server):

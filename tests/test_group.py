@@ -533,13 +533,15 @@ async def test_a_group_is_entered_once() -> None:
 
 
 async def test_an_entry_the_opener_refuses_fails_alone() -> None:
-    bad = ServerSpec(name="bad", command=sys.executable, env={"PORT": 8080})
+    with pytest.raises(TypeError, match="env: must map strings to strings, got a string to a number"):
+        ServerSpec(name="bad", command=sys.executable, env={"PORT": 8080})
+    bad = ServerSpec(name="bad", command=sys.executable, env={"A=B": "x"})
     with trio.fail_after(GUARD):
         async with open_servers([bad, spec("good")], **PINNED) as servers:
             status = servers.status("bad")
             assert status.state == "failed"
-            assert isinstance(status.error, ConfigError)
-            assert "cannot be started" in str(status.error)
+            assert isinstance(status.error, SpawnFailed)
+            assert "invalid env name" in str(status.error)
             assert servers.status("good").state == "ready"
 
 

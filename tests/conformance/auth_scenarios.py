@@ -28,7 +28,14 @@ import httpx
 import trio
 
 import trio_mcp
-from trio_mcp.auth import AuthorizationFailed, ClientCredentials, ClientInfo, JWTBearer, OAuth
+from trio_mcp.auth import (
+    AuthorizationFailed,
+    ClientCredentials,
+    ClientInfo,
+    EnterpriseManaged,
+    JWTBearer,
+    OAuth,
+)
 
 STEP_TIMEOUT = 20.0
 REDIRECT_URI = "http://localhost:3000/callback"
@@ -181,6 +188,19 @@ async def client_credentials_basic(url: str, context: dict[str, Any]) -> None:
 @scenario("auth/wif-jwt-bearer")
 async def wif_jwt_bearer(url: str, context: dict[str, Any]) -> None:
     await use(url, JWTBearer(url, assertion=context["valid_jwt"]))
+
+
+@scenario("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow")
+async def enterprise_managed(url: str, context: dict[str, Any]) -> None:
+    auth = EnterpriseManaged(
+        url,
+        id_token=context["idp_id_token"],
+        idp_token_endpoint=context["idp_token_endpoint"],
+        client_id=context["client_id"],
+        client_secret=context["client_secret"],
+        idp_client_id=context.get("idp_client_id"),
+    )
+    await use(url, auth)
 
 
 async def run(url: str, name: str, context: dict[str, Any]) -> int:

@@ -73,7 +73,8 @@ BEHAVIOURS = {
     "no-dcr": "the AS has no registration endpoint",
     "dpop": "the AS issues DPoP-bound tokens; the MCP server checks the proofs",
     "dpop-nonce": "with dpop: both servers want a nonce first",
-    "cc": "the AS grants client_credentials (client 'machine', secret 'machine-secret', or a JWT by TEST_KEY)",
+    "cc": "the AS grants client_credentials (client 'machine', secret 'machine-secret', or a JWT by TEST_KEY),"
+    " and the JWT bearer grant (WORKLOAD_JWT, or an ID-JAG from its IdP at /s/<scenario>/idp-token)",
 }
 
 #: The private key whose public half the server trusts for private_key_jwt ('machine').
@@ -84,6 +85,8 @@ TEST_KEY_PEM = TEST_KEY.private_bytes(
     serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
 ).decode()
 MACHINE_ID, MACHINE_SECRET = "machine", "machine-secret"
+#: A workload's identity (the JWT bearer grant needs no client), and a user's ID token at the IdP.
+WORKLOAD_JWT, ID_TOKEN = "workload-jwt-0123", "user-id-token-0123"
 NEED_SCOPE = "tools:call"
 
 
@@ -156,6 +159,7 @@ class AuthState(State):
         self.as_bearers = 0
         self.refused: list[str] = []
         self.jtis: set[str] = set()
+        self.id_jags: set[str] = set()
 
     def auth_stats(self) -> dict[str, Any]:
         return {
@@ -165,6 +169,7 @@ class AuthState(State):
             "refused": self.refused,
             "clients": len(self.clients),
             "leaks": self.leaks(),
+            "as_port": self.as_port,
         }
 
     def leaks(self) -> list[str]:
@@ -331,6 +336,8 @@ class AuthState(State):
             await self.authorize(exchange, scenario, flags, query)
         elif endpoint == "token":
             await self.token(request, exchange, scenario, flags)
+        elif endpoint == "idp-token":
+            await self.idp_token(request, exchange, scenario)
         elif endpoint == "register" and "no-dcr" not in flags:
             await self.register(request, exchange)
         else:
@@ -418,6 +425,26 @@ class AuthState(State):
             }
         await exchange.respond(302, headers=[("location", f"{redirect}?{urlencode(params)}")])
 
+    async def idp_token(self, request: Request, exchange: Exchange, scenario: str) -> None:
+        """An identity provider's token exchange: an ID token for an ID-JAG aimed at the issuer."""
+        form = dict(parse_qsl(request.body.decode()))
+        if (
+            form.get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange"
+            or form.get("subject_token") != ID_TOKEN
+            or form.get("requested_token_type") != "urn:ietf:params:oauth:token-type:id-jag"
+            or form.get("audience") != self.issuer(scenario)
+            or form.get("resource") != self.mcp_url(scenario)
+        ):
+            self.refused.append("token exchange")
+            await exchange.json(400, {"error": "invalid_request"})
+            return
+        id_jag = "id-jag-" + secrets.token_urlsafe(12)
+        self.id_jags.add(id_jag)
+        await exchange.json(
+            200,
+            {"access_token": id_jag, "issued_token_type": form["requested_token_type"], "token_type": "N_A"},
+        )
+
     def client_of(self, request: Request, form: dict[str, str], issuer: str) -> str | None:
         header = request.header("authorization") or ""
         if header.startswith("Basic "):
@@ -476,6 +503,12 @@ class AuthState(State):
             jkt = thumbprint(header["jwk"])
         client_id = self.client_of(request, form, self.issuer(scenario))
         grant_type = form.get("grant_type")
+        if (
+            client_id is None
+            and grant_type == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+            and "client_id" not in form
+        ):
+            client_id = "workload"
         if client_id is None:
             await exchange.json(401, {"error": "invalid_client"})
             return
@@ -510,6 +543,14 @@ class AuthState(State):
                 return
             self.count(scenario, "refreshed")
             scope, resource = old.scope, form.get("resource", "")
+        elif grant_type == "urn:ietf:params:oauth:grant-type:jwt-bearer" and "cc" in flags:
+            assertion = form.get("assertion", "")
+            if assertion != WORKLOAD_JWT and assertion not in self.id_jags:
+                self.refused.append("jwt-bearer assertion")
+                await exchange.json(400, {"error": "invalid_grant"})
+                return
+            self.id_jags.discard(assertion)
+            scope, resource = form.get("scope", ""), form.get("resource", "")
         elif grant_type == "client_credentials" and "cc" in flags:
             scope, resource = form.get("scope", ""), form.get("resource", "")
         else:

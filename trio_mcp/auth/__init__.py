@@ -1,7 +1,7 @@
 """MCP authorization (OAuth 2.1) for remote servers.
 
-`OAuth` logs a user in (authorization code with PKCE); `ClientCredentials`
-and `JWTBearer` obtain tokens for a program. Each is an `httpx.Auth`: give it
+`OAuth` logs a user in (authorization code with PKCE); `ClientCredentials`,
+`JWTBearer` and `EnterpriseManaged` obtain tokens without a browser. Each is an `httpx.Auth`: give it
 to `trio_mcp.open_http_client` as ``auth=``. Registrations and tokens live
 in a `TokenStorage`; a `RedirectHandler` takes the user through a login.
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 from .._core.oauth import AuthorizationFailed as AuthorizationFailed
 from ._flow import (
     ClientCredentials as ClientCredentials,
+    EnterpriseManaged as EnterpriseManaged,
     JWTBearer as JWTBearer,
     OAuth as OAuth,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "AuthorizationFailed",
     "ClientCredentials",
     "ClientInfo",
+    "EnterpriseManaged",
     "FileTokenStorage",
     "HeadlessRedirect",
     "JWTBearer",

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from ._jose import SigningKey
 
-__all__ = ["ClientCredentials", "JWTBearer", "OAuth"]
+__all__ = ["ClientCredentials", "EnterpriseManaged", "JWTBearer", "OAuth"]
 
 #: The default timeout of each request the flow makes itself, in seconds.
 DEFAULT_TIMEOUT: Final = 30.0
@@ -140,6 +140,7 @@ class _Flow(httpx.Auth):
         self._rs_nonce: str | None = None
         self._as_nonce: str | None = None
         self._revision: str = oauth.REVISIONS[-1]
+        self._bound_issuer: str | None = None
 
     def __repr__(self) -> str:
         return (
@@ -388,9 +389,23 @@ class _Flow(httpx.Auth):
     # ------------------------------------------------------------ token requests
 
     def _use_dpop(self, server: AuthServer) -> bool:
-        if self._dpop is False or not server.dpop_algs:
+        """Whether to bind tokens with DPoP: asked for, or (by default) offered with ES256 and signable here."""
+        if self._dpop is False:
             return False
-        return "ES256" in server.dpop_algs
+        offered = "ES256" in server.dpop_algs
+        if self._dpop is None and not offered:
+            return False
+        if self._dpop_key is None:
+            try:
+                from ._jose import generate_ec_key
+            except ImportError:
+                if self._dpop is None:
+                    return False
+                raise AuthorizationFailed(
+                    "DPoP needs the auth extra (pip install 'trio-mcp[auth]')", reason="no_key"
+                ) from None
+            self._dpop_key = generate_ec_key("ES256")
+        return True
 
     def _proof(self, method: str, url: str, access_token: str | None, nonce: str | None) -> str:
         key = self._dpop_key
@@ -442,10 +457,6 @@ class _Flow(httpx.Auth):
                 form["client_assertion_type"] = ASSERTION_TYPE
                 form["client_assertion"] = signing_key.sign(claims, typ="JWT")
         dpop = self._use_dpop(server)
-        if dpop and self._dpop_key is None:
-            from ._jose import generate_ec_key
-
-            self._dpop_key = generate_ec_key("ES256")
         for attempt in range(MAX_NONCE_RETRIES + 1):
             if dpop:
                 headers["dpop"] = self._proof("POST", server.token_endpoint, None, self._as_nonce)
@@ -498,6 +509,22 @@ class _Flow(httpx.Auth):
 
     def _signing_key(self) -> SigningKey | None:
         return None
+
+    def _pin(self, issuer: str, pinned: str | None) -> None:
+        """Refuse to send the client's credentials to another authorization server than theirs.
+
+        Credentials given without an issuer belong to the first one they are
+        used with: a protected resource that names another later (a hostile
+        one, say) does not get them.
+        """
+        bound = pinned or self._bound_issuer
+        if bound is None:
+            self._bound_issuer = issuer
+        elif bound != issuer:
+            raise AuthorizationFailed(
+                f"the client's credentials are for {_where(bound)}, but the server now names {_where(issuer)}",
+                reason="registration",
+            )
 
     async def _stored(self, context: _Context, client: ClientInfo) -> Tokens | None:
         return await self._storage.get_tokens(context.resource, context.issuer, client.client_id)
@@ -629,12 +656,7 @@ class OAuth(_Flow):
     async def _known_client(self, context: _Context) -> ClientInfo | None:
         pre = self._preregistered
         if pre is not None:
-            if pre.issuer and pre.issuer != context.issuer:
-                raise AuthorizationFailed(
-                    f"the pre-registered client is for {_where(pre.issuer)}, but the server now uses"
-                    f" {_where(context.issuer)}",
-                    reason="registration",
-                )
+            self._pin(context.issuer, pre.issuer or None)
             return attrs.evolve(pre, issuer=context.issuer)
         return await self._storage.get_client(context.resource, context.issuer)
 
@@ -750,6 +772,9 @@ class ClientCredentials(_Flow):
         client_secret: Its secret, or `None` with ``private_key``.
         private_key: A PEM private key (EC P-256 signs ES256, RSA RS256).
         method: The authentication method, instead of the flow's choice.
+        issuer: The issuer of the authorization server the credentials are
+            for; by default the first one the server names. They are never
+            sent to another.
         scope: The scope to ask for (by default the challenge's, else every
             scope the server names).
         storage, timeout, http_client, dpop: As for `OAuth`.
@@ -763,6 +788,7 @@ class ClientCredentials(_Flow):
         client_secret: str | None = None,
         private_key: str | bytes | None = None,
         method: str | None = None,
+        issuer: str | None = None,
         scope: str | None = None,
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
@@ -772,6 +798,7 @@ class ClientCredentials(_Flow):
         super().__init__(
             server_url, storage=storage, scope=scope, timeout=timeout, http_client=http_client, dpop=dpop
         )
+        self._issuer = issuer
         if client_secret is None and private_key is None:
             raise ValueError("client credentials need a client_secret or a private_key")
         self._client_id = client_id
@@ -795,6 +822,7 @@ class ClientCredentials(_Flow):
         if step_up:
             raise _CannotAuthorize
         context = self._context = await self._discover(http, challenge, pkce=False)
+        self._pin(context.issuer, self._issuer)
         method = oauth.choose_auth_method(
             context.server,
             has_secret=self._secret is not None,
@@ -823,7 +851,9 @@ class JWTBearer(_Flow):
     Args:
         server_url: The MCP server's URL.
         assertion: The JWT, or an async function that returns a fresh one.
-        client_id: A client identifier to send along, if the server wants one.
+        client_id: The client's identifier, sent along (or with
+            ``client_secret``, as ``client_secret_basic``).
+        client_secret: The client's secret, if the server authenticates it.
         scope, storage, timeout, http_client, dpop: As for `OAuth`.
     """
 
@@ -833,6 +863,7 @@ class JWTBearer(_Flow):
         *,
         assertion: str | Callable[[], Awaitable[str]],
         client_id: str | None = None,
+        client_secret: str | None = None,
         scope: str | None = None,
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
@@ -844,10 +875,14 @@ class JWTBearer(_Flow):
         )
         self._assertion = assertion
         self._client_id = client_id
+        self._secret = client_secret
         self._failed = False
 
     def __repr__(self) -> str:
-        return f"<JWTBearer for {self._server_url!r}>"
+        return f"<{type(self).__name__} for {self._server_url!r}>"
+
+    async def _get_assertion(self, http: httpx.AsyncClient, context: _Context, scope: str | None) -> str:
+        return self._assertion if isinstance(self._assertion, str) else await self._assertion()
 
     async def _obtain(
         self, http: httpx.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
@@ -855,16 +890,120 @@ class JWTBearer(_Flow):
         if step_up or self._failed:
             raise _CannotAuthorize
         context = self._context = await self._discover(http, challenge, pkce=False)
-        assertion = self._assertion if isinstance(self._assertion, str) else await self._assertion()
+        self._pin(context.issuer, None)
         scope = self._scope or oauth.initial_scope(challenge.params.get("scope"), context.prm)
-        form = {"grant_type": JWT_BEARER, "assertion": assertion, "resource": context.resource}
-        if scope:
-            form["scope"] = scope
-        if self._client_id is not None:
-            form["client_id"] = self._client_id
         try:
-            tokens = await self._token_request(http, context, form, client=None, scope=scope)
+            assertion = await self._get_assertion(http, context, scope)
+            form = {"grant_type": JWT_BEARER, "assertion": assertion, "resource": context.resource}
+            if scope:
+                form["scope"] = scope
+            client = None
+            if self._client_id is not None and self._secret is not None:
+                client = ClientInfo(self._client_id, self._secret, "client_secret_basic", (), context.issuer)
+            elif self._client_id is not None:
+                form["client_id"] = self._client_id
+            tokens = await self._token_request(http, context, form, client=client, scope=scope)
         except AuthorizationFailed:
             self._failed = True
             raise
         await self._keep(context, self._client_id or "", tokens)
+
+
+TOKEN_EXCHANGE: Final = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_JAG: Final = "urn:ietf:params:oauth:token-type:id-jag"
+ID_TOKEN: Final = "urn:ietf:params:oauth:token-type:id_token"
+
+
+class EnterpriseManaged(JWTBearer):
+    """Tokens through the enterprise's identity provider (SEP-990, Enterprise-Managed Authorization).
+
+    The user's ID token from the enterprise's identity provider (IdP) is
+    exchanged there (RFC 8693) for an Identity Assertion JWT Authorization
+    Grant (ID-JAG) aimed at the MCP server's authorization server, which
+    then grants an access token for it (the JWT bearer grant, RFC 7523),
+    authenticating the client with ``client_secret_basic``. No browser is
+    involved.
+
+    Args:
+        server_url: The MCP server's URL.
+        id_token: The user's ID token from the IdP, or an async function
+            that returns a fresh one.
+        idp_token_endpoint: The IdP's token endpoint (``https``, or ``http``
+            on loopback).
+        client_id, client_secret: The client's registration at the MCP
+            server's authorization server.
+        idp_client_id: The client's identifier at the IdP, if it wants one.
+        scope, storage, timeout, http_client, dpop: As for `OAuth`.
+    """
+
+    def __init__(
+        self,
+        server_url: str,
+        *,
+        id_token: str | Callable[[], Awaitable[str]],
+        idp_token_endpoint: str,
+        client_id: str,
+        client_secret: str,
+        idp_client_id: str | None = None,
+        scope: str | None = None,
+        storage: TokenStorage | None = None,
+        dpop: bool | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(
+            server_url,
+            assertion="",
+            client_id=client_id,
+            client_secret=client_secret,
+            scope=scope,
+            storage=storage,
+            dpop=dpop,
+            timeout=timeout,
+            http_client=http_client,
+        )
+        self._id_token = id_token
+        self._idp_token_endpoint = idp_token_endpoint
+        self._idp_client_id = idp_client_id
+
+    async def _get_assertion(self, http: httpx.AsyncClient, context: _Context, scope: str | None) -> str:
+        """The ID-JAG, from the IdP's token exchange."""
+        if not oauth.secure_endpoint(self._idp_token_endpoint):
+            raise AuthorizationFailed(
+                "the identity provider's token endpoint is neither https nor on this machine",
+                reason="insecure_endpoint",
+            )
+        id_token = self._id_token if isinstance(self._id_token, str) else await self._id_token()
+        form = {
+            "grant_type": TOKEN_EXCHANGE,
+            "requested_token_type": ID_JAG,
+            "subject_token": id_token,
+            "subject_token_type": ID_TOKEN,
+            "audience": context.issuer,
+            "resource": context.resource,
+        }
+        if scope:
+            form["scope"] = scope
+        if self._idp_client_id is not None:
+            form["client_id"] = self._idp_client_id
+        response = await self._send(
+            http, "POST", self._idp_token_endpoint, headers={"accept": "application/json"}, data=form
+        )
+        if response.status_code != 200:
+            error = oauth.parse_token_error(response.content)
+            raise AuthorizationFailed(
+                f"the identity provider refused the token exchange (HTTP {response.status_code}"
+                + (f", {error[0][:40]!r})" if error else ")"),
+                reason="token",
+                error=error[0] if error else None,
+            )
+        try:
+            doc = response.json()
+        except ValueError:
+            doc = None
+        assertion = doc.get("access_token") if isinstance(doc, dict) else None
+        if not isinstance(assertion, str) or not assertion:
+            raise AuthorizationFailed(
+                "the identity provider's token exchange gave no assertion", reason="token"
+            )
+        return assertion
