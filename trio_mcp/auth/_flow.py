@@ -544,7 +544,7 @@ def _where(url: str) -> str:
 class OAuth(_Flow):
     """The MCP authorization flow for a user: authorization code with PKCE, as an `httpx.Auth`.
 
-    Give it to `open_http_client` (``auth=``). The first request goes out
+    Give it to `trio_mcp.open_http_client` (``auth=``). The first request goes out
     without a token; when the server answers 401, the flow finds the
     server's authorization server (protected resource metadata, then
     authorization server metadata, or the 2025-03-26 fallback), reuses the
@@ -555,13 +555,14 @@ class OAuth(_Flow):
 
     The login runs within the request that needed it, under the caller's
     cancel scope: give that request time for a person to log in, or log in
-    first (`login`).
+    beforehand (``trio-mcp login`` keeps the tokens in a file store that
+    later processes share).
 
     Args:
-        server_url: The MCP server's URL (the same as given to `open_http_client`).
+        server_url: The MCP server's URL (the same as given to `trio_mcp.open_http_client`).
         redirect: The user's part of the login: a `RedirectHandler`. Without
             one the flow uses stored or refreshed tokens only, and a server
-            that needs a login raises `AuthRequired` as without the flow.
+            that needs a login raises `trio_mcp.AuthRequired` as without the flow.
         storage: Where registrations and tokens are kept; a
             `MemoryTokenStorage` by default.
         client: A pre-registered client (its ``issuer`` empty, or the
