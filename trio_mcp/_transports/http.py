@@ -70,6 +70,7 @@ from .._errors import (
     ServerGone,
     SessionExpired,
 )
+from ._httpx_client import make_client
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping
@@ -215,12 +216,7 @@ class HTTPChannel(Channel):
     async def start(self, start_task: TaskStarter, receiver: Receiver) -> None:
         self._receiver = receiver
         if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=DEFAULT_TIMEOUT,
-                limits=DEFAULT_LIMITS,
-                trust_env=self._trust_env,
-                follow_redirects=False,
-            )
+            self._client = make_client(trust_env=self._trust_env)
         elif self._client.timeout == httpx.Timeout(5.0):
             # httpx's default: 5 s on reads cuts slow tools and every stream.
             self._timeout = DEFAULT_TIMEOUT
