@@ -137,3 +137,15 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/http_bench.py", *session.posargs)
     # --quick (20 servers, 5 s of crashes) carries over.
     session.run("python", "benchmarks/group_bench.py", *[arg for arg in session.posargs if arg == "--quick"])
+
+
+@nox.session
+def soak(session: nox.Session) -> None:
+    """The HTTP soak: 200,000 calls against a chaos server, both eras, every answer checked.
+
+    Not part of the default run, nor of CI: it takes minutes. Only loopback
+    traffic, bounded in count and time (``benchmarks/soak.py``; pass its
+    options after ``--``, e.g. ``nox -s soak -- --calls 20000``).
+    """
+    session.install(".[http]")
+    session.run("python", "benchmarks/soak.py", *session.posargs)
