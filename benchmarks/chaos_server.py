@@ -7,7 +7,7 @@ stateless; and the initialize era, 2025-11-25, with sessions and a GET
 stream), with keep-alive. It knows ``server/discover``, ``initialize``,
 ``tools/list`` and one tool, ``echo``, whose answer is the ``text`` it was
 given. Each ``tools/call`` is answered in one of these ways, drawn at random
-(``--calm``: always the first):
+(``--calm``: always the first; ``--only NAME``: always that one):
 
 ========== ===================================================================
 ``json``     a plain JSON answer
@@ -22,7 +22,7 @@ given. Each ``tools/call`` is answered in one of these ways, drawn at random
 ``extra``    the answer, then a second, unasked-for response on the same
              connection (a stale answer under the next id, ``"stale"``)
 ``forget``   initialize era: the session is forgotten (404, "Session not
-             found") before the call runs
+             found") before the call runs (with ``--only``: once)
 ``ask``      initialize era: the stream first carries a request of the
              server's (``ping``), and the answer comes once the client has
              answered it (or an error saying it did not, after 10 s)
@@ -167,9 +167,10 @@ class Session:
 
 
 class Chaos:
-    def __init__(self, seed: int, calm: bool) -> None:
+    def __init__(self, seed: int, calm: bool, only: str | None = None) -> None:
         self.random = random.Random(seed)
         self.calm = calm
+        self.only = only
         self.sessions: dict[str, Session] = {}
         self.minted = 0
         self.in_flight: set[Any] = set()
@@ -181,6 +182,8 @@ class Chaos:
     def draw(self, modern: bool) -> str:
         if self.calm:
             return "json"
+        if self.only is not None:
+            return self.only if (self.only not in (LEGACY_ONLY if modern else MODERN_ONLY)) else "json"
         names = [
             n for n in WEIGHTS if not (modern and n in LEGACY_ONLY) and not (not modern and n in MODERN_ONLY)
         ]
@@ -344,7 +347,7 @@ class Chaos:
                 stale["result"]["resultType"] = "complete"
             await conn.send(json_response(200, body) + json_response(200, dumps(stale)))
             return True
-        if how == "forget" and session is not None:
+        if how == "forget" and session is not None and not (self.only and self.counts["forget"] > 1):
             self.sessions.pop(session.sid, None)
             error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Session not found"}}
             await conn.send(json_response(404, dumps(error)))
@@ -434,7 +437,7 @@ class Chaos:
 
 
 async def main(config: argparse.Namespace) -> None:
-    chaos = Chaos(config.seed, config.calm)
+    chaos = Chaos(config.seed, config.calm, config.only)
     listeners = await trio.open_tcp_listeners(config.port, host="127.0.0.1")
     print(f"LISTENING {listeners[0].socket.getsockname()[1]}", flush=True)
     await trio.serve_listeners(chaos.serve, listeners)
@@ -445,6 +448,9 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--calm", action="store_true", help="answer every call with plain JSON")
+    parser.add_argument(
+        "--only", choices=sorted(WEIGHTS), help="answer every call this way (to reproduce one)"
+    )
     try:
         trio.run(main, parser.parse_args())
     except KeyboardInterrupt:

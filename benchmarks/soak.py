@@ -1,6 +1,6 @@
 """The HTTP soak: trio_mcp against a chaos server, many calls, every answer checked.
 
-    python benchmarks/soak.py [--calls 200000] [--width 16] [--max-seconds 1800] [--seed 1]
+    python benchmarks/soak.py [--calls 200000] [--width 16] [--max-seconds 2700] [--seed 1]
 
 Two chaos servers (``chaos_server.py``, one process per era, on 127.0.0.1),
 one trio_mcp client on each: 2026-07-28 and the initialize era (2025-11-25).
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=200_000, help="calls in all (half per era)")
     parser.add_argument("--width", type=int, default=16, help="calls in flight per era")
-    parser.add_argument("--max-seconds", type=float, default=1800.0, help="the soak's bound in time")
+    parser.add_argument("--max-seconds", type=float, default=2700.0, help="the soak's bound in time")
     parser.add_argument("--hang", type=float, default=60.0, help="a call taking longer has hung")
     parser.add_argument("--seed", type=int, default=1)
     config = parser.parse_args(argv)
