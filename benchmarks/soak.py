@@ -2,7 +2,7 @@
 
     python benchmarks/soak.py [--calls 200000] [--width 16] [--max-seconds 2700] [--seed 1]
 
-Two chaos servers (``chaos_server.py``, one process per era, on 127.0.0.1),
+Two chaos servers (``tests/servers/chaos_server.py``, one process per era, on 127.0.0.1),
 one trio_mcp client on each: 2026-07-28 and the initialize era (2025-11-25).
 On each, ``--width`` tasks call ``echo`` with a text of their own, until
 ``--calls`` calls in all (half per era) or ``--max-seconds``. Every call
@@ -45,7 +45,7 @@ import trio
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CHAOS = HERE / "chaos_server.py"
+CHAOS = ROOT / "tests" / "servers" / "chaos_server.py"
 ERAS = {"2026-07-28": "2026-07-28", "2025-11-25": "2025-11-25"}
 #: Growth allowed between the first and the last third of the samples.
 SLACK = {"fds": 8, "tasks": 16, "server connections": 8}

@@ -1,6 +1,6 @@
-"""A chaos MCP server over Streamable HTTP, for the soak (``soak.py``): loopback only.
+"""A chaos MCP server over Streamable HTTP, for the soak (``benchmarks/soak.py``) and the pool's tests: loopback only.
 
-    python benchmarks/chaos_server.py [--seed N] [--calm]
+    python tests/servers/chaos_server.py [--seed N] [--calm | --only NAME]
 
 It prints ``LISTENING <port>`` and serves ``/mcp`` in both eras (2026-07-28,
 stateless; and the initialize era, 2025-11-25, with sessions and a GET
@@ -34,7 +34,7 @@ given. Each ``tools/call`` is answered in one of these ways, drawn at random
 Event ids of 2026-07-28 streams start at 1 on every stream. The initialize
 era's GET stream is closed by the server every few seconds (and carries a
 ``ping`` of the server's now and then). ``GET /stats`` answers counts: calls,
-outcomes drawn, connections open (the asking one aside), sessions, server requests unanswered.
+outcomes drawn, connections open and accepted (the asking one aside), sessions, server requests unanswered.
 Nothing is ever sent but to 127.0.0.1.
 """
 
@@ -178,6 +178,9 @@ class Chaos:
         self.asks = 0
         self.counts: Counter[str] = Counter()
         self.open = 0
+        self.accepted = 0
+        #: Connections that came to ask for the stats.
+        self.asking = 0
 
     def draw(self, modern: bool) -> str:
         if self.calm:
@@ -193,10 +196,15 @@ class Chaos:
 
     async def serve(self, stream: trio.SocketStream) -> None:
         self.open += 1
+        self.accepted += 1
         conn = Conn(stream)
+        first = True
         try:
             while True:
                 request = await conn.read_request()
+                if first and request.target == "/stats":
+                    self.asking += 1  # not one of the client's connections
+                first = False
                 if not await self.handle(conn, request):
                     break
         except Closed:
@@ -431,6 +439,7 @@ class Chaos:
         return {
             "counts": dict(self.counts),
             "open": self.open - 1,  # this request's own connection aside
+            "accepted": self.accepted - self.asking,
             "sessions": len(self.sessions),
             "asks pending": len(self.asked),
         }
