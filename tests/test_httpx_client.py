@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,7 @@ LIMIT = 30
 
 @asynccontextmanager
 async def chaos(*args):
-    process = await trio.lowlevel.open_process(
-        [sys.executable, str(CHAOS), *args], stdout=subprocess.PIPE
-    )
+    process = await trio.lowlevel.open_process([sys.executable, str(CHAOS), *args], stdout=subprocess.PIPE)
     try:
         with trio.fail_after(LIMIT):
             line = b""
@@ -169,6 +168,25 @@ async def test_an_expired_idle_connection_is_replaced():
                 assert text_of(await http.post(base + "/mcp", **call("b"))) == "b"
                 assert transport.connections == 1
             assert (await stats(base))["accepted"] == 2
+
+
+async def test_idle_connections_not_taken_again_are_closed_in_time():
+    """After a burst, one call at a time reuses one connection; the others are
+    closed once idle longer than the expiry, not kept open for ever."""
+    async with chaos("--calm") as base:
+        transport = LeanTransport(trust_env=False, keepalive_expiry=0.3)
+        with trio.fail_after(LIMIT):
+            async with client_on(transport) as http:
+                async with trio.open_nursery() as nursery:
+                    for i in range(8):
+                        nursery.start_soon(partial(http.post, base + "/mcp", **call(f"n{i}", i)))
+                assert transport.idle_connections > 1
+                for _ in range(12):
+                    await http.post(base + "/mcp", **call("again"))
+                    await trio.sleep(0.05)
+                assert transport.connections == transport.idle_connections == 1
+                while (await stats(base))["open"] > 1:  # noqa: ASYNC110 - another process
+                    await trio.sleep(0.05)
 
 
 async def test_nothing_listening_is_a_connect_error():

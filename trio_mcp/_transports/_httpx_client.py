@@ -35,6 +35,8 @@ connections go through the lean pool.
 from __future__ import annotations
 
 import contextlib
+import time
+from collections import deque
 from typing import TYPE_CHECKING, Final, Self, TypeAlias
 
 import h11
@@ -123,7 +125,8 @@ class LeanTransport(httpx.AsyncBaseTransport):
         self._max_idle = max_idle
         self._keepalive_expiry = keepalive_expiry
         self._ssl_context: ssl.SSLContext | None = None
-        self._idle: dict[_Origin, list[httpcore.AsyncHTTPConnection]] = {}
+        #: Per origin, the idle connections and when each was handed back, oldest first.
+        self._idle: dict[_Origin, deque[tuple[httpcore.AsyncHTTPConnection, float]]] = {}
         self._open: set[httpcore.AsyncHTTPConnection] = set()
         self._closed = False
         # trio_mcp runs on Trio only: no detection per connection.
@@ -174,7 +177,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
         """The most recently used good idle connection to ``origin``, or a new one."""
         stack = self._idle.get(origin)
         while stack:
-            connection = stack.pop()
+            connection, _ = stack.pop()
             if connection.is_idle() and not connection.has_expired():
                 return connection
             await self._close(connection)
@@ -196,10 +199,13 @@ class LeanTransport(httpx.AsyncBaseTransport):
         if self._closed or not connection.is_idle() or _unread_bytes(connection):
             await self._close(connection)
             return
-        stack = self._idle.setdefault(origin, [])
-        if len(stack) >= self._max_idle:
-            await self._close(stack.pop(0))
-        stack.append(connection)
+        now = time.monotonic()
+        stack = self._idle.setdefault(origin, deque())
+        # The oldest go when there are too many, or when they have been idle too
+        # long (with the most recent taken first, they would otherwise wait here).
+        while stack and (len(stack) >= self._max_idle or stack[0][1] + self._keepalive_expiry < now):
+            await self._close(stack.popleft()[0])
+        stack.append((connection, now))
 
     async def _close(self, connection: httpcore.AsyncHTTPConnection) -> None:
         self._open.discard(connection)
