@@ -37,7 +37,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Final, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Self, TypeAlias
 
 import h11
 import httpcore
@@ -46,7 +46,7 @@ import trio
 
 if TYPE_CHECKING:
     import ssl
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable, Mapping
     from types import TracebackType
 
 __all__ = ["DEFAULT_TIMEOUT", "KEEPALIVE_EXPIRY", "MAX_IDLE", "LeanTransport", "make_client"]
@@ -92,19 +92,23 @@ def _as_httpx(exc: Exception) -> Exception:
     return exc
 
 
-def make_client(*, trust_env: bool) -> httpx.AsyncClient:
+def make_client(
+    *, trust_env: bool, event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None
+) -> httpx.AsyncClient:
     """The `httpx.AsyncClient` the HTTP channel makes when it is given none.
 
     Timeouts `DEFAULT_TIMEOUT`, no redirects followed (the channel follows
     307 and 308 to the same origin itself), direct connections through a
     `LeanTransport`; ``trust_env`` as httpx takes it (proxies from the
-    environment, ``SSL_CERT_FILE``, ``.netrc``).
+    environment, ``SSL_CERT_FILE``, ``.netrc``); ``event_hooks`` as httpx
+    takes them.
     """
     return httpx.AsyncClient(
         timeout=DEFAULT_TIMEOUT,
         trust_env=trust_env,
         follow_redirects=False,
         transport=LeanTransport(trust_env=trust_env),
+        event_hooks=event_hooks,
     )
 
 
