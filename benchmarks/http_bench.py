@@ -475,13 +475,13 @@ def report(rates: dict[str, dict[str, float]]) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small counts, one repetition")
-    parser.add_argument("--reps", type=int, default=3, help="repetitions of each metric (best kept)")
+    parser.add_argument("--reps", type=int, help="repetitions of each metric (3; --quick: 1)")
     parser.add_argument("--official-python", help="an interpreter that has the official client (mcp)")
     parser.add_argument("--no-official", action="store_true", help="leave the official client out")
     parser.add_argument("--fast-only", action="store_true", help="only the fast server's benchmarks")
     config, _ = parser.parse_known_args(argv)
-    if config.quick:
-        config.reps = 1
+    if config.reps is None:
+        config.reps = 1 if config.quick else 3
     if importlib.util.find_spec("httpx") is None:
         return skip("httpx is not installed (pip install 'trio-mcp[http]')")
     if not hasattr(trio_mcp, "open_http_client"):
