@@ -129,8 +129,10 @@ def bench(session: nox.Session) -> None:
     """Run the benchmarks: trio_mcp against a raw baseline and the official client.
 
     Over stdio (``benchmarks/bench.py``), then over Streamable HTTP
-    (``benchmarks/http_bench.py``, with the ``http`` extra), then server
-    groups (``benchmarks/group_bench.py``: 100 servers in one process).
+    (``benchmarks/http_bench.py``, with the ``http`` extra: against a fast
+    Node server, where the client is the bottleneck, when ``node`` is on the
+    PATH; then against the Python test server), then server groups
+    (``benchmarks/group_bench.py``: 100 servers in one process).
     """
     session.install(".[validation,http]", OFFICIAL_MCP_CLIENT)
     session.run("python", "benchmarks/bench.py", *session.posargs)
