@@ -193,3 +193,47 @@ def test_the_wrapper_does_not_start_the_client_of_a_scenario_not_judged(tmp_path
     assert done.returncode == 3
     assert not marker.exists()
     assert run.read_exits(tmp_path) == {}
+
+
+def _known_table(known):
+    return _table(s={"legs": ["leg", "other"], "checks": ["a"], "known_failures": known})
+
+
+def test_a_known_failure_is_reported_and_does_not_fail_the_leg():
+    table = _known_table({"leg": "defect 3f"})
+    report = run.judge_leg(table, table.legs["leg"], {"s": [check("a", "WARNING")]}, {"s": [0]})
+    assert list(report.known) == ["s"]
+    assert report.known["s"][0].reason == "defect 3f"
+    assert report.ok
+    # Only in its own leg.
+    report = run.judge_leg(table, table.legs["other"], {"s": [check("a", "WARNING")]}, {"s": [0]})
+    assert list(report.failed) == ["s"]
+    assert not report.ok
+
+
+def test_a_strict_known_failure_that_passes_fails_the_leg():
+    table = _known_table({"leg": "defect 3f"})
+    report = run.judge_leg(table, table.legs["leg"], {"s": [check("a")]}, {"s": [0]})
+    assert report.stale == ["s"]
+    assert not report.ok
+
+
+def test_a_known_failure_that_is_not_strict_may_pass():
+    table = _known_table({"leg": {"reason": "fails in some runs", "strict": False}})
+    report = run.judge_leg(table, table.legs["leg"], {"s": [check("a")]}, {"s": [0]})
+    assert report.passed == ["s"]
+    assert report.ok
+
+
+@pytest.mark.parametrize(
+    ("known", "error"),
+    [
+        ({"nowhere": "x"}, "not judged in that leg"),
+        ({"leg": ""}, "expected a reason"),
+        ({"leg": {"reason": "x", "strict": "no"}}, "expected a reason"),
+        ({"leg": {"reason": "x", "strickt": False}}, "expected a reason"),
+    ],
+)
+def test_a_bad_known_failure_is_refused(known, error):
+    with pytest.raises(ValueError, match=error):
+        _known_table(known)

@@ -6,8 +6,9 @@ leg of scenarios.toml (one harness version over its whole client suite, with
 the harness's own parallelism) with client.py as the client under test, and
 judges every scenario by the table in scenarios.toml: the named SUCCESS checks,
 no FAILURE or WARNING, and the client's exit status. It exits 1 if any judged
-scenario fails, if a judged scenario did not run, or if the harness ran a
-scenario the table does not know.
+scenario fails (other than as a known failure of the table says), if a
+judged scenario did not run, if a strict known failure passes, or if the
+harness ran a scenario the table does not know.
 
     python tests/conformance/run.py [--leg NAME]... [--self-test] [--dest DIR]
 
@@ -139,6 +140,15 @@ class Leg:
 
 
 @dataclass(frozen=True)
+class KnownFailure:
+    """A defect of ours that a scenario shows in one leg, until it is fixed."""
+
+    reason: str
+    #: Strict: the run fails when the scenario passes after all (the entry is stale).
+    strict: bool = True
+
+
+@dataclass(frozen=True)
 class Expected:
     """What one scenario must show in the legs it is judged in."""
 
@@ -147,6 +157,7 @@ class Expected:
     checks: tuple[str, ...]
     extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
     exit: int = 0
+    known_failures: dict[str, KnownFailure] = field(default_factory=dict)
 
     def checks_for(self, harness: str) -> tuple[str, ...]:
         return self.checks + self.extra.get(harness, ())
@@ -186,7 +197,7 @@ def parse_table(data: dict[str, Any]) -> Table:
         raise ValueError("no legs")
     scenarios: dict[str, Expected] = {}
     for name, entry in data.get("scenarios", {}).items():
-        unknown = set(entry) - {"legs", "checks", "extra", "exit"}
+        unknown = set(entry) - {"legs", "checks", "extra", "exit", "known_failures"}
         if unknown:
             raise ValueError(f"scenarios.{name}: unknown keys {sorted(unknown)}")
         scenario_legs = _strings(entry.get("legs"), f"scenarios.{name}.legs")
@@ -207,7 +218,20 @@ def parse_table(data: dict[str, Any]) -> Table:
         if not checks:
             # A scenario passed on its exit status alone would pass a client that does nothing.
             raise ValueError(f"scenarios.{name}.checks: expected a list of non-empty strings, got []")
-        scenarios[name] = Expected(name, scenario_legs, checks, extra, exit_status)
+        known: dict[str, KnownFailure] = {}
+        for leg_name, known_failure in entry.get("known_failures", {}).items():
+            where = f"scenarios.{name}.known_failures.{leg_name}"
+            if leg_name not in scenario_legs:
+                raise ValueError(f"{where}: the scenario is not judged in that leg")
+            if isinstance(known_failure, str):
+                known_failure = {"reason": known_failure}
+            if not isinstance(known_failure, dict) or set(known_failure) - {"reason", "strict"}:
+                raise ValueError(f"{where}: expected a reason, or {{reason = ..., strict = false}}")
+            reason, strict = known_failure.get("reason"), known_failure.get("strict", True)
+            if not isinstance(reason, str) or not reason or not isinstance(strict, bool):
+                raise ValueError(f"{where}: expected a reason, or {{reason = ..., strict = false}}")
+            known[leg_name] = KnownFailure(reason, strict)
+        scenarios[name] = Expected(name, scenario_legs, checks, extra, exit_status, known)
     not_judged = data.get("not_judged", {})
     if not all(isinstance(reason, str) and reason for reason in not_judged.values()):
         raise ValueError("not_judged: every pattern needs a reason")
@@ -282,6 +306,10 @@ class LegReport:
     leg: Leg
     passed: list[str] = field(default_factory=list)
     failed: dict[str, list[str]] = field(default_factory=dict)
+    #: Failed as a known failure of the table says they may.
+    known: dict[str, tuple[KnownFailure, list[str]]] = field(default_factory=dict)
+    #: Passed although a strict known failure says they fail: the entry is stale.
+    stale: list[str] = field(default_factory=list)
     not_judged: dict[str, str] = field(default_factory=dict)
     unknown: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -289,7 +317,11 @@ class LegReport:
 
     @property
     def judged(self) -> int:
-        return len(self.passed) + len(self.failed)
+        return len(self.passed) + len(self.failed) + len(self.known) + len(self.stale)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.stale and not self.unknown and self.clean
 
 
 def judge_leg(
@@ -308,8 +340,13 @@ def judge_leg(
                 report.unknown.append(scenario)
             continue
         problems = judge(entry, leg.harness, results.get(scenario), exits.get(scenario))
-        if problems:
+        known = entry.known_failures.get(leg.name)
+        if problems and known is not None:
+            report.known[scenario] = (known, problems)
+        elif problems:
             report.failed[scenario] = problems
+        elif known is not None and known.strict:
+            report.stale.append(scenario)
         else:
             report.passed.append(scenario)
     return report
@@ -386,6 +423,12 @@ def print_report(report: LegReport, verbose: bool) -> None:
             print(f"           {problem}")
         if not verbose and len(problems) > 8:
             print(f"           ... and {len(problems) - 8} more")
+    for scenario, (known, problems) in report.known.items():
+        print(f"   known failure  {scenario}: {known.reason}")
+        for problem in problems if verbose else problems[:3]:
+            print(f"           {problem}")
+    for scenario in report.stale:
+        print(f"   FAIL  {scenario}: passes, but the table says it fails here: remove its known failure")
     for scenario in report.unknown:
         print(f"   FAIL  {scenario}: ran, but the table does not know it")
     if not report.clean:
@@ -442,7 +485,11 @@ def main(argv: list[str] | None = None) -> int:
     unclean = [report.leg.name for report in reports if not report.clean]
     judged = sum(report.judged for report in reports)
     if args.self_test:
-        vacuous = [f"{report.leg.name}: {scenario}" for report in reports for scenario in report.passed]
+        vacuous = [
+            f"{report.leg.name}: {scenario}"
+            for report in reports
+            for scenario in [*report.passed, *report.stale]
+        ]
         print(
             f"\nself-test: a client that does nothing fails {judged - len(vacuous)}/{judged} judged scenarios"
         )
