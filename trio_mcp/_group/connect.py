@@ -51,6 +51,9 @@ def stdio_arguments(spec: ServerSpec) -> tuple[str, tuple[str, ...], dict[str, A
     if not spec.command:
         raise ConfigError(f"server {spec.name!r} has no command", server=spec.name, field="command")
     options: dict[str, Any] = {"inherit_env": spec.inherit_env}
+    if spec.written:
+        # Messages name the server by its command as written, never expanded.
+        options["shown_as"] = spec.written
     if spec.env:
         options["env"] = dict(spec.env)
     if spec.cwd is not None:
