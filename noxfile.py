@@ -132,7 +132,7 @@ def conformance(session: nox.Session) -> None:
     scenario. Arguments go to run.py, e.g. ``-- --leg modern --verbose``.
     Needs Node.js 20 or later.
     """
-    session.install("-e", ".[http,validation]")
+    session.install("-e", ".[http,validation,auth]")
     session.run("python", "tests/conformance/run.py", "--self-test", *session.posargs)
     session.run("python", "tests/conformance/run.py", *session.posargs)
 

@@ -184,6 +184,11 @@ if __name__ == "__main__":
         level=logging.DEBUG, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s"
     )
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    if name.startswith("auth/"):
+        # The authorization flows (trio_mcp.auth, the auth extra), beside this file.
+        from auth_scenarios import SCENARIOS as AUTH_SCENARIOS
+
+        SCENARIOS.update(AUTH_SCENARIOS)
     if name not in SCENARIOS:
         print(f"unknown scenario {name!r}", file=sys.stderr)
         sys.exit(2)
