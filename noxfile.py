@@ -2,7 +2,8 @@
 
 ``nox`` alone runs the test suite. The other sessions: ``nox -s fuzz``
 (Hypothesis property tests at fuzzing size), ``lint``, ``typing``, ``docs``,
-``bench`` and ``peers`` (installs the MCP servers of the interop tests). Add
+``bench``, ``peers`` (installs the MCP servers of the interop tests) and
+``conformance`` (the official MCP conformance harness). Add
 ``-r`` to reuse the virtualenvs of an earlier run, and pass arguments to the
 underlying tool after ``--``, e.g. ``nox -s tests -- -k framing -x``.
 """
@@ -116,6 +117,24 @@ def docs(session: nox.Session) -> None:
     session.run(
         "sphinx-build", "-W", "-n", "--keep-going", "-b", "html", "docs", "docs/_build/html", *session.posargs
     )
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """Run the official MCP conformance harness against the HTTP client.
+
+    ``tests/conformance/run.py`` installs ``@modelcontextprotocol/conformance``
+    (two pinned versions, with npm, into ``.conformance/``) and runs each leg
+    of ``tests/conformance/scenarios.toml`` with ``tests/conformance/client.py``
+    as the client under test. Every scenario the table judges must show its
+    named SUCCESS checks, no FAILURE or WARNING, and the client's exit 0.
+    First a self-test: a client that does nothing must fail every judged
+    scenario. Arguments go to run.py, e.g. ``-- --leg modern --verbose``.
+    Needs Node.js 20 or later.
+    """
+    session.install("-e", ".[http,validation,auth]")
+    session.run("python", "tests/conformance/run.py", "--self-test", *session.posargs)
+    session.run("python", "tests/conformance/run.py", *session.posargs)
 
 
 #: The official Python MCP client that the benchmarks compare against. It is
