@@ -12,7 +12,7 @@ block is checked depends on its language and on the comment right before it
   needs no Trio, such as reading a configuration file). Marked ``client``, a block is a fragment that
   runs inside ``async with trio_mcp.open_stdio_client(...) as client:``,
   connected to the demo server (``client-legacy``: in the initialize era;
-  ``transport``: inside ``open_stdio_transport``, as ``wire``, after the
+  ``transport``: inside ``open_session``, as ``wire``, after the
   initialize handshake; ``listen``: connected to a `trio_mcp.testing.FakeServer`
   that serves ``subscriptions/listen``, which the demo does not). Marked
   ``pytest``, a block is a test module, run by pytest with pytest-trio's
@@ -387,7 +387,8 @@ trio.run(main)
     "client-legacy": PRELUDE
     + """
 async def main():
-    async with trio_mcp.open_stdio_client(DEMO[0], DEMO[1:], protocol="2025-11-25") as client:
+    options = trio_mcp.ClientOptions(protocol="2025-11-25")
+    async with trio_mcp.open_stdio_client(DEMO[0], DEMO[1:], options) as client:
         assert client.era == "legacy"
 {code}
 
@@ -396,7 +397,7 @@ trio.run(main)
     "transport": PRELUDE
     + """
 async def main():
-    async with trio_mcp.open_stdio_transport(DEMO[0], DEMO[1:]) as wire:
+    async with trio_mcp.open_session(trio_mcp.ProcessTarget(DEMO[0], DEMO[1:])) as wire:
         await wire.request(
             "initialize",
             {

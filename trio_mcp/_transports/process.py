@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from .._channel import Receiver, TaskStarter
-    from .._options import ProcessOptions
+    from .._targets import ProcessTarget
 
 __all__ = ["ProcessChannel", "default_stderr", "describe_command", "signal_name"]
 
@@ -130,7 +130,7 @@ class ProcessChannel(Channel):
     """
 
     def __init__(
-        self, command: str, args: tuple[str, ...], options: ProcessOptions, max_message_bytes: int
+        self, command: str, args: tuple[str, ...], options: ProcessTarget, max_message_bytes: int
     ) -> None:
         self.command = command
         self.args = args
@@ -139,7 +139,7 @@ class ProcessChannel(Channel):
         self._on_stderr: Callable[[str], object] = (
             options.on_stderr if options.on_stderr is not None else default_stderr
         )
-        self._described = describe_command(command, args)
+        self._described = options.name if options.name is not None else describe_command(command, args)
         self._receiver: Receiver | None = None
         self._starter: TaskStarter | None = None
         self._proc: trio.Process | None = None
