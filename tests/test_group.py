@@ -467,30 +467,6 @@ async def test_open_server_opens_one_entry() -> None:
                 pass
 
 
-def test_an_entry_makes_its_target() -> None:
-    from trio_mcp._targets import spec_target
-
-    entry = ServerSpec(
-        name="x",
-        command="node",
-        args=["index.js"],
-        env={"A": "1"},
-        inherit_env=False,
-        cwd="/srv",
-        request_timeout=5,
-    )
-    assert spec_target(entry) == trio_mcp.ProcessTarget(
-        "node", ["index.js"], env={"A": "1"}, inherit_env=False, cwd="/srv"
-    )
-    assert spec_target(ServerSpec(name="y", command="srv")) == trio_mcp.ProcessTarget("srv")
-    remote = ServerSpec(name="z", transport="http", url="https://x/mcp", headers={"A": "b"})
-    assert spec_target(remote) == trio_mcp.HTTPTarget("https://x/mcp", headers={"A": "b"})
-    with pytest.raises(ConfigError, match="no command"):
-        spec_target(ServerSpec(name="w"))
-    with pytest.raises(ConfigError, match="no url"):
-        spec_target(ServerSpec(name="v", transport="sse"))
-
-
 async def test_a_listen_stream_survives_restarts() -> None:
     policy = RestartPolicy(initial_delay=60, max_delay=60)
     with trio.fail_after(GUARD):

@@ -93,6 +93,18 @@ def _headers(value: Mapping[str, str] | None) -> Mapping[str, str] | None:
     return MappingProxyType({str(key): str(item) for key, item in headers.items()})
 
 
+def _shown_as(value: Sequence[str] | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    given: object = value
+    if isinstance(given, str | bytes) or not isinstance(given, Sequence):
+        raise TypeError("shown_as must be a sequence of strings (a command line), or None")
+    items = tuple(given)
+    if not items or not all(isinstance(item, str) for item in items):
+        raise TypeError("shown_as must be a non-empty sequence of strings (a command line), or None")
+    return tuple(str(item) for item in items)
+
+
 def _url(_: Any, __: Any, value: Any) -> None:
     from urllib.parse import urlsplit
 
@@ -156,10 +168,11 @@ class ProcessTarget(Target):
         default=8 * 1024, validator=at_least("stderr_tail_bytes", 0), kw_only=True
     )
     """How much of the end of stderr `ServerGone` carries."""
-    name: str | None = attrs.field(default=None, validator=_name_or_none, kw_only=True)
-    """How messages and errors name the server, as ``server 'NAME' (pid
-    ...)``; by default, its command line. Give a name when the command line
-    holds a secret."""
+    shown_as: tuple[str, ...] | None = attrs.field(default=None, converter=_shown_as, kw_only=True)
+    """The command line that messages, logs and errors show instead of the
+    real one, which may hold a secret (a configuration entry's command and
+    arguments as written, before ``${VAR}`` expansion). Default: the real
+    command line."""
     restart_after_probe_death: bool = attrs.field(
         default=True, validator=attrs.validators.instance_of(bool), kw_only=True
     )
@@ -169,8 +182,8 @@ class ProcessTarget(Target):
     opener's error."""
 
     def __repr__(self) -> str:
-        shown = self.name if self.name is not None else self.command
-        return f"ProcessTarget({shown!r}, {len(self.args)} args)"
+        shown = self.shown_as if self.shown_as is not None else (self.command, *self.args)
+        return f"ProcessTarget({shown[0]!r}, {len(shown) - 1} args)"
 
 
 @attrs.frozen(repr=False)

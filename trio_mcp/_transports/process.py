@@ -139,7 +139,11 @@ class ProcessChannel(Channel):
         self._on_stderr: Callable[[str], object] = (
             options.on_stderr if options.on_stderr is not None else default_stderr
         )
-        self._described = options.name if options.name is not None else describe_command(command, args)
+        # What messages name: the command line as the caller wants it shown
+        # (a configuration's, unexpanded), else the real one.
+        shown = options.shown_as
+        self._shown: tuple[str, tuple[str, ...]] = (shown[0], shown[1:]) if shown else (command, args)
+        self._described = describe_command(*self._shown)
         self._receiver: Receiver | None = None
         self._starter: TaskStarter | None = None
         self._proc: trio.Process | None = None
