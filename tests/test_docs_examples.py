@@ -1118,3 +1118,11 @@ def test_the_reference_documents_every_public_name():
     page = (DOCS / "reference.rst").read_text(encoding="utf-8")
     documented = set(re.findall(r"^\.\. auto(?:function|class|exception|data)::\s+(\w+)", page, re.MULTILINE))
     assert documented >= set(trio_mcp.__all__), set(trio_mcp.__all__) - documented
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/quickstart.rst"])
+def test_a_newcomer_meets_the_one_way_in_first(page):
+    """The first program of the README and of the quick start opens a target with `trio_mcp.open_client`."""
+    first = next(block for block in BLOCKS if block.source == page and block.lang == "python")
+    assert "trio_mcp.open_client(" in first.code
+    assert "trio_mcp.ProcessTarget(" in first.code
