@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from ._client import Client, ServerDiedOnProbe, handshake, make_client, release
-from ._errors import ServerGone
+from ._errors import ServerGone, TrioMCPInternalError
 from ._options import ClientOptions, ConnectionOptions, SessionOptions
 from ._session import Session, report, start_in
 from ._targets import HTTPTarget, ProcessTarget, StreamTarget, Target, make_channel
@@ -127,8 +127,8 @@ async def _connect(
                 continue
             if isinstance(error, _Restart):
                 error = error.gone
-            if await running.stop(session, error):  # pragma: no cover - a session never swallows
-                raise AssertionError("a session swallowed an error") from error
+            if await running.stop(session, error):  # pragma: no cover - only a bug gets here
+                raise TrioMCPInternalError(f"the connection to {session.name} swallowed {error!r}") from error
             if error is exc:
                 raise
             raise error from None
