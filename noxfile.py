@@ -101,7 +101,7 @@ def lint(session: nox.Session) -> None:
 def typing(session: nox.Session) -> None:
     """Type-check the library and this file strictly (configuration in pyproject.toml)."""
     # The http extra: the HTTP transport is checked against httpx's own types.
-    session.install("-e", ".[typing,http]", "nox")
+    session.install("-e", ".[typing,http,auth]", "nox")
     session.run("mypy", *session.posargs)
 
 
@@ -112,7 +112,7 @@ def docs(session: nox.Session) -> None:
     The extras are installed too: the reference documents the HTTP transport
     and the output checks, whose modules import them.
     """
-    session.install("-e", ".[docs,http,validation]")
+    session.install("-e", ".[docs,http,validation,auth]")
     session.run(
         "sphinx-build", "-W", "-n", "--keep-going", "-b", "html", "docs", "docs/_build/html", *session.posargs
     )

@@ -15,8 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(script: str, module: str, targets: tuple[str, ...]) -> None:
-    """Fuzz ``targets`` (test names in ``tests/<module>.py``) until stopped.
+def run(script: str, module: str | tuple[str, ...], targets: tuple[str, ...]) -> None:
+    """Fuzz ``targets`` (test names in ``tests/<module>.py``, or in one of several modules) until stopped.
 
     ``FUZZ_TARGET=<test name>`` picks one property instead of all of them.
     """
@@ -34,15 +34,19 @@ def run(script: str, module: str, targets: tuple[str, ...]) -> None:
     settings.register_profile("atheris", deadline=None)
     settings.load_profile("atheris")
     sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+    modules = (module,) if isinstance(module, str) else module
     with atheris.instrument_imports(include=["trio_mcp"]):
-        tests = importlib.import_module(module)
+        tests = [importlib.import_module(name) for name in modules]
 
     chosen = os.environ.get("FUZZ_TARGET")
     names = (chosen,) if chosen else targets
     unknown = [name for name in names if name not in targets]
     if unknown:
         sys.exit(f"unknown FUZZ_TARGET {unknown[0]!r}; choose one of: {', '.join(targets)}")
-    hooks = [getattr(tests, name).hypothesis.fuzz_one_input for name in names]
+    hooks = [
+        next(getattr(found, name) for found in tests if hasattr(found, name)).hypothesis.fuzz_one_input
+        for name in names
+    ]
 
     def fuzz_one(data: bytes) -> None:
         # The first byte picks the property; the rest drives Hypothesis.

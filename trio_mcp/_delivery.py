@@ -19,6 +19,8 @@ import trio
 
 from ._parking import Parking
 
+_reschedule = trio.lowlevel.reschedule
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
@@ -76,7 +78,11 @@ class Mailbox(Parking):
             self.done = True
             self.result = result
             self.error = error
-            self.wake()
+            # wake(), inline: this runs for every answer.
+            task = self.task
+            if task is not None:
+                self.task = None
+                _reschedule(task)
 
 
 class Sink(Parking, Generic[T]):

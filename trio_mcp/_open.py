@@ -43,8 +43,9 @@ __all__ = [
 ]
 
 
-def _channel(target: Target, max_message_bytes: int) -> Channel:
+def _channel(target: Target, options: ConnectionOptions) -> Channel:
     """A fresh channel to the server ``target`` names."""
+    max_message_bytes = options.max_message_bytes
     if isinstance(target, ProcessTarget):
         from ._transports.process import ProcessChannel
 
@@ -67,6 +68,7 @@ def _channel(target: Target, max_message_bytes: int) -> Channel:
             http_client=target.http_client,
             max_message_bytes=max_message_bytes,
             trust_env=target.trust_env,
+            handshake_timeout=options.handshake_timeout if isinstance(options, ClientOptions) else None,
         )
     if not isinstance(target, Target):
         raise TypeError(
@@ -110,7 +112,7 @@ async def _connect(
     """
     first: ServerGone | None = None
     for attempt in range(2):
-        session = Session(_channel(target, options.max_message_bytes), options)
+        session = Session(_channel(target, options), options)
         await running.start(session)
         if not handshake_too:
             return session, None

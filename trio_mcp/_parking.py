@@ -6,6 +6,11 @@ import trio
 
 __all__ = ["Parking"]
 
+_current_task = trio.lowlevel.current_task
+_reschedule = trio.lowlevel.reschedule
+_wait_task_rescheduled = trio.lowlevel.wait_task_rescheduled
+_SUCCEEDED = trio.lowlevel.Abort.SUCCEEDED
+
 
 class Parking:
     """One task parks; any task wakes it. Waking an empty place does nothing."""
@@ -20,14 +25,13 @@ class Parking:
         task = self.task
         if task is not None:
             self.task = None
-            trio.lowlevel.reschedule(task)
+            _reschedule(task)
 
     async def park(self) -> None:
         """Sleep until `wake` (a checkpoint: cancellation ends the sleep)."""
-        self.task = trio.lowlevel.current_task()
+        self.task = _current_task()
+        await _wait_task_rescheduled(self._abort)
 
-        def abort(_: object) -> trio.lowlevel.Abort:
-            self.task = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        await trio.lowlevel.wait_task_rescheduled(abort)
+    def _abort(self, _: object) -> trio.lowlevel.Abort:
+        self.task = None
+        return _SUCCEEDED

@@ -257,7 +257,8 @@ def spec_target(spec: ServerSpec) -> ProcessTarget | HTTPTarget:
     """The target of one entry of a configuration: the one place that picks its transport.
 
     A ``stdio`` entry is a child process with the entry's ``command``,
-    ``args``, ``env``, ``inherit_env`` and ``cwd``; an ``http`` or ``sse``
+    ``args``, ``env``, ``inherit_env`` and ``cwd``, shown as written in the
+    file (before ``${VAR}`` expansion); an ``http`` or ``sse``
     entry is its ``url``, with its ``headers`` (an ``sse`` server is reached
     through the HTTP+SSE fallback of the same opener).
 
@@ -277,4 +278,6 @@ def spec_target(spec: ServerSpec) -> ProcessTarget | HTTPTarget:
         env=dict(spec.env) if spec.env else None,
         inherit_env=spec.inherit_env,
         cwd=spec.cwd,
+        # Messages name the server by its command as written, never expanded.
+        shown_as=spec.written or None,
     )

@@ -503,22 +503,36 @@ class Client:
             and on_notification is None
             and meta is None
         ):
-            # The common case, flat: one request, no callbacks.
-            if self.era == "legacy":
+            # The common case, flat: one request, no callbacks. (Until tools
+            # are listed, no output schema is known, and only "strict" has
+            # anything to check: it lists them first.)
+            era = self.era
+            if era == "legacy":
                 done = structure(await self.session.request("tools/call", params), CallToolResult)
-                if self._checks_output and not done.is_error:
+                if (
+                    self._checks_output
+                    and not done.is_error
+                    and (self._outputs.known or self._validate_output == "strict")
+                ):
                     await self._check_output(name, done)
                 return done
-            if self.era == "modern":
+            if era == "modern":
                 if self._input.input_timeout is not None:
                     started = trio.current_time()
+                envelope = self._envelope
+                if envelope is None or self._envelope_level != self.log_level:
+                    envelope = self._input_envelope()
                 # A -32021 needs no retry here: tools/call already declares
                 # every capability the client has.
-                first = await self.session.request("tools/call", {**params, "_meta": self._input_envelope()})
+                first = await self.session.request("tools/call", {**params, "_meta": envelope})
                 kind = first.get("resultType")
                 if kind is None or kind == "complete":
                     done = structure(first, CallToolResult)
-                    if self._checks_output and not done.is_error:
+                    if (
+                        self._checks_output
+                        and not done.is_error
+                        and (self._outputs.known or self._validate_output == "strict")
+                    ):
                         await self._check_output(name, done)
                     return done
         result, _ = await self._with_input(

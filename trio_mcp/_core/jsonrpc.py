@@ -41,6 +41,8 @@ import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeGuard
 
+import orjson
+
 from .._errors import MCPError, MessageTooLarge, ProtocolError, RpcError
 from .codec import NOT_JSON, UnreadableJSON, decode, encode
 from .framing import KEEP, Oversized
@@ -237,13 +239,18 @@ def _recover_id(head: bytes, tail: bytes) -> RequestId | None:
 # --------------------------------------------------------------- connection
 
 
-class _Pending:
-    __slots__ = ("method", "token", "wants_notes")
+#: A request in flight: its method, its progress token (as a `request_key`)
+#: and whether it wants the notifications routed to it. A plain tuple, since
+#: one is made for every request: building it costs no Python call.
+_Pending: TypeAlias = tuple[str, tuple[bool, RequestId] | None, bool]
+_METHOD: Final = 0
+_TOKEN: Final = 1
+_WANTS_NOTES: Final = 2
 
-    def __init__(self, method: str, token: tuple[bool, RequestId] | None, wants_notes: bool) -> None:
-        self.method = method
-        self.token = token
-        self.wants_notes = wants_notes
+
+_dumps = orjson.dumps
+_EncodeError = orjson.JSONEncodeError
+_LINE: Final = orjson.OPT_APPEND_NEWLINE
 
 
 class Connection:
@@ -295,25 +302,30 @@ class Connection:
             TypeError: ``method`` is not a string, ``params`` is not a dict,
                 or ``params`` cannot be encoded as JSON.
         """
-        if not isinstance(method, str):
+        # The hot path of every request: no Python call but the encoding's
+        # fallback, which orjson alone rarely needs.
+        if type(method) is not str and not isinstance(method, str):
             raise TypeError(f"method must be a str, not {type(method).__name__}")
         request_id = self._next_id
         message: dict[str, JSON] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         token: tuple[bool, RequestId] | None = None
         if params is not None:
-            if not isinstance(params, dict):
+            if type(params) is not dict and not isinstance(params, dict):
                 raise TypeError(f"params must be a dict, not {type(params).__name__}")
             message["params"] = params
             meta = params.get("_meta")
-            if isinstance(meta, dict):
+            if meta is not None and (type(meta) is dict or isinstance(meta, dict)):
                 raw = meta.get("progressToken")
-                if _valid_id(raw):
+                if raw is not None and _valid_id(raw):
                     token = _key(raw)
                     if token in self._tokens:
                         raise ValueError(f"progress token {raw!r} is already used by a request in flight")
-        data = encode(message)
+        try:
+            data = _dumps(message, option=_LINE)
+        except _EncodeError:
+            data = encode(message)
         self._next_id = request_id + 1
-        self._pending[request_id] = _Pending(method, token, wants_notes)
+        self._pending[request_id] = (method, token, wants_notes)
         if token is not None:
             self._tokens[token] = request_id
         return request_id, data
@@ -328,7 +340,7 @@ class Connection:
         pending = self._forget(request_id)
         if pending is None:
             return None
-        self._retired[request_id] = pending.method
+        self._retired[request_id] = pending[_METHOD]
         while len(self._retired) > RETIRED_MEMORY:
             self._retired.popitem(last=False)
         params: dict[str, JSON] = {"requestId": request_id}
@@ -397,7 +409,7 @@ class Connection:
         be recovered. ``line`` should already be cleaned (`clean_line`) and
         non-empty.
         """
-        if isinstance(line, Oversized):
+        if type(line) is not bytes and isinstance(line, Oversized):
             return self._receive_oversized(line)
         try:
             decoded = decode(line)
@@ -415,9 +427,12 @@ class Connection:
                 and "error" not in decoded
                 and "method" not in decoded
                 and decoded.get("jsonrpc") == "2.0"
-                and self._forget(request_id) is not None
             ):
-                return [Answered(request_id, result)]
+                pending = self._pending.pop(request_id, None)
+                if pending is not None:
+                    if pending[_TOKEN] is not None:
+                        self._tokens.pop(pending[_TOKEN], None)
+                    return [Answered(request_id, result)]
         events: list[Event] = []
         if isinstance(decoded, list):
             if not decoded:
@@ -518,7 +533,7 @@ class Connection:
             return
         assert isinstance(raw_id, int | str)
         pending = self._pending.get(raw_id) if isinstance(raw_id, int) else None
-        if isinstance(raw_id, int) and pending is not None and pending.method == method:
+        if isinstance(raw_id, int) and pending is not None and pending[_METHOD] == method:
             # Our own request, come back: the other end copies its input to
             # its output. Answering it would only be echoed in turn.
             self._forget(raw_id)
@@ -580,7 +595,7 @@ class Connection:
                 named = True
                 found = self._tokens.get(_key(token))
                 if found is not None:
-                    return found if self._pending[found].wants_notes else None
+                    return found if self._pending[found][_WANTS_NOTES] else None
             meta = params.get("_meta")
             candidates: list[object] = []
             if isinstance(meta, dict) and SUBSCRIPTION_ID in meta:
@@ -594,10 +609,10 @@ class Connection:
                 assert isinstance(raw, int | str)
                 local = self._match(raw, events, quiet=True)
                 if local is not None:
-                    return local if self._pending[local].wants_notes else None
+                    return local if self._pending[local][_WANTS_NOTES] else None
         if not named and len(self._pending) == 1:
             ((only, pending),) = self._pending.items()
-            return only if pending.wants_notes else None
+            return only if pending[_WANTS_NOTES] else None
         return None
 
     def _receive_response(self, msg: dict[str, JSON], line: bytes, events: list[Event]) -> None:
@@ -676,8 +691,8 @@ class Connection:
 
     def _forget(self, request_id: int) -> _Pending | None:
         pending = self._pending.pop(request_id, None)
-        if pending is not None and pending.token is not None:
-            self._tokens.pop(pending.token, None)
+        if pending is not None and pending[_TOKEN] is not None:
+            self._tokens.pop(pending[_TOKEN], None)
         return pending
 
 

@@ -35,7 +35,10 @@ class Outbox:
         self._entries.append(entry)
         if request_id is not None:
             self._unsent[request_id] = entry
-        self.writer.wake()
+        writer = self.writer
+        if writer.task is not None:
+            # Only the first message of a batch finds the writer asleep.
+            writer.wake()
 
     def withdraw(self, request_id: int) -> bool:
         """Drop request ``request_id`` if it is still waiting here; whether it was."""

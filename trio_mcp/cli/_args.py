@@ -27,6 +27,7 @@ __all__ = [
     "EXIT_INPUT",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
+    "EXIT_LOGIN",
     "EXIT_OK",
     "EXIT_PROTOCOL",
     "EXIT_RPC_ERROR",
@@ -35,6 +36,7 @@ __all__ = [
     "EXIT_TIMEOUT",
     "EXIT_TOOL_ERROR",
     "EXIT_USAGE",
+    "LOGIN_COMMANDS",
     "PROG",
     "PROTOCOLS",
     "REFS",
@@ -66,6 +68,8 @@ EXIT_INPUT: Final = 8
 """The server needed input the command does not give (sampling, roots), or kept asking after a decline."""
 EXIT_CONFIG: Final = 9
 """The configuration file is wrong, names no such server, or the server's entry cannot be used."""
+EXIT_LOGIN: Final = 10
+"""The server needs a login (``trio-mcp login``), or refused the credentials given."""
 EXIT_INTERNAL: Final = 70
 """A bug in trio-mcp (``--verbose`` prints the traceback)."""
 EXIT_INTERRUPTED: Final = 130
@@ -85,6 +89,7 @@ EXIT_CODES: Final[Mapping[int, str]] = {
     EXIT_PROTOCOL: "the server broke the protocol, or no protocol version in common",
     EXIT_INPUT: "the server needed input trio-mcp does not give (sampling, roots), or kept asking after a decline",
     EXIT_CONFIG: "the configuration file is wrong, or has no usable server by that name",
+    EXIT_LOGIN: "the server needs a login (trio-mcp login), or refused the credentials given",
     EXIT_INTERNAL: "a bug in trio-mcp (--verbose shows the traceback)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
     EXIT_BROKEN_PIPE: "stdout was closed early (| head)",
@@ -104,11 +109,14 @@ COMMANDS: Final = (
     "shell",
     "configs",
     "servers",
+    "logout",
 )
 #: What ``complete`` completes the arguments of (and the wire ``ref`` type of each).
 REFS: Final = {"prompt": "ref/prompt", "template": "ref/resource"}
 #: The commands about configuration files, which take no server command.
 CONFIG_COMMANDS: Final = ("configs", "servers")
+#: The commands about the logins kept for remote servers (``._login``).
+LOGIN_COMMANDS: Final = ("logout",)
 PROTOCOLS: Final = ("auto", *MODERN_VERSIONS, *LEGACY_VERSIONS)
 DEFAULT_TIMEOUT: Final = 60.0
 
@@ -146,6 +154,7 @@ COMMAND_HELP: Final = {
     "shell": "connect once, then type commands (with history and completion)",
     "configs": "list the configuration files found (Claude, Cursor, VS Code...) and their servers",
     "servers": "start every server of the configuration and show each one's state",
+    "logout": "forget the login kept for a remote server: logout URL | --server NAME",
 }
 
 _DESCRIPTION = """\
@@ -399,6 +408,12 @@ def _command_parser(command: str) -> _ArgumentParser:
             nargs="*",
             metavar="prompt NAME|template URI ARG[=PREFIX] [KEY=VALUE...]",
             help="what to complete, the argument, then the arguments already filled in",
+        )
+    elif command in LOGIN_COMMANDS:
+        parser = _ArgumentParser(
+            usage="%(prog)s [OPTIONS] URL | --server NAME [--config FILE]",
+            description=COMMAND_HELP[command][0].upper() + COMMAND_HELP[command][1:] + ".",
+            **kwargs,
         )
     elif command == "shell":
         parser = _ArgumentParser(

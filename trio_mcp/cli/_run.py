@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import trio
 
 from .._errors import (
+    AuthRequired,
     ConnectionFailed,
     HTTPError,
     InputRequestFailed,
@@ -37,6 +38,7 @@ from ._args import (
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    EXIT_LOGIN,
     EXIT_OK,
     EXIT_PROTOCOL,
     EXIT_RPC_ERROR,
@@ -596,6 +598,8 @@ def explain(exc: BaseException, options: Options, stage: str, *, declined: str |
         else:
             message = f"{exc} ({where})"
         return Failure(EXIT_INPUT, message, kind="input", method=exc.method)
+    if isinstance(exc, AuthRequired):
+        return login_needed(exc, options)
     if isinstance(exc, HTTPError):
         status = EXIT_SERVER_GONE if isinstance(exc, ConnectionFailed) else EXIT_PROTOCOL
         return Failure(status, f"{exc} ({where})", kind="http", httpStatus=exc.status)
@@ -606,6 +610,38 @@ def explain(exc: BaseException, options: Options, stage: str, *, declined: str |
     if isinstance(exc, MCPError):  # pragma: no cover - every MCPError is handled above
         return Failure(EXIT_PROTOCOL, f"{exc} ({where})", kind="protocol")
     return Failure(EXIT_INTERNAL, f"unexpected error: {type(exc).__name__}: {exc}", kind="internal")
+
+
+def login_command(options: Options, server: str | None = None) -> str:
+    """The command line that logs in to the server ``options`` talk to (or to their configuration's ``server``)."""
+    import shlex
+
+    if server is None and options.spec is not None:
+        server = options.spec.name
+    if server is not None:
+        words = [PROG, "login", "--server", server]
+        for path in options.config:
+            words += ["--config", path]
+    else:
+        words = [PROG, "login", options.url or ""]
+    return shlex.join(words)
+
+
+def login_needed(exc: AuthRequired, options: Options) -> Failure:
+    """The one line for a server that wants a login, or refused the credentials given."""
+    headers = options.spec.headers if options.spec is not None else options.headers
+    from .._config.spec import shown_url
+
+    challenge = f"HTTP {exc.status}" + (f", {exc.error}" if exc.error else "")
+    if exc.resource_metadata:
+        challenge += f", resource metadata at {shown_url(exc.resource_metadata)}"
+    if any(name.lower() == "authorization" for name in headers):
+        message = f"the server refused the Authorization header given ({challenge})"
+        command = None
+    else:
+        command = login_command(options)
+        message = f"the server needs a login ({challenge}): run {command}"
+    return Failure(EXIT_LOGIN, message, kind="login", httpStatus=exc.status, loginCommand=command)
 
 
 def first_leaf(exc: BaseException) -> BaseException:

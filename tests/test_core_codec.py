@@ -4,9 +4,10 @@
 the same types, while taking orjson's speed on ordinary lines; `encode` must
 write integers of any size. The unit tests pin down each kind of value orjson
 refuses or changes, each route of the cheap checks that spot an integer
-beyond 64 bits, and the lines refused on purpose. The properties that compare
-`decode` with `json` on any input live in ``tests/test_protocol.py``, with
-the other properties of the core that are fuzzed.
+beyond 64 bits, and the lines refused on purpose. The properties (marked
+``property``, and fuzzed by ``fuzz/fuzz_protocol.py``) compare `decode` with
+`json` on any input, and check that what `encode` writes is one line that
+reads back exactly.
 """
 
 from __future__ import annotations
@@ -19,21 +20,11 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings, strategies as st
+from json_support import encodable, json_ish_bytes, json_layouts, json_values, json_writable, same
 
 from trio_mcp._core.codec import INVALID_UTF8, NOT_JSON, TOO_DEEP, WALK_FROM, UnreadableJSON, decode, encode
-
-
-def same(a: Any, b: Any) -> bool:
-    """Deep equality with exact types, where NaN equals NaN and -0.0 differs from 0.0."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(same, a, b))
-    if isinstance(a, float):
-        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
-    return bool(a == b)
+from trio_mcp._core.framing import LineFramer, clean_line
 
 
 def json_reads(line: bytes) -> Any:
@@ -304,3 +295,78 @@ def test_encode_big_integer_inside_deep_nesting() -> None:
 
 def test_encode_writes_nan_as_null_like_orjson() -> None:
     assert encode({"x": math.nan, "y": [math.inf]}) == b'{"x":null,"y":[null]}\n'
+
+
+# ----------------------------------------------------------------- properties
+#
+# The promises of the module for every input: what Python's json writes is
+# read back exactly, any bytes are read as json reads them (or refused with
+# the one error type), and what `encode` writes is one line that reads back.
+
+
+@pytest.mark.property
+@settings(deadline=None)
+@given(value=json_writable, ensure_ascii=st.booleans(), layout=json_layouts)
+def test_decode_reads_what_json_writes(value: Any, ensure_ascii: bool, layout: dict[str, Any]) -> None:
+    """Whatever Python's json writes, `decode` reads back as json does: same values, same types."""
+    text = json.dumps(value, ensure_ascii=ensure_ascii, **layout)
+    try:
+        line = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates written raw (ensure_ascii=False): no UTF-8 line can
+        # carry them; as bytes smuggled through anyway, the line is refused.
+        with pytest.raises(UnreadableJSON) as info:
+            decode(text.encode("utf-8", "surrogatepass"))
+        assert info.value.reason == INVALID_UTF8
+        return
+    assert same(decode(line), json.loads(text))
+
+
+def exact_decode_or_error(line: bytes) -> Any:
+    try:
+        return decode(line)
+    except UnreadableJSON as exc:
+        return exc
+
+
+@pytest.mark.property
+@settings(deadline=None)
+@given(line=json_ish_bytes)
+def test_decode_agrees_with_json_on_any_bytes(line: bytes) -> None:
+    """On any bytes, `decode` returns json's value for the UTF-8 text, or raises `UnreadableJSON` only."""
+    try:
+        expected = json.loads(line.decode("utf-8"))
+    except RecursionError:
+        # Deeper than json's recursion allows: orjson may still read it exactly.
+        outcome: Any = exact_decode_or_error(line)
+        assert not isinstance(outcome, UnreadableJSON) or outcome.reason == TOO_DEEP
+        return
+    except ValueError:  # UnicodeDecodeError included
+        with pytest.raises(UnreadableJSON):
+            decode(line)
+        return
+    assert same(decode(line), expected)
+
+
+@pytest.mark.property
+@given(message=st.dictionaries(st.text(), encodable, max_size=6))
+def test_encode_writes_any_integer_exactly(message: dict[str, Any]) -> None:
+    """`encode` writes integers of any size as their digits; json and `decode` read them back."""
+    line = encode(message)
+    assert line.count(b"\n") == 1
+    assert line.endswith(b"\n")
+    assert same(json.loads(line), message)
+    assert same(decode(line[:-1]), message)
+
+
+@pytest.mark.property
+@given(message=st.dictionaries(st.text(), json_values, max_size=6))
+def test_encode_is_one_line_that_round_trips(message: dict[str, Any]) -> None:
+    """`encode` output is exactly one line, which frames and decodes back to the message."""
+    line = encode(message)
+    assert line.count(b"\n") == 1
+    assert line.endswith(b"\n")
+    framer = LineFramer(len(line))
+    (framed,) = framer.feed(line)
+    assert isinstance(framed, bytes)
+    assert orjson.loads(clean_line(framed)) == message

@@ -4,8 +4,9 @@ Every test here is synchronous and runs without a process or an event loop.
 The unit tests pin down documented behaviour one case at a time; the
 properties (marked ``property``) check the promises that hold for *every*
 input: `Connection.receive_line` never raises, requests resolve at most
-once and only while in flight, and every line is read exactly as Python's
-`json` module reads it.
+once and only while in flight, and an answer Python's `json` module writes
+reaches its request exactly. (The decoder's own properties are in
+``tests/test_core_codec.py``.)
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import orjson
 import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, multiple, rule
+from json_support import any_text, json_layouts, json_values, json_writable, same
 
-from trio_mcp._core.codec import INVALID_UTF8, TOO_DEEP, WALK_FROM, UnreadableJSON, decode as exact_decode
+from trio_mcp._core.codec import WALK_FROM
 from trio_mcp._core.framing import KEEP, LineFramer, Oversized, clean_line
 from trio_mcp._core.jsonrpc import (
     SUBSCRIPTION_ID,
@@ -846,19 +848,6 @@ def test_oversized_server_request_does_not_fail_our_request(head: bytes, tail: b
 # ------------------------------------------------- answers Python's json writes
 
 
-def same(a: Any, b: Any) -> bool:
-    """Deep equality with exact types and key order, where NaN equals NaN."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(same, a, b))
-    if isinstance(a, float):
-        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
-    return bool(a == b)
-
-
 def answered(line: bytes, request_id: int = 1) -> dict[str, Any]:
     """Feed ``line`` to a connection with requests 1..3 in flight; return the result it answered."""
     conn = started(3)
@@ -1047,16 +1036,6 @@ def test_unreadable_answer_to_an_abandoned_or_unknown_request_fails_nothing() ->
 
 _INT64 = st.integers(-(2**63), 2**64 - 1)
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | _INT64
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-    max_leaves=12,
-)
-
 ids = st.integers(-1, 6) | st.sampled_from(["1", "2", "05", "x", True, False, None, 1.0, 2**64 - 1, -(2**63)])
 tokens = st.sampled_from(["tok", "1", 1, 2, True, None, "other"])
 params = (
@@ -1180,114 +1159,7 @@ def test_any_json_value_is_received_without_raising(value: Any) -> None:
     assert events
 
 
-@pytest.mark.property
-@given(message=st.dictionaries(st.text(), json_values, max_size=6))
-def test_encode_is_one_line_that_round_trips(message: dict[str, Any]) -> None:
-    """`encode` output is exactly one line, which frames and decodes back to the message."""
-    line = encode(message)
-    assert line.count(b"\n") == 1
-    assert line.endswith(b"\n")
-    framer = LineFramer(len(line))
-    (framed,) = framer.feed(line)
-    assert isinstance(framed, bytes)
-    assert orjson.loads(clean_line(framed)) == message
-
-
-# ------------------------------------------------------- exact decoding properties
-
-#: Integers of any size, with the 64-bit edges and the first values beyond them.
-any_ints = (
-    st.integers()
-    | st.integers(2**64 - 3, 2**64 + 3)
-    | st.integers(-(2**63) - 3, -(2**63) + 3)
-    | st.integers(-(2**300), 2**300)
-)
-#: Text of any code points, lone surrogates included.
-any_text = st.text(st.characters(exclude_categories=()), max_size=12)
-#: Long strings, so that lines reach the routes of the cheap checks for long lines.
-padding = st.integers(0, 3 * WALK_FROM).map(lambda n: "x" * n)
-
-#: Values Python's json module can write (allow_nan is its default).
-json_writable = st.recursive(
-    st.none() | st.booleans() | any_ints | st.floats() | any_text | padding,
-    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(any_text, inner, max_size=5),
-    max_leaves=16,
-)
-json_layouts = st.sampled_from(
-    [{}, {"separators": (",", ":")}, {"indent": 2}, {"indent": "\t", "separators": (",", ": ")}]
-)
-
-_TOKENS = st.sampled_from(
-    [
-        *(b"{", b"}", b"[", b"]", b",", b":", b" ", b"\t", b"\n", b'"', b"\\", b"-", b".", b"e", b"+", b"0"),
-        *(b"NaN", b"Infinity", b"-Infinity", b"nan", b"true", b"null", b"1e400", b"\\u", b"d800", b"dc00"),
-        *(
-            b'"a"',
-            b'"\\ud800"',
-            b'"\\udc00"',
-            b"\xff",
-            b"\xed\xa0\x80",
-            b"\xc3\xa9",
-            b"\xef\xbb\xbf",
-            b"\x00",
-        ),
-    ]
-)
-#: Bytes near JSON: token soup, long digit runs, and valid lines with a fragment spliced in.
-json_ish_bytes = st.one_of(
-    st.binary(max_size=60),
-    st.lists(_TOKENS | any_ints.map(lambda n: str(n).encode()), max_size=30).map(b"".join),
-    st.builds(
-        lambda line, at, fragment: line[:at] + fragment + line[at:],
-        json_writable.map(lambda v: json.dumps(v).encode()),
-        st.integers(0, 200),
-        st.lists(_TOKENS, max_size=3).map(b"".join),
-    ),
-)
-
-
-@pytest.mark.property
-@settings(deadline=None)
-@given(value=json_writable, ensure_ascii=st.booleans(), layout=json_layouts)
-def test_decode_reads_what_json_writes(value: Any, ensure_ascii: bool, layout: dict[str, Any]) -> None:
-    """Whatever Python's json writes, `decode` reads back as json does: same values, same types."""
-    text = json.dumps(value, ensure_ascii=ensure_ascii, **layout)
-    try:
-        line = text.encode("utf-8")
-    except UnicodeEncodeError:
-        # Lone surrogates written raw (ensure_ascii=False): no UTF-8 line can
-        # carry them; as bytes smuggled through anyway, the line is refused.
-        with pytest.raises(UnreadableJSON) as info:
-            exact_decode(text.encode("utf-8", "surrogatepass"))
-        assert info.value.reason == INVALID_UTF8
-        return
-    assert same(exact_decode(line), json.loads(text))
-
-
-def exact_decode_or_error(line: bytes) -> Any:
-    try:
-        return exact_decode(line)
-    except UnreadableJSON as exc:
-        return exc
-
-
-@pytest.mark.property
-@settings(deadline=None)
-@given(line=json_ish_bytes)
-def test_decode_agrees_with_json_on_any_bytes(line: bytes) -> None:
-    """On any bytes, `decode` returns json's value for the UTF-8 text, or raises `UnreadableJSON` only."""
-    try:
-        expected = json.loads(line.decode("utf-8"))
-    except RecursionError:
-        # Deeper than json's recursion allows: orjson may still read it exactly.
-        outcome: Any = exact_decode_or_error(line)
-        assert not isinstance(outcome, UnreadableJSON) or outcome.reason == TOO_DEEP
-        return
-    except ValueError:  # UnicodeDecodeError included
-        with pytest.raises(UnreadableJSON):
-            exact_decode(line)
-        return
-    assert same(exact_decode(line), expected)
+# ------------------------------------------------ answers json writes, exactly
 
 
 @pytest.mark.property
@@ -1304,25 +1176,6 @@ def test_answer_json_writes_is_answered_exactly(result: dict[str, Any], layout: 
     assert event.request_id == 1
     assert same(event.result, json.loads(line)["result"])
     assert conn.is_pending(2)
-
-
-#: Values `encode` can write: integers of any size, finite floats, no lone surrogates.
-encodable = st.recursive(
-    st.none() | st.booleans() | any_ints | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-    max_leaves=12,
-)
-
-
-@pytest.mark.property
-@given(message=st.dictionaries(st.text(), encodable, max_size=6))
-def test_encode_writes_any_integer_exactly(message: dict[str, Any]) -> None:
-    """`encode` writes integers of any size as their digits; json and `decode` read them back."""
-    line = encode(message)
-    assert line.count(b"\n") == 1
-    assert line.endswith(b"\n")
-    assert same(json.loads(line), message)
-    assert same(exact_decode(line[:-1]), message)
 
 
 # ------------------------------------------------------ correlation machine
