@@ -19,7 +19,7 @@ from .._errors import ConfigError
 from .._open import open_client
 from .._options import ClientOptions
 from .._session import RequestTimeout
-from .._targets import ProcessTarget, spec_target
+from .._targets import HTTPTarget, ProcessTarget, spec_target
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -40,10 +40,11 @@ async def open_server(spec: ServerSpec, options: ClientOptions | None = None) ->
             print(await client.list_tools())
 
     The entry makes the target (its command, ``args``, ``env``, ``cwd`` and
-    ``inherit_env``; or its ``url`` and ``headers``), its
-    ``request_timeout`` (when set) wins over the one of ``options``, and
-    the whole start, handshake included, must fit in its
-    ``startup_timeout``. The block owns the connection, as with
+    ``inherit_env``; or its ``url`` and ``headers``, with, unless they hold
+    an ``Authorization`` header, the user's kept login: ``trio-mcp login``,
+    see :doc:`auth`), its ``request_timeout`` (when set) wins over the one
+    of ``options``, and the whole start, handshake included, must fit in
+    its ``startup_timeout``. The block owns the connection, as with
     `open_client`.
 
     Args:
@@ -98,6 +99,11 @@ def connect(
     target = spec_target(spec)
     if on_stderr is not None and isinstance(target, ProcessTarget):
         target = attrs.evolve(target, on_stderr=on_stderr)
+    if isinstance(target, HTTPTarget) and target.auth is None:
+        from ..auth._storage import stored_login
+
+        # The user's kept login (trio-mcp login), unless the entry sends its own Authorization.
+        target = attrs.evolve(target, auth=stored_login(target.url, spec.headers))
     return open_client(target, options)
 
 

@@ -503,7 +503,10 @@ async def _connect_and_run(
 
         opened = open_spec(options.spec, client_options, on_stderr=on_stderr)
     elif options.url is not None:
-        opened = open_client(HTTPTarget(options.url, headers=options.headers), client_options)
+        from ..auth._storage import stored_login
+
+        auth = stored_login(options.url, options.headers)  # the login kept by `trio-mcp login`
+        opened = open_client(HTTPTarget(options.url, headers=options.headers, auth=auth), client_options)
     else:
         target = ProcessTarget(
             options.server[0], options.server[1:], env=options.env, cwd=options.cwd, on_stderr=on_stderr
@@ -612,7 +615,7 @@ def explain(exc: BaseException, options: Options, stage: str, *, declined: str |
     return Failure(EXIT_INTERNAL, f"unexpected error: {type(exc).__name__}: {exc}", kind="internal")
 
 
-def login_command(options: Options, server: str | None = None) -> str:
+def login_command(options: Options, server: str | None = None, scope: str | None = None) -> str:
     """The command line that logs in to the server ``options`` talk to (or to their configuration's ``server``)."""
     import shlex
 
@@ -624,7 +627,14 @@ def login_command(options: Options, server: str | None = None) -> str:
             words += ["--config", path]
     else:
         words = [PROG, "login", options.url or ""]
+    if scope:
+        words += ["--scope", scope]
     return shlex.join(words)
+
+
+def wanted_scope(exc: AuthRequired) -> str | None:
+    """The scope a 403 ``insufficient_scope`` asks for (a login with more scope), else `None`."""
+    return exc.scope if exc.error == "insufficient_scope" and exc.scope else None
 
 
 def login_needed(exc: AuthRequired, options: Options) -> Failure:
@@ -639,8 +649,10 @@ def login_needed(exc: AuthRequired, options: Options) -> Failure:
         message = f"the server refused the Authorization header given ({challenge})"
         command = None
     else:
-        command = login_command(options)
-        message = f"the server needs a login ({challenge}): run {command}"
+        scope = wanted_scope(exc)
+        command = login_command(options, scope=scope)
+        what = "a login with more scope" if scope else "a login"
+        message = f"the server needs {what} ({challenge}): run {command}"
     return Failure(EXIT_LOGIN, message, kind="login", httpStatus=exc.status, loginCommand=command)
 
 
