@@ -148,11 +148,25 @@ def bench(session: nox.Session) -> None:
     """Run the benchmarks: trio_mcp against a raw baseline and the official client.
 
     Over stdio (``benchmarks/bench.py``), then over Streamable HTTP
-    (``benchmarks/http_bench.py``, with the ``http`` extra), then server
-    groups (``benchmarks/group_bench.py``: 100 servers in one process).
+    (``benchmarks/http_bench.py``, with the ``http`` extra: against a fast
+    Node server, where the client is the bottleneck, when ``node`` is on the
+    PATH; then against the Python test server), then server groups
+    (``benchmarks/group_bench.py``: 100 servers in one process).
     """
     session.install(".[validation,http]", OFFICIAL_MCP_CLIENT)
     session.run("python", "benchmarks/bench.py", *session.posargs)
     session.run("python", "benchmarks/http_bench.py", *session.posargs)
     # --quick (20 servers, 5 s of crashes) carries over.
     session.run("python", "benchmarks/group_bench.py", *[arg for arg in session.posargs if arg == "--quick"])
+
+
+@nox.session
+def soak(session: nox.Session) -> None:
+    """The HTTP soak: 200,000 calls against a chaos server, both eras, every answer checked.
+
+    Not part of the default run, nor of CI: it takes minutes. Only loopback
+    traffic, bounded in count and time (``benchmarks/soak.py``; pass its
+    options after ``--``, e.g. ``nox -s soak -- --calls 20000``).
+    """
+    session.install(".[http]")
+    session.run("python", "benchmarks/soak.py", *session.posargs)

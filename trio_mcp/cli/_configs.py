@@ -27,6 +27,7 @@ from .._config import (
     load_config,
 )
 from .._config.spec import shown_url
+from .._errors import AuthRequired
 from ._args import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK, EXIT_TIMEOUT, PROG, Options
 from ._console import Console
 from ._render import join_lines, pretty_json, tool_lines, wire_json
@@ -38,6 +39,7 @@ from ._run import (
     failure_from,
     flush_stdout,
     login_command,
+    wanted_scope,
 )
 from ._shell import execute_shell
 
@@ -297,7 +299,8 @@ def _capped(config: LoadedConfig, seconds: float | None) -> LoadedConfig:
 
 def _status_detail(status: ServerStatus, loaded: Loaded, options: Options) -> str:
     if status.state == "needs-login":
-        return f"needs a login: run {login_command(options, status.name)}"
+        scope = wanted_scope(status.error) if isinstance(status.error, AuthRequired) else None
+        return f"needs a login: run {login_command(options, status.name, scope)}"
     if status.state == "invalid" and isinstance(status.error, ConfigError):
         return _short_error(status.error)
     if status.state in ("failed", "restarting", "starting") and (status.reason or status.error):

@@ -502,7 +502,10 @@ async def _connect_and_run(
 
         opened = open_server(options.spec, on_stderr=on_stderr, **common)
     elif options.url is not None:
-        opened = open_http_client(options.url, headers=options.headers, **common)
+        from ..auth._storage import stored_login
+
+        auth = stored_login(options.url, options.headers)  # the login kept by `trio-mcp login`
+        opened = open_http_client(options.url, headers=options.headers, auth=auth, **common)
     else:
         opened = open_stdio_client(
             options.server[0],
@@ -615,7 +618,7 @@ def explain(exc: BaseException, options: Options, stage: str, *, declined: str |
     return Failure(EXIT_INTERNAL, f"unexpected error: {type(exc).__name__}: {exc}", kind="internal")
 
 
-def login_command(options: Options, server: str | None = None) -> str:
+def login_command(options: Options, server: str | None = None, scope: str | None = None) -> str:
     """The command line that logs in to the server ``options`` talk to (or to their configuration's ``server``)."""
     import shlex
 
@@ -627,7 +630,14 @@ def login_command(options: Options, server: str | None = None) -> str:
             words += ["--config", path]
     else:
         words = [PROG, "login", options.url or ""]
+    if scope:
+        words += ["--scope", scope]
     return shlex.join(words)
+
+
+def wanted_scope(exc: AuthRequired) -> str | None:
+    """The scope a 403 ``insufficient_scope`` asks for (a login with more scope), else `None`."""
+    return exc.scope if exc.error == "insufficient_scope" and exc.scope else None
 
 
 def login_needed(exc: AuthRequired, options: Options) -> Failure:
@@ -642,8 +652,10 @@ def login_needed(exc: AuthRequired, options: Options) -> Failure:
         message = f"the server refused the Authorization header given ({challenge})"
         command = None
     else:
-        command = login_command(options)
-        message = f"the server needs a login ({challenge}): run {command}"
+        scope = wanted_scope(exc)
+        command = login_command(options, scope=scope)
+        what = "a login with more scope" if scope else "a login"
+        message = f"the server needs {what} ({challenge}): run {command}"
     return Failure(EXIT_LOGIN, message, kind="login", httpStatus=exc.status, loginCommand=command)
 
 
