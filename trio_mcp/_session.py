@@ -410,6 +410,7 @@ class Session:
         on_notification: NotificationCallback | None = None,
         cancel_on_abandon: bool = True,
         long_lived: bool = False,
+        headers: tuple[tuple[str, str], ...] = (),
     ) -> dict[str, JSON]:
         """Send a request and wait for its result.
 
@@ -434,6 +435,9 @@ class Session:
             long_lived: The request is meant to stay open (a
                 ``subscriptions/listen`` stream): ``request_timeout`` does not
                 apply to it.
+            headers: Extra HTTP headers of this request, for channels that
+                have headers (the ``Mcp-Param-*`` headers of a 2026-07-28
+                ``tools/call``).
 
         Returns:
             The ``result`` object of the response.
@@ -479,7 +483,7 @@ class Session:
         self._requests_sent += 1
         if self._on_wire is not None:
             self._wire("out", data)
-        self._channel.send(data, Outgoing(method, request_id, params), batch=len(calls) > 1)
+        self._channel.send(data, Outgoing(method, request_id, params, headers), batch=len(calls) > 1)
         try:
             if on_notification is None:
                 if len(calls) == 1 and timeout is None and not box.done:

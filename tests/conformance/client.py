@@ -114,6 +114,8 @@ async def request_metadata(url: str, context: dict[str, Any]) -> None:
         url, trio_mcp.ClientOptions(on_elicitation=decline, on_sampling=no_model, on_roots=no_roots)
     ) as client:
         await client.list_tools()
+        # A tool call declares the client's capabilities (a listing asks for no input).
+        await client.call_tool("any_tool", {})
 
 
 @scenario("sep-2322-client-request-state")

@@ -32,7 +32,7 @@ from .._core.eras import (
     result_type,
 )
 from .._core.outputs import OutputSchemas, validator_available
-from .._core.param_headers import HeaderParam, screen_tools
+from .._core.param_headers import HeaderParam, param_headers, screen_tools
 from .._delivery import call_maybe_async
 from .._errors import MCPError, NotSupported, OutputValidationError, RpcError
 from .._models import (
@@ -345,6 +345,7 @@ class Client:
             return await session.request(
                 method, body if body or params is not None else None, on_notification=callback
             )
+        headers = self._tool_headers(body) if method == "tools/call" else ()
         assert self.protocol_version is not None
         caps = self._input_caps if for_input else {}
         envelope = modern_meta(
@@ -359,7 +360,7 @@ class Client:
         retried = False
         while True:
             try:
-                return await session.request(method, body, on_notification=callback)
+                return await session.request(method, body, on_notification=callback, headers=headers)
             except RpcError as exc:
                 if (
                     exc.code == MISSING_CLIENT_CAPABILITY
@@ -528,7 +529,9 @@ class Client:
                     envelope = self._input_envelope()
                 # A -32021 needs no retry here: tools/call already declares
                 # every capability the client has.
-                first = await self.session.request("tools/call", {**params, "_meta": envelope})
+                first = await self.session.request(
+                    "tools/call", {**params, "_meta": envelope}, headers=self._tool_headers(params)
+                )
                 kind = first.get("resultType")
                 if kind is None or kind == "complete":
                     done = structure(first, CallToolResult)
@@ -679,6 +682,13 @@ class Client:
                 f" called: its x-mcp-header breaks the rule {error.rule!r} ({error})"
             )
         return attrs.evolve(page, tools=kept) if dropped else page
+
+    def _tool_headers(self, params: Mapping[str, JSON]) -> tuple[tuple[str, str], ...]:
+        """The ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call`` (x-mcp-header), from the tool's
+        latest listing; none for a tool never listed."""
+        name = params.get("name")
+        found = self._param_headers.get(name) if isinstance(name, str) else None
+        return tuple(param_headers(found, params.get("arguments"))) if found else ()
 
     def _pages(self, method: str) -> Pages[Any]:
         async def fetch(cursor: str | None) -> Any:
