@@ -42,6 +42,8 @@ nitpick_ignore_regex = [
     # httpx types in the HTTP openers' signatures and prose (httpx.Auth,
     # httpx.AsyncClient, ...).
     (r"py:.*", r"httpx\..*"),
+    # Hypothesis's strategies, returned by trio_mcp.testing.strategies.
+    (r"py:.*", r"(hypothesis\.strategies\.)?SearchStrategy"),
     # Standard-library names outside builtins, as annotations spell them.
     (r"py:.*", r"(collections\.abc|os|pathlib|subprocess|signal|contextlib|types)\..*"),
     # `True` and `False` in prose (`None` already resolves).

@@ -23,6 +23,7 @@ TARGETS = (
     "test_jsonc_stripping_keeps_plain_json",
     "test_text_without_references_is_unchanged",
     "test_expansion_is_one_pass",
+    "test_any_overrides_give_a_config_whose_bad_entries_are_invalid",
 )
 
 

@@ -390,3 +390,24 @@ def test_parse_config_options():
 def test_parse_config_usage_errors(args, words):
     with pytest.raises(cli.UsageError, match=words):
         cli.parse_args(args)
+
+
+def test_a_dying_server_in_the_table_is_named_as_written(project):
+    # Fails without the fix: the table's detail, the --json error and the
+    # 'tools' warning line showed the ServerGone message, which named the
+    # server by its expanded command line.
+    write(
+        project / ".mcp.json",
+        {
+            "mcpServers": {
+                "s": {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)", "--key=${TOKEN}"]}
+            }
+        },
+    )
+    outputs = []
+    for args in (["servers"], ["--json", "servers"], ["tools"], ["--verbose", "--json", "tools"]):
+        result = run(project, "--timeout", "20", *args, extra_env={"TOKEN": SECRET})
+        outputs.append(result.stdout + result.stderr)
+        assert SECRET not in outputs[-1], args
+    assert "--key=${TOKEN}" in outputs[0]
+    assert "exited with code 3" in outputs[0]

@@ -17,7 +17,7 @@ def listen_tasks(client) -> list[str]:
 
 
 async def test_cancelling_the_caller_before_the_acknowledgement_withdraws_the_listen(autojump_clock):
-    server = FakeServer(tools=["a"])
+    server = FakeServer(tools=["a"], manual=True)
     async with open_fake_client(server) as client:
         with trio.move_on_after(5) as scope:
             async with client.listen(tools=True):
@@ -34,7 +34,7 @@ async def test_cancelling_the_caller_before_the_acknowledgement_withdraws_the_li
 
 
 async def test_a_listen_never_acknowledged_times_out_and_is_withdrawn(autojump_clock):
-    server = FakeServer(tools=["a"])
+    server = FakeServer(tools=["a"], manual=True)
     async with open_fake_client(server, request_timeout=3) as client:
         with pytest.raises(RequestTimeout, match="not acknowledged"):
             async with client.listen(tools=True):
@@ -50,7 +50,7 @@ async def test_a_failing_on_notification_does_not_break_a_listen(autojump_clock)
     def broken(note):
         raise ValueError("application bug")
 
-    server = FakeServer(tools=["a"])
+    server = FakeServer(tools=["a"], manual=True)
     server.on_tool("a", lambda request: "done")
     async with open_fake_client(server, on_notification=broken, on_log=logged.append) as client:
         got: list[str] = []
@@ -74,7 +74,7 @@ async def test_a_failing_on_notification_does_not_break_a_listen(autojump_clock)
 
 async def test_an_empty_acknowledgement_is_an_acknowledgement(autojump_clock):
     """The server may honour none of the filter: ``{}`` still acknowledges; a later death ends the iteration."""
-    server = FakeServer(tools=["a"])
+    server = FakeServer(tools=["a"], manual=True)
     async with open_fake_client(server) as client:
         async with trio.open_nursery() as nursery:
             entered = trio.Event()

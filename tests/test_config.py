@@ -14,6 +14,7 @@ import json
 import os
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -601,8 +602,11 @@ def test_overrides_beat_files():
     assert config.servers["b"].command == "fixed"
     assert "b" not in config.invalid
     assert config.servers["c"].command == "new"
-    with pytest.raises(ConfigError, match="overrides"):
-        parse(data, overrides={"a": {"no_such_field": 1}})
+    # A bad override makes its entry invalid, never the whole configuration.
+    config = parse(data, overrides={"a": {"no_such_field": 1}})
+    error = config.invalid["a"]
+    assert (error.server, error.field) == ("a", "no_such_field")
+    assert str(error) == "server 'a': no_such_field: not a field of ServerSpec (in overrides)"
 
 
 # ------------------------------------------------------------------ secrets
@@ -843,3 +847,58 @@ def test_expansion_is_one_pass(parts, data):
 def test_jsonc_stripping_keeps_plain_json(data):
     text = json.dumps(data, indent=1)
     assert json.loads(strip_jsonc(text)) == data
+
+
+# ------------------------------------------------------------------ files without servers
+
+
+def test_the_discovery_recipe_reads_claude_codes_settings_without_servers(tmp_path):
+    # Fails without the fix: ~/.claude.json without mcpServers (Claude Code's
+    # settings on any machine where it runs) made load_config raise.
+    home = tmp_path / "home"
+    write(home / ".claude.json", {"numStartups": 12, "theme": "dark", "projects": {}})
+    write(home / ".config" / "Claude" / "claude_desktop_config.json", {"globalShortcut": "Ctrl+Space"})
+    write(home / ".cursor" / "mcp.json", {})
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    write(project / ".mcp.json", {"mcpServers": {"demo": {"command": "python"}}})
+    found = discover_configs(project, home=home, environ={}, platform="linux")
+    config = load_config(*(place.path for place in found if place.exists))
+    assert list(config.servers) == ["demo"]
+    assert not config.invalid
+    assert not config.warnings
+    assert str(home / ".claude.json") in config.sources
+
+
+def test_a_settings_file_with_a_broken_server_map_is_still_refused(tmp_path):
+    path = write(tmp_path / ".claude.json", {"mcpServers": ["not", "a", "map"]})
+    with pytest.raises(ConfigError, match="is a list"):
+        load_config(path)
+    other = write(tmp_path / "servers.json", {"theme": "dark"})
+    with pytest.raises(ConfigError, match="no 'mcpServers'"):
+        load_config(other)
+
+
+_FIELDS = sorted(field.name for field in attrs.fields(ServerSpec))
+_overrides = st.dictionaries(
+    st.sampled_from(["a", "b", "new"]),
+    st.dictionaries(st.sampled_from([*_FIELDS, "no_such_field"]), _json, max_size=3),
+    max_size=3,
+)
+
+
+@pytest.mark.property
+@settings(deadline=None)
+@given(_overrides)
+def test_any_overrides_give_a_config_whose_bad_entries_are_invalid(overrides):
+    # Every option is checked when the configuration is read: a bad value
+    # makes its entry invalid, naming the field, and never raises.
+    data = {"mcpServers": {"a": {"command": "x"}, "b": {"url": "https://example.com/mcp"}}}
+    config = parse(data, overrides=overrides)
+    for name, change in overrides.items():
+        if name in config.invalid:
+            assert config.invalid[name].field in change
+        else:
+            spec = config.servers[name]
+            assert spec.name == name
+            repr(spec)

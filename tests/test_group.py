@@ -533,13 +533,15 @@ async def test_a_group_is_entered_once() -> None:
 
 
 async def test_an_entry_the_opener_refuses_fails_alone() -> None:
-    bad = ServerSpec(name="bad", command=sys.executable, env={"PORT": 8080})
+    with pytest.raises(TypeError, match="env: must map strings to strings, got a string to a number"):
+        ServerSpec(name="bad", command=sys.executable, env={"PORT": 8080})
+    bad = ServerSpec(name="bad", command=sys.executable, env={"A=B": "x"})
     with trio.fail_after(GUARD):
         async with open_servers([bad, spec("good")], **PINNED) as servers:
             status = servers.status("bad")
             assert status.state == "failed"
-            assert isinstance(status.error, ConfigError)
-            assert "cannot be started" in str(status.error)
+            assert isinstance(status.error, SpawnFailed)
+            assert "invalid env name" in str(status.error)
             assert servers.status("good").state == "ready"
 
 
@@ -587,8 +589,8 @@ async def test_remote_entries_join_the_group_over_http() -> None:
 
     The HTTP server is a real process; it refuses every request without the
     bearer token (``auth-token``), so the entry's headers must reach it. An
-    entry it always refuses (``auth-401``) fails at once, with the challenge,
-    and is not restarted: credentials do not come back by themselves.
+    entry it always refuses (``auth-401``) needs a login at once, with the
+    challenge, and is not restarted: credentials do not come back by themselves.
     """
     pytest.importorskip("httpx", reason="remote entries need the http extra")
     from process_support import hostile_server
@@ -608,11 +610,11 @@ async def test_remote_entries_join_the_group_over_http() -> None:
         with trio.fail_after(GUARD):
             async with open_servers(config, **PINNED) as servers:
                 states = {status.name: status.state for status in servers.statuses()}
-                assert states == {"local": "ready", "remote": "ready", "locked": "failed"}
+                assert states == {"local": "ready", "remote": "ready", "locked": "needs-login"}
                 locked = servers.status("locked")
                 assert isinstance(locked.error, trio_mcp.AuthRequired)
                 assert locked.error.scheme == "Bearer"
-                assert locked.reason == "starting it again cannot help"
+                assert locked.restarts == 0
                 assert servers.resolve("remote__echo") == ("remote", "echo")
                 echoed = await servers.call_tool("remote__echo", {"text": "over http"})
                 assert "over http" in echoed.content[0].text

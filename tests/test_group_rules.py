@@ -6,6 +6,7 @@ Trio. Hypothesis drives them with arbitrary histories and names.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from trio_mcp import RestartPolicy
-from trio_mcp._core.naming import MAX_LENGTH, exposed_name, is_valid_name
+from trio_mcp._core.naming import MAX_LENGTH, SEPARATOR, assign_names, exposed_name, is_hashed, is_valid_name
 from trio_mcp._core.restart import RestartTracker
 
 LLM_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -228,3 +229,65 @@ def test_names_that_are_not_plain_get_a_hash(server: str, item: str, head: str |
     assert name.startswith(head)
     assert re.fullmatch(r"_[0-9a-f]{8}", name[len(head) - 1 :])
     assert len(name) <= MAX_LENGTH
+
+
+# Names built to collide: every pair comes with the pair that reads its name
+# back as SERVER__TOOL (the first "__" ending the server's part), which is
+# how a server "a_b" with a tool "x_c6f9c73b" met server "a.b"'s tool "x".
+tricky = st.text(alphabet="ab._-/ _0123456789cdef", max_size=12)
+
+
+def read_back(name: str) -> tuple[str, str] | None:
+    server, found, item = name.partition(SEPARATOR)
+    return (server, item) if found else None
+
+
+@st.composite
+def colliding_pairs(draw: st.DrawFn) -> list[tuple[str, str]]:
+    pairs = draw(st.lists(st.tuples(st.one_of(names, tricky), st.one_of(names, tricky)), max_size=30))
+    out: list[tuple[str, str]] = []
+    for pair in pairs:
+        out.append(pair)
+        back = read_back(exposed_name(*pair))
+        if back is not None:
+            out.append(back)
+    return out
+
+
+def test_the_collision_that_was_found_is_gone() -> None:
+    digest = hashlib.sha256(b"a.b\0x").hexdigest()[:8]
+    first, second = exposed_name("a.b", "x"), exposed_name("a_b", f"x_{digest}")
+    assert first == f"a_b__x_{digest}"  # the hashed form, as before
+    assert second != first
+    assert is_hashed(second)  # a plain-looking name that ends as a hashed one is hashed
+
+
+@pytest.mark.property
+@given(colliding_pairs())
+def test_no_two_pairs_ever_share_a_name(pairs: list[tuple[str, str]]) -> None:
+    # exposed_name alone: a plain name and a hashed one never meet.
+    for pair in pairs:
+        name = exposed_name(*pair)
+        back = read_back(name)
+        if back is not None and back != pair:
+            assert exposed_name(*back) != name, (pair, back)
+    # assign_names: one name per pair, whatever the pairs, in any order.
+    names = assign_names(pairs)
+    assert set(names) == set(pairs)
+    assert len(set(names.values())) == len(names)
+    assert all(is_valid_name(name) for name in names.values())
+    assert names == {pair: exposed_name(*pair) for pair in names}  # no hashes met: no salt used
+
+
+@pytest.mark.property
+@given(st.lists(st.tuples(st.one_of(names, tricky), st.one_of(names, tricky)), max_size=30))
+def test_when_hashes_meet_the_earlier_pair_keeps_its_name(pairs: list[tuple[str, str]]) -> None:
+    # A naming rule whose "hashes" always meet at salt 0: assign_names still
+    # gives each pair its own name, and the first pair keeps the contested one.
+    def clashing(server: str, item: str, salt: int) -> str:
+        return "same" if salt == 0 else exposed_name(server, item, salt)
+
+    names = assign_names(pairs, name=clashing)
+    assert len(set(names.values())) == len(names) == len(set(pairs))
+    if pairs:
+        assert names[pairs[0]] == "same"

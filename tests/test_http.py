@@ -795,9 +795,10 @@ async def test_many_cancelled_calls_leave_nothing_behind():
                 # Cancelled before or after their POST went out: nothing is kept for them.
                 await trio.sleep(0.1)
                 assert channel._scopes == {}
-                assert channel._modern == {}
-                assert channel._queued == set()
+                assert channel._calls == {}
+                assert channel._parked == {}
                 assert channel._withdrawn == set()
+                assert channel._core.in_flight == 0
                 await client.list_tools()
             while server.open_connections:  # noqa: ASYNC110 - polling the server's count
                 await trio.sleep(0.01)

@@ -7,6 +7,7 @@ times can be asserted exactly.
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
@@ -16,6 +17,8 @@ import textwrap
 import orjson
 import pytest
 import trio
+import trio.testing
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import trio_mcp
 from trio_mcp import (
@@ -35,6 +38,7 @@ from trio_mcp import (
 )
 from trio_mcp._transports.stream import StreamChannel
 from trio_mcp.testing import FakeServer, open_fake_client, open_fake_transport
+from trio_mcp.testing.strategies import Misbehaviour, malformed_lines, misbehaviours, odd_results
 
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 ASK_NAME = {
@@ -315,7 +319,7 @@ async def test_on_request_overrides_the_fakes_own_answers(autojump_clock):
 
 
 async def test_scripted_answers_and_errors(autojump_clock):
-    server = FakeServer(era="legacy")
+    server = FakeServer(era="legacy", manual=True)
     async with open_fake_client(server) as client:
         async with trio.open_nursery() as nursery:
             outcomes = []
@@ -339,7 +343,7 @@ async def test_scripted_answers_and_errors(autojump_clock):
 
 
 async def test_expect_request_names_what_came_instead(autojump_clock):
-    server = FakeServer()
+    server = FakeServer(manual=True)
     async with open_fake_client(server) as client, trio.open_nursery() as nursery:
         nursery.start_soon(client.call_tool, "b")
         with pytest.raises(
@@ -375,7 +379,7 @@ async def test_modern_cache_honours_ttl_ms_and_list_changed(autojump_clock):
 
 
 async def test_modern_listen_stream(autojump_clock):
-    server = FakeServer(tools=["a"])
+    server = FakeServer(tools=["a"], manual=True)
     async with open_fake_client(server) as client:
         async with trio.open_nursery() as nursery:
             got = []
@@ -588,7 +592,7 @@ async def test_input_timeout_bounds_the_rounds_in_virtual_time(autojump_clock):
 
 
 async def test_input_required_belongs_to_the_modern_era(autojump_clock):
-    server = FakeServer(era="legacy")
+    server = FakeServer(era="legacy", manual=True)
     async with open_fake_client(server) as client, trio.open_nursery() as nursery:
         nursery.start_soon(client.call_tool, "x")
         request = await server.receive_request()
@@ -764,7 +768,7 @@ async def test_exit_by_signal_and_reconnecting(autojump_clock):
 
 
 async def test_close_leaves_nothing_behind(autojump_clock):
-    server = FakeServer(era="legacy", tools=["forever"])
+    server = FakeServer(era="legacy", tools=["forever"], manual=True)
     handler_started = trio.Event()
     handler_stopped = trio.Event()
 
@@ -807,7 +811,7 @@ async def test_close_leaves_nothing_behind(autojump_clock):
 
 
 async def test_unanswered_requests_do_not_outlive_their_connection(autojump_clock):
-    server = FakeServer(era="legacy")
+    server = FakeServer(era="legacy", manual=True)
     async with open_fake_client(server) as client:
         with trio.move_on_after(1):
             await client.call_tool("x")
@@ -975,12 +979,201 @@ async def test_every_line_goes_through_the_real_stream_channel(autojump_clock):
 
 
 async def test_open_fake_transport_with_open_client(autojump_clock):
-    server = FakeServer(era="legacy", tools=["a"])
+    server = FakeServer(era="legacy", tools=["a"], manual=True)
     async with open_fake_transport(server, request_timeout=5) as transport:
         raw = await transport.request("ping")
         assert raw == {}
         async with trio_mcp.open_client(transport) as client:
             assert client.era == "legacy"
             assert [tool.name for tool in await client.list_tools()] == ["a"]
-        assert transport.statistics().pid is None
+        # As a process's: the fake's "pid" of this connection.
+        assert transport.statistics().pid == server.pid
+        assert isinstance(server.pid, int)
     assert re.fullmatch(r"<FakeServer 'fake-server' era=legacy not connected>", repr(server))
+
+
+# ------------------------------------------------------------------ as a real server would
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_unscripted_names_are_answered_as_a_real_server_would(autojump_clock, era):
+    # Fails without the fix: each of these calls waited forever for the test.
+    server = FakeServer(era=era, tools=["known"], prompts=["hello"], resources=["file:///a"])
+    async with open_fake_client(server) as client:
+        start = trio.current_time()
+        with pytest.raises(trio_mcp.RpcError) as tool:
+            await client.call_tool("unknown", {})
+        with pytest.raises(trio_mcp.RpcError) as prompt:
+            await client.get_prompt("unknown")
+        with pytest.raises(trio_mcp.RpcError) as resource:
+            await client.read_resource("file:///nowhere")
+        with pytest.raises(trio_mcp.RpcError) as method:
+            await client.complete({"type": "ref/prompt", "name": "hello"}, ("arg", "v"))
+        assert trio.current_time() == start  # answered, not timed out
+    assert (tool.value.code, tool.value.message) == (-32602, "Unknown tool: unknown")
+    assert (prompt.value.code, prompt.value.message) == (-32602, "Unknown prompt: unknown")
+    assert resource.value.code == -32002
+    assert method.value.code == -32601
+
+
+async def test_manual_mode_leaves_every_unanswered_request_to_the_test(autojump_clock):
+    server = FakeServer(manual=True)
+    async with open_fake_client(server) as client, trio.open_nursery() as nursery:
+        nursery.start_soon(client.call_tool, "unknown", {})
+        request = await server.expect_request("tools/call", name="unknown")
+        await request.respond({"content": []})
+
+
+async def test_receive_request_fails_the_test_instead_of_hanging(autojump_clock):
+    # Fails without the fix: it waited forever (under autojump, at 100% CPU).
+    server = FakeServer(tools=["a"])
+    server.on_tool("a", lambda request: "done")
+    async with open_fake_client(server) as client:
+        await client.call_tool("a", {})
+        start = trio.current_time()
+        with pytest.raises(AssertionError, match="no request came for the test within 60 s"):
+            await server.receive_request()
+        assert trio.current_time() - start == 60
+    quick = FakeServer(receive_timeout=2)
+    async with open_fake_client(quick):
+        start = trio.current_time()
+        with pytest.raises(AssertionError, match="within 2 s"):
+            await quick.receive_request()
+        assert trio.current_time() - start == 2
+
+
+async def test_listen_is_acknowledged_and_one_call_announces_a_change_in_the_modern_era(autojump_clock):
+    # Fails without the fix: the listen waited for the test to acknowledge
+    # it, and there was no list_changed().
+    server = FakeServer(era="modern", tools=["a"])
+    async with open_fake_client(server) as client:
+        async with client.listen(tools=True) as notes:
+            await server.list_changed("prompts")  # not asked for: nothing sent
+            await server.list_changed("tools", ["b", "c"])  # bare names, as the constructor takes
+            async for note in notes:
+                assert note["method"] == "notifications/tools/list_changed"
+                break
+            assert [tool.name for tool in await client.list_tools()] == ["b", "c"]
+        assert [tool.name for tool in await client.list_tools()] == ["b", "c"]
+
+
+async def test_one_call_announces_a_change_in_the_legacy_era_too(autojump_clock):
+    seen: list[str] = []
+    server = FakeServer(era="legacy", tools=["a"], resources=["file:///a"])
+    async with open_fake_client(server, on_notification=lambda note: seen.append(note["method"])) as client:
+        await server.list_changed("tools", ["z"])
+        await server.resource_updated("file:///a")
+        server.prompts = ["p"]  # assigned: bare names too
+        assert [tool.name for tool in await client.list_tools()] == ["z"]
+        assert [prompt.name for prompt in await client.list_prompts()] == ["p"]
+    assert seen == ["notifications/tools/list_changed", "notifications/resources/updated"]
+
+
+async def test_the_fake_connection_has_a_pid_and_a_stderr_tail(autojump_clock):
+    server = FakeServer(tools=["a"])
+    assert server.pid is None
+    assert server.stderr_tail == ""
+    async with open_fake_client(server) as client:
+        first = server.pid
+        assert isinstance(first, int)
+        assert client.session.statistics().pid == first
+        await server.write_stderr("warming up\nout of memory")
+        assert server.stderr_tail == "warming up\nout of memory\n"
+        await server.exit(3)
+        with pytest.raises(trio_mcp.ServerGone) as caught:
+            await client.call_tool("a", {})
+    assert caught.value.pid == first
+    assert server.pid is None
+    assert "out of memory" in server.stderr_tail
+    async with open_fake_client(server):
+        assert server.pid not in (None, first)  # a new "process"
+
+
+async def test_the_lists_come_in_pages_of_page_size(autojump_clock):
+    server = FakeServer(tools=[f"t{i}" for i in range(5)], prompts=["p"], page_size=2)
+    async with open_fake_client(server) as client:
+        assert [tool.name for tool in await client.list_tools()] == [f"t{i}" for i in range(5)]
+        assert [prompt.name for prompt in await client.list_prompts()] == ["p"]
+    pages = [request for request in server.requests if request.method == "tools/list"]
+    assert [request.params.get("cursor") for request in pages] == [None, "2", "4"]
+    assert [len(request.response["result"]["tools"]) for request in pages] == [2, 2, 1]
+    with pytest.raises(ValueError, match="page_size"):
+        FakeServer(page_size=0)
+
+
+async def test_a_death_on_the_probe_starts_the_fake_again_as_open_stdio_client_does(autojump_clock):
+    # Fails without the fix: open_fake_client raised the ServerGone of the
+    # probe, where open_stdio_client starts the server again and sends
+    # initialize straight away (old servers that crash on unknown methods).
+    server = FakeServer(era="legacy", tools=["a"])
+
+    async def crash(request):
+        await server.write_stderr(f"unknown method {request.method}")
+        await server.exit(3)
+
+    server.on_request("server/discover", crash)
+    async with open_fake_client(server) as client:
+        assert client.era == "legacy"
+        assert [tool.name for tool in await client.list_tools()] == ["a"]
+    assert [request.method for request in server.requests][:3] == [
+        "server/discover",
+        "initialize",
+        "tools/list",
+    ]
+    # Dying again is the error, with the first death as `previous`.
+    server.on_request("initialize", crash)
+    with pytest.raises(trio_mcp.ServerGone) as caught:
+        async with open_fake_client(server):
+            pass
+    assert caught.value.previous is not None
+    assert "on the server/discover probe" in str(caught.value)
+
+
+# ------------------------------------------------------------------ fuzzing an application
+
+
+async def _forecast(client: trio_mcp.Client) -> str:
+    """An application that must survive anything its server does."""
+    with trio.move_on_after(5):
+        try:
+            result = await client.call_tool("forecast", {"city": "Paris"})
+        except trio_mcp.MCPError:
+            return "no forecast today"
+        return result.text or "no forecast today"
+    return "no forecast today"
+
+
+def _survives(misbehaviour: Misbehaviour, era: str) -> str:
+    async def main() -> str:
+        server = FakeServer(era=era, tools=["forecast"])
+        answers: list[str] = []
+        async with open_fake_client(server, request_timeout=10) as client:
+            async with trio.open_nursery() as nursery:
+
+                async def app() -> None:
+                    answers.append(await _forecast(client))
+
+                nursery.start_soon(app)
+                request = await server.expect_request("tools/call", name="forecast")
+                await misbehaviour.play(server, request)
+        return answers[0]
+
+    return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+@pytest.mark.property
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(misbehaviours(), st.sampled_from(["modern", "legacy"]))
+def test_the_client_turns_any_hostile_answer_into_a_result_or_a_typed_error(misbehaviour, era):
+    # Whatever the server does, the application gets a result or an
+    # MCPError, within its own budget: never another exception, never a hang.
+    answer = _survives(misbehaviour, era)
+    assert isinstance(answer, str)
+
+
+@pytest.mark.property
+@given(malformed_lines(), odd_results("tools/list"))
+def test_the_strategies_draw_what_they_say(line, result):
+    assert line.endswith(b"\n")
+    assert b"\n" not in line[:-1]
+    json.dumps(result)  # any JSON value, encodable

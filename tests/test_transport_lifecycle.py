@@ -442,15 +442,20 @@ async def test_everything_after_aclose_raises_transport_closed():
         await wire.request("echo")
 
 
-async def test_aclose_after_death_turns_later_errors_into_transport_closed():
-    """TransportClosed: once the owner closed it, a transport whose server died says TransportClosed."""
+async def test_a_dead_servers_transport_says_server_gone_even_after_aclose():
+    """ServerGone: the first failure stays the reason, whether or not the transport was closed since.
+
+    (It used to turn into TransportClosed once closed, so a client kept
+    across a group's restart raised one or the other depending on timing.)
+    """
     with trio.fail_after(GUARD):
         async with life_server(request_timeout=60) as wire:
             with pytest.raises(ServerGone):
                 await wire.request("exit", {"code": 3})
             await wire.aclose()
-            with pytest.raises(TransportClosed):
+            with pytest.raises(ServerGone) as caught:
                 await wire.request("echo")
+            assert caught.value.exit_code == 3
 
 
 async def test_aclose_is_idempotent_and_concurrent_calls_wait_for_the_first():
@@ -828,3 +833,58 @@ async def test_wait_failed_returns_when_the_server_dies_or_the_session_closes():
                 await trio.sleep(0.1)
                 await wire.aclose()
         assert isinstance(closed[0], TransportClosed)
+
+
+# ------------------------------------------------------------- a death mid-answer
+
+#: Answers the handshake of 2025-11-25, then writes half of its answer to the
+#: next request, says why on stderr, and exits with status 7.
+DIES_MID_ANSWER = r"""
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "half", "version": "1"}}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\n")
+        sys.stdout.flush()
+        continue
+    answer = json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                         "result": {"content": [{"type": "text", "text": "x" * 1000}]}})
+    sys.stdout.write(answer[: len(answer) // 2])
+    sys.stdout.flush()
+    sys.stderr.write("out of memory, goodbye\n")
+    sys.exit(7)
+"""
+
+
+async def test_a_server_that_dies_halfway_through_an_answer_is_gone_not_garbled():
+    """ServerGone: a cut last line at death is a symptom of the death, not a protocol error.
+
+    (It used to give the call a ProtocolError, "not JSON", without the exit
+    status or the stderr tail.)
+    """
+    from trio_mcp import open_stdio_client
+
+    with trio.fail_after(GUARD):
+        async with open_stdio_client(
+            sys.executable, ["-c", DIES_MID_ANSWER], protocol="2025-11-25"
+        ) as client:
+            with pytest.raises(ServerGone) as caught:
+                await client.call_tool("anything")
+    assert caught.value.exit_code == 7
+    assert "out of memory, goodbye" in caught.value.stderr_tail
+
+
+async def test_a_whole_last_message_without_its_newline_is_still_read():
+    """A last line that is a whole message, but lacks its newline, is delivered before ServerGone."""
+    script = (
+        "import sys, json; line = sys.stdin.readline(); message = json.loads(line);"
+        "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': message['id'], 'result': {'ok': 1}}));"
+        "sys.stdout.flush(); sys.exit(0)"
+    )
+    with trio.fail_after(GUARD):
+        async with open_stdio_transport(sys.executable, ["-c", script]) as wire:
+            assert await wire.request("anything") == {"ok": 1}

@@ -6,9 +6,12 @@ server, and says why it ended. It knows nothing of JSON-RPC: it moves lines
 channel, and receives what it carries through the `Receiver` it gives the
 channel when it starts it:
 
-* `Channel.send` hands the channel a message to deliver. It never blocks and
-  never raises for a broken peer: the channel queues what it cannot write at
-  once, and reports a peer that is gone through `Receiver.channel_ended`.
+* `Channel.send` hands the channel a message to deliver, with what the
+  session knows of it (an `Outgoing`: method, name, our request id, the
+  2026-07-28 revision it carries), so that no channel ever reads the JSON it
+  sends. It never blocks and never raises for a broken peer: the channel
+  queues what it cannot write at once, and reports a peer that is gone
+  through `Receiver.channel_ended`.
 * Every message from the server arrives through `Receiver.message_received`,
   in order, called from one of the channel's tasks (or from a caller's task
   reading directly, see `Channel.read_until`). Too long a message arrives as
@@ -30,17 +33,86 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias
 
 if TYPE_CHECKING:
     from ._core.framing import Oversized
     from ._errors import MCPError
 
-__all__ = ["Channel", "Receiver", "TaskStarter"]
+__all__ = ["ANSWER", "Channel", "Outgoing", "Receiver", "TaskStarter"]
+
+JSON: TypeAlias = Any
+
+#: The protocol-version key of a 2026-07-28 ``_meta`` envelope.
+_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
+#: Methods whose ``params.name`` names what they act on.
+_BY_NAME: Final = frozenset({"tools/call", "prompts/get"})
+#: Methods whose ``params.uri`` names what they act on.
+_BY_URI: Final = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
 
 TaskStarter: TypeAlias = Callable[[Callable[[], Awaitable[None]], str], None]
 """Starts a background task of the connection: ``start(fn, name)``. The task
 lives until the connection is closed (`Channel.aclose` comes first)."""
+
+
+class Outgoing:
+    """What the session knows of a message it hands to its channel.
+
+    Made from the method and the params the session was given (never from
+    the encoded bytes), so that a channel can route a message, set its
+    headers and remember it without reading its JSON. Making one costs an
+    allocation: `name` and `revision` are read from the params only when a
+    channel asks for them. Read-only.
+
+    Args:
+        method: The method, or `None` for our answer to a server request.
+        request_id: Our id, when the message is one of our requests.
+        params: The params the session was given (not copied; not changed).
+
+    Attributes:
+        method: The method, or `None` for our answer to a server request.
+        request_id: Our id, when the message is one of our requests.
+    """
+
+    __slots__ = ("method", "params", "request_id")
+
+    def __init__(
+        self, method: str | None, request_id: int | None = None, params: dict[str, JSON] | None = None
+    ) -> None:
+        self.method = method
+        self.request_id = request_id
+        self.params = params
+
+    @property
+    def name(self) -> str | None:
+        """What a request acts on: ``params.name`` of ``tools/call`` and ``prompts/get``,
+        ``params.uri`` of ``resources/read``, ``resources/subscribe`` and
+        ``resources/unsubscribe``; else `None`."""
+        params = self.params
+        if params is None:
+            return None
+        method = self.method
+        name = params.get("name") if method in _BY_NAME else params.get("uri") if method in _BY_URI else None
+        return name if isinstance(name, str) else None
+
+    @property
+    def revision(self) -> str | None:
+        """The protocol revision of a 2026-07-28-era message (the version its ``params._meta``
+        carries), `None` for a message of the initialize era."""
+        params = self.params
+        meta = params.get("_meta") if params is not None else None
+        revision = meta.get(_VERSION_KEY) if isinstance(meta, dict) else None
+        return revision if isinstance(revision, str) else None
+
+    def __repr__(self) -> str:
+        return (
+            f"Outgoing(method={self.method!r}, request_id={self.request_id!r}, name={self.name!r},"
+            f" revision={self.revision!r})"
+        )
+
+
+#: The record of an answer to a server request.
+ANSWER: Final = Outgoing(None)
 
 
 class Receiver(Protocol):
@@ -91,13 +163,14 @@ class Channel(abc.ABC):
         """
 
     @abc.abstractmethod
-    def send(self, data: bytes, request_id: int | None = None, *, batch: bool = False) -> None:
+    def send(self, data: bytes, about: Outgoing, *, batch: bool = False) -> None:
         """Deliver one message (a JSON line ending in LF); never blocks.
 
         Args:
             data: The message.
-            request_id: Our id, when the message is one of our requests (so
-                that `withdraw` can find it).
+            about: What the session knows of it: its method, our request id
+                when it is one of our requests (so that `withdraw` can find
+                it), its name and its 2026-07-28 revision.
             batch: Other messages are likely to follow in the same scheduler
                 pass: the channel may hold this one to write them together.
         """

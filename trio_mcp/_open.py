@@ -210,7 +210,7 @@ async def _connected(session: Session, options: ClientOptions) -> AsyncIterator[
         client.detach()
 
 
-def _twice_dead(second: ServerGone, first: ServerGone) -> ServerGone:
+def twice_dead(second: ServerGone, first: ServerGone) -> ServerGone:
     """The error of a server that died on the probe, was started again, and died again."""
     # First lines only: the stderr tail follows the message on lines of its own.
     now = str(second).split("\n", 1)[0]
@@ -294,7 +294,7 @@ async def open_stdio_client(
                 continue
             except ServerGone as exc:
                 if first is not None:
-                    raise _twice_dead(exc, first) from None
+                    raise twice_dead(exc, first) from None
                 raise
             try:
                 yield client
@@ -379,6 +379,7 @@ def _http_session(
     trust_env: bool,
     connection: ConnectionOptions,
     sink: SinkOptions | None = None,
+    handshake_timeout: float | None = None,
 ) -> Session:
     """A session over Streamable HTTP; httpx is imported here, on first use only."""
     from urllib.parse import urlsplit
@@ -401,6 +402,7 @@ def _http_session(
         http_client=http_client,
         max_message_bytes=connection.max_message_bytes,
         trust_env=trust_env,
+        handshake_timeout=handshake_timeout,
     )
     return Session(channel, connection, sink)
 
@@ -481,6 +483,15 @@ async def open_http_client(
         TypeError, ValueError: A bad URL, an unknown option, or a bad value.
     """
     connection, client_options = split_options("open_http_client", options, ConnectionOptions, ClientOptions)
-    session = _http_session("open_http_client", url, headers, auth, http_client, trust_env, connection)
+    session = _http_session(
+        "open_http_client",
+        url,
+        headers,
+        auth,
+        http_client,
+        trust_env,
+        connection,
+        handshake_timeout=client_options.handshake_timeout,
+    )
     async with session, _connected(session, client_options) as client:
         yield client

@@ -230,6 +230,17 @@ class SinkOptions:
 # ---------------------------------------------------------------- process
 
 
+def _shown_as(value: object) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise TypeError("shown_as must be a sequence of strings (a command line), or None")
+    items = tuple(value)
+    if not items or not all(isinstance(item, str) for item in items):
+        raise TypeError("shown_as must be a non-empty sequence of strings (a command line), or None")
+    return items
+
+
 @attrs.frozen(kw_only=True)
 class ProcessOptions:
     """How a server is started as a child process, and how it is stopped."""
@@ -255,6 +266,11 @@ class ProcessOptions:
     about a second."""
     stderr_tail_bytes: int = attrs.field(default=8 * 1024, validator=_at_least("stderr_tail_bytes", 0))
     """How much of the end of stderr `ServerGone` carries."""
+    shown_as: tuple[str, ...] | None = attrs.field(default=None, converter=_shown_as)
+    """The command line that messages, logs and errors show instead of the
+    real one (which may hold a secret that a ``${VAR}`` put there): a
+    configuration entry's command and arguments as written. Default: the
+    real command line."""
 
 
 # ----------------------------------------------------------------- client
@@ -413,6 +429,7 @@ class ProcessKwargs(TypedDict, total=False):
     on_stderr: Callable[[str], object] | None
     kill_grace: float
     stderr_tail_bytes: int
+    shown_as: Sequence[str] | None
 
 
 class ClientKwargs(TypedDict, total=False):

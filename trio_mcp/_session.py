@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeAlias
 import attrs
 import trio
 
+from ._channel import ANSWER, Outgoing
 from ._core.jsonrpc import (
     Answered,
     Connection,
@@ -488,7 +489,7 @@ class Session:
         self._requests_sent += 1
         if self._on_wire is not None:
             self._wire("out", data)
-        self.channel.send(data, request_id, batch=len(calls) > 1)
+        self.channel.send(data, Outgoing(method, request_id, params), batch=len(calls) > 1)
         try:
             if on_notification is None:
                 if len(calls) == 1 and timeout is None and not box.done:
@@ -589,7 +590,7 @@ class Session:
             return
         line = self._conn.abandon(request_id, reason)
         if line is not None:
-            self._send(line)
+            self._send(line, Outgoing("notifications/cancelled"))
 
     async def notify(self, method: str, params: dict[str, JSON] | None = None) -> None:
         """Send a notification (no answer is expected).
@@ -604,7 +605,7 @@ class Session:
         """
         await trio.lowlevel.checkpoint()
         self.check_usable()
-        self._send(self._conn.notification(method, params))
+        self._send(self._conn.notification(method, params), Outgoing(method, None, params))
 
     def notifications(self, *, buffer: int | None = None) -> NotificationStream:
         """Subscribe to every notification the server sends from now on.
@@ -693,10 +694,11 @@ class Session:
             self._emit(summary)
         self._emit(message)
 
-    def _send(self, data: bytes) -> None:
+    def _send(self, data: bytes, about: Outgoing = ANSWER) -> None:
+        # Without ``about``: an answer to a server request.
         if self._on_wire is not None:
             self._wire("out", data)
-        self.channel.send(data)
+        self.channel.send(data, about)
 
     def _wire(self, direction: str, data: bytes) -> None:
         callback = self._on_wire
@@ -818,7 +820,9 @@ class Session:
 
     def _fail(self, error: MCPError, *, quiet_streams: bool = False) -> None:
         """Fail everything in flight and everything after with ``error``."""
-        if self._failure is None or isinstance(error, TransportClosed):
+        # The first failure says why the session is unusable: a server that
+        # died stays ServerGone after the session is closed.
+        if self._failure is None:
             self._failure = error
         if self._failed is not None:
             self._failed.set()

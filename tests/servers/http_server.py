@@ -27,7 +27,12 @@ Tools: ``echo {text}`` (JSON answer), ``slow {steps}`` (an event stream with
 a ``notifications/progress`` per step when asked for progress), ``big
 {size}`` (a text of ``size`` bytes, as one event), ``ask`` (legacy: an
 ``elicitation/create`` request on the POST stream, then what the client
-said), ``stats`` (what the server saw: see `State.stats`) and ``fault``.
+said), ``stats`` (what the server saw: see `State.stats`), ``fault``, and
+for x-mcp-header (SEP-2243) ``route {region, priority, verbose, note}``,
+whose first three arguments are designated for ``Mcp-Param-*`` headers
+(checked in the 2026-07-28 era as a server checks them: 400 ``-32020`` on a
+mismatch; it answers the ``Mcp-Param-*`` headers it got, as sent), and
+``misrouted``, whose annotation is invalid (on a number).
 
 Scenarios. A scenario changes how ``tools/call`` of ``fault`` is answered
 (``fault`` answers ``"no fault"`` otherwise), or every request with
@@ -80,7 +85,34 @@ TOOLS = [
     {"name": "ask", "inputSchema": {"type": "object"}},
     {"name": "stats", "inputSchema": {"type": "object"}},
     {"name": "fault", "inputSchema": {"type": "object"}},
+    # x-mcp-header (SEP-2243): `route` mirrors three arguments into Mcp-Param-* headers and
+    # answers the headers it got; `misrouted` carries an invalid annotation (on a number).
+    {
+        "name": "route",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "priority": {"type": "integer", "x-mcp-header": "Priority"},
+                "verbose": {"type": "boolean", "x-mcp-header": "Verbose"},
+                "note": {"type": "string"},
+            },
+        },
+    },
+    {
+        "name": "misrouted",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"score": {"type": "number", "x-mcp-header": "Score"}},
+        },
+    },
 ]
+#: The Mcp-Param-* headers `route` must get, by argument.
+ROUTE_HEADERS = {
+    "region": "mcp-param-region",
+    "priority": "mcp-param-priority",
+    "verbose": "mcp-param-verbose",
+}
 
 
 def dumps(message: Any) -> bytes:
@@ -203,6 +235,8 @@ class Session:
     answer_counts: dict[str, int] = field(default_factory=dict)
     # Replayable streams: key -> list of (event id, bytes of the event).
     streams: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)
+    # Streams whose replay numbers the events anew (``{key}/n`` becomes ``{key}/rn``).
+    renumbered: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -276,6 +310,14 @@ class State:
         self.server_ids = itertools.count(1)
         # For work that outlives the connection it started on.
         self.nursery: trio.Nursery | None = None
+        # Ids of the requests being answered, per X-Test-Client.
+        self.inflight: dict[str, set[Any]] = {}
+        # What each X-Test-Client's requests did, in order ("GET open", "POST tools/call", ...).
+        self.order: dict[str, list[str]] = {}
+        # The lost-session barrier: fault calls waiting, per client.
+        self.waiting: dict[str, list[trio.Event]] = {}
+        # Clients whose next initialize is answered late (a renewal takes its time).
+        self.slow_initialize: set[str] = set()
 
     def stats(self) -> dict[str, Any]:
         """What the ``stats`` tool (and ``GET /stats``) answers: requests by method (GET and
@@ -289,6 +331,7 @@ class State:
             "answers": dict(self.answers),
             "sessions": len(self.sessions),
             "bogus_sessions_used": self.bogus_sessions_used,
+            "order": {client: list(events) for client, events in self.order.items()},
         }
 
     # ------------------------------------------------------------ connections
@@ -423,12 +466,32 @@ class State:
             return
         if "id" not in message:
             self.counts[message["method"]] = self.counts.get(message["method"], 0) + 1
+            client = request.header("x-test-client") or ""
+            self.order.setdefault(client, []).append(f"POST {message['method']}")
+            if message["method"] == "notifications/initialized" and scenario == "initialized-hangs":
+                await trio.sleep_forever()
             await exchange.respond(202)
             return
         method = message["method"]
         self.counts[method] = self.counts.get(method, 0) + 1
+        client = request.header("x-test-client") or ""
+        self.order.setdefault(client, []).append(f"POST {method}")
         call = Call(self, exchange, request, message, era, session, scenario)
+        inflight = self.inflight.setdefault(client, set())
+        key = json.dumps(message.get("id"))
+        inflight.add(key)
+        try:
+            await self._answer(call, method, target, scenario, request)
+        finally:
+            inflight.discard(key)
+
+    async def _answer(self, call: Call, method: str, target: str, scenario: str, request: Request) -> None:
+        era = call.era
         hits = target == "all" or (method == "tools/call" and call.params.get("name") == "fault")
+        if scenario in BAD_ENDPOINTS:
+            hits = method == "initialize"
+        if scenario in ("reject-version-once", "reject-version-always"):
+            hits = era == "modern"
         if hits and scenario in ONCE:
             client = request.header("x-test-client") or ""
             hits = (client, scenario) not in self.once
@@ -489,6 +552,9 @@ class State:
             if name is None or decode_header_value(name) != call.params.get("name"):
                 await call.error(400, -32020, "Header mismatch: Mcp-Name")
                 return
+            if call.params.get("name") == "route" and (mismatch := route_mismatch(call)) is not None:
+                await call.error(400, -32020, f"Header mismatch: {mismatch}")
+                return
         if meta[VERSION_KEY] != MODERN:
             await call.error(
                 400,
@@ -514,6 +580,10 @@ class State:
     # ------------------------------------------------------------ legacy
 
     async def legacy(self, call: Call) -> None:
+        client = call.request.header("x-test-client") or ""
+        if call.method == "initialize" and client in self.slow_initialize:
+            self.slow_initialize.discard(client)
+            await trio.sleep(1.0)
         if call.method == "initialize":
             offered = call.params.get("protocolVersion")
             version = offered if offered in LEGACY else LEGACY[0]
@@ -533,11 +603,19 @@ class State:
             await call.error(200, -32601, "Method not found", call.method)
 
     async def get(self, request: Request, exchange: Exchange, scenario: str) -> None:
+        if scenario in BAD_ENDPOINTS:
+            await exchange.start_stream()
+            await exchange.write(b"event: endpoint\ndata: " + BAD_ENDPOINTS[scenario].encode() + b"\n\n")
+            await trio.sleep(30)
+            return
         if self.era == "modern" and request.header("mcp-session-id") is None:
             await exchange.respond(405, headers=[("allow", "POST")])
             return
         session = await self._session(request, exchange)
         if session is None:
+            return
+        if scenario == "get-many-events":
+            await self.many_events(session, exchange)
             return
         last = request.header("last-event-id")
         if last is not None:
@@ -546,6 +624,11 @@ class State:
         if scenario == "get-405":
             await exchange.respond(405, headers=[("allow", "POST, DELETE")])
             return
+        client = request.header("x-test-client") or ""
+        if scenario == "slow-get":
+            # The head of the GET stream comes late: a request sent meanwhile raced it.
+            await trio.sleep(0.5)
+        self.order.setdefault(client, []).append("GET open")
         if session.get_open.is_set():
             await exchange.respond(409, b"stream already open", "text/plain")
             return
@@ -560,6 +643,16 @@ class State:
         finally:
             session.get_open = trio.Event()
 
+    async def many_events(self, session: Session, exchange: Exchange) -> None:
+        """5000 notifications with ids never used before, then the end of the stream."""
+        await exchange.start_stream()
+        await exchange.write(b"retry: 20\n\n")
+        base = next(self.server_ids) * 10000
+        note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
+        chunk = b"".join(sse_event(note, event_id=f"m{base + n}") for n in range(5000))
+        await exchange.write(chunk)
+        await exchange.end()
+
     async def replay(self, session: Session, last: str, exchange: Exchange) -> None:
         """Resend every event of the stream ``last`` belongs to (answered ones included), then stay open."""
         key = last.split("/", 1)[0]
@@ -571,7 +664,10 @@ class State:
         sent = 0
         while True:
             while sent < len(events):
-                await exchange.write(events[sent][1])
+                data = events[sent][1]
+                if key in session.renumbered:
+                    data = data.replace(f"id: {key}/".encode(), f"id: {key}/r".encode())
+                await exchange.write(data)
                 sent += 1
             await trio.sleep(0.05)
 
@@ -599,6 +695,13 @@ class State:
             await call.result(text_result(str(args.get("text", ""))))
         elif name == "fault":
             await call.result(text_result("no fault"))
+        elif name == "route":
+            got = {
+                key.decode().lower(): value.decode()
+                for key, value in call.request.raw_headers
+                if key.lower().startswith(b"mcp-param-")
+            }
+            await call.result(text_result(json.dumps(got), structuredContent=got))
         elif name == "stats":
             await call.result(text_result("stats", structuredContent=self.stats()))
         elif name == "big":
@@ -634,6 +737,21 @@ class State:
         await call.exchange.write(sse_event(elicit_message(request_id)))
         await event.wait()
         return session.answers[request_id]
+
+
+def route_mismatch(call: Call) -> str | None:
+    """What is wrong with the Mcp-Param-* headers of a call of `route`, as a SEP-2243 server checks."""
+    args = call.params.get("arguments") or {}
+    for argument, header in ROUTE_HEADERS.items():
+        value, got = args.get(argument), call.request.header(header)
+        if value is None:
+            if got is not None:
+                return f"{header} sent for an absent or null argument"
+            continue
+        want = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        if got is None or decode_header_value(got) != want:
+            return f"{header} is {got!r}, the argument {want!r}"
+    return None
 
 
 def elicit_message(request_id: int) -> dict[str, Any]:
@@ -1019,7 +1137,7 @@ async def s_close_keepalive(call: Call) -> None:
     await call.exchange.raw(head.encode() + body)
 
 
-async def s_replay_answered(call: Call) -> None:
+async def s_replay_answered(call: Call, renumber: bool = False) -> None:
     """Legacy: a ``retry``, a priming event and ``elicitation/create``, all with ids, then
     the stream ends before the answer. A GET with ``Last-Event-ID`` replays them (the
     request already answered, as server-everything does), then the answer, and stays
@@ -1036,6 +1154,8 @@ async def s_replay_answered(call: Call) -> None:
         (f"{key}/1", sse_event(elicit_message(request_id), event_id=f"{key}/1")),
     ]
     session.streams[key] = events
+    if renumber:
+        session.renumbered.add(key)
     await call.exchange.start_stream()
     await call.exchange.write(b"".join(data for _, data in events))
     await call.exchange.end()
@@ -1061,6 +1181,92 @@ async def s_endpoint_event(call: Call) -> None:
     )
 
 
+async def s_other_call_id(call: Call) -> None:
+    """A JSON answer under the id of *another* request of this client in flight (else a stray id)."""
+    client = call.request.header("x-test-client") or ""
+    mine = json.dumps(call.id)
+    others = sorted(key for key in call.server.inflight.get(client, set()) if key != mine)
+    other = json.loads(others[0]) if others else 424242
+    await call.exchange.json(200, call.result_message(text_result("answer under another id")) | {"id": other})
+
+
+async def s_extra_response(call: Call) -> None:
+    """The answer, and a second (stale) response right behind it on the kept-alive connection."""
+    good = dumps(call.result_message(text_result("fault ok")))
+    stale = dumps(call.result_message(text_result("stale")))
+
+    def response(body: bytes) -> bytes:
+        head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+        return head.encode() + body
+
+    await call.exchange.raw(response(good) + response(stale))
+    await trio.sleep(1.0)
+
+
+async def s_ids_from_one(call: Call) -> None:
+    """Modern: every POST's stream numbers its events from 1 (event ids are per stream)."""
+    note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
+    body = sse_event(note, event_id="1") + sse_event(data=_answer_event(call), event_id="2")
+    await _result_stream(call, body)
+
+
+async def s_session_lost_in_flight(call: Call) -> None:
+    """Legacy: once ten fault calls of this client are in flight, the server forgets the
+    session and answers each 404, and answers the next initialize a second late; calls of
+    the new session are answered normally."""
+    session = call.session
+    client = call.request.header("x-test-client") or ""
+    if session is None or (client, "lost-done") in call.server.once:
+        await call.result(text_result("fault ok"))
+        return
+    waiting = call.server.waiting.setdefault(client, [])
+    release = trio.Event()
+    waiting.append(release)
+    if len(waiting) >= 10:
+        call.server.once.add((client, "lost-done"))
+        call.server.slow_initialize.add(client)
+        call.server.sessions.pop(session.id, None)
+        for event in waiting:
+            event.set()
+    with trio.move_on_after(20):
+        await release.wait()
+    await call.error(404, -32600, "Session not found", request_id=None)
+
+
+async def s_session_word_400(call: Call) -> None:
+    """A 400 whose JSON-RPC error mentions a session, and is no lost session."""
+    await call.error(400, -32602, "Invalid params: session_name is required")
+
+
+async def s_replay_renumbered(call: Call) -> None:
+    """Legacy: like replay-answered, but the replay numbers its events anew."""
+    await s_replay_answered(call, renumber=True)
+
+
+async def s_reject_version_once(call: Call) -> None:
+    """Modern: the first request of each client is refused with -32022, listing the very version asked."""
+    await call.error(
+        400, -32022, "Unsupported protocol version", {"supported": [MODERN], "requested": MODERN}
+    )
+
+
+async def s_redirect_bad_location(call: Call) -> None:
+    """A 307 whose Location is no usable URL."""
+    await call.exchange.respond(307, headers=[("location", "http://[::1/broken")])
+
+
+async def s_refuse_initialize(call: Call) -> None:
+    """``initialize`` refused with 404 and no body, as an HTTP+SSE server does."""
+    await call.exchange.respond(404, b"", "text/plain")
+
+
+#: HTTP+SSE scenarios whose GET names an endpoint that is not a usable URL.
+BAD_ENDPOINTS = {
+    "sse-endpoint-bad-port": "http://127.0.0.1:99999/message",
+    "sse-endpoint-bad-host": "http://[::1/message",
+}
+
+
 async def s_none(call: Call) -> None:
     """No fault."""
     await (call.server.modern(call) if call.era == "modern" else call.server.legacy(call))
@@ -1068,7 +1274,7 @@ async def s_none(call: Call) -> None:
 
 #: Scenarios that hit only the first matching request of each client (named by the
 #: ``X-Test-Client`` header), so that a test can see the client recover.
-ONCE = frozenset({"session-404", "session-400"})
+ONCE = frozenset({"session-404", "session-400", "reject-version-once"})
 
 #: Every scenario, by name: what it does is its docstring.
 SCENARIOS: dict[str, Callable[[Call], Awaitable[None]]] = {
@@ -1144,6 +1350,21 @@ SCENARIOS: dict[str, Callable[[Call], Awaitable[None]]] = {
     "answer-on-get": s_answer_on_get,
     "server-request-modern": s_server_request_modern,
     "replay-answered": s_replay_answered,
+    # the defects of a first version of the client
+    "other-call-id": s_other_call_id,
+    "extra-response": s_extra_response,
+    "ids-from-one": s_ids_from_one,
+    "session-lost-in-flight": s_session_lost_in_flight,
+    "session-word-400": s_session_word_400,
+    "replay-renumbered": s_replay_renumbered,
+    "reject-version-once": s_reject_version_once,
+    "reject-version-always": s_reject_version_once,  # every modern request, not only the first
+    "redirect-bad-location": s_redirect_bad_location,
+    "slow-get": s_none,  # the GET stream's head comes late (see State.get)
+    "initialized-hangs": s_none,  # notifications/initialized is never answered
+    "get-many-events": s_none,  # each GET stream carries 5000 events, then ends
+    "sse-endpoint-bad-port": s_refuse_initialize,
+    "sse-endpoint-bad-host": s_refuse_initialize,
 }
 
 

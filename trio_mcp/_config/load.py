@@ -269,10 +269,41 @@ def _merge(
             warnings.append(f"overrides: server {name!r} is invalid, so its override was not applied")
             continue
         try:
-            if name in servers:
-                servers[name] = attrs.evolve(servers[name], **change)
-            else:
-                servers[name] = ServerSpec(name=name, **change)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"overrides[{name!r}]: {exc}", server=name) from None
+            servers[name] = _overridden(name, servers.get(name), change)
+        except ConfigError as exc:
+            servers.pop(name, None)
+            invalid[name] = exc
     return LoadedConfig(servers=servers, invalid=invalid, warnings=tuple(warnings), sources=sources)
+
+
+_FIELDS = frozenset(field.name for field in attrs.fields(ServerSpec)) - {"name"}
+
+
+def _overridden(name: str, spec: ServerSpec | None, change: Mapping[str, Any]) -> ServerSpec:
+    """``spec`` (or a new entry) with the fields ``change`` gives, each checked.
+
+    Raises:
+        ConfigError: A field that is not one of `ServerSpec`'s, or a bad
+            value; it names the entry's file, the server and the field.
+    """
+    path = spec.source.path if spec is not None else None
+    base = spec if spec is not None else ServerSpec(name=name)
+
+    def error(field: str, message: str) -> ConfigError:
+        where = f"{path}: " if path is not None else ""
+        return ConfigError(
+            f"{where}server {name!r}: {field}: {message} (in overrides)", file=path, server=name, field=field
+        )
+
+    for field, value in change.items():
+        if field not in _FIELDS:
+            raise error(str(field), "not a field of ServerSpec")
+        try:
+            attrs.evolve(base, **{field: value})
+        except (TypeError, ValueError) as exc:
+            message = str(exc).removeprefix(f"{field}: ")
+            raise error(field, message) from None
+    try:
+        return attrs.evolve(base, **change)
+    except (TypeError, ValueError) as exc:  # fields that only disagree together
+        raise error(next(iter(change), "overrides"), str(exc)) from None

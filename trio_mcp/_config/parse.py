@@ -13,6 +13,7 @@ caller hands in.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import TYPE_CHECKING, Any, Final
@@ -57,6 +58,8 @@ _KNOWN: Final = frozenset(
         "disabledTools",
         "includeTools",
         "excludeTools",
+        "startup_timeout",
+        "request_timeout",
     }
 )
 #: Fields other clients write for themselves: kept in ``extra`` without a warning.
@@ -138,6 +141,14 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
+#: The files that hold a client's other settings too, and servers only once one is added.
+_SETTINGS_FILES: Final = frozenset({".claude.json", "claude_desktop_config.json"})
+
+
+def _is_settings_file(path: str | None) -> bool:
+    return path is not None and os.path.basename(path) in _SETTINGS_FILES
+
+
 def _looks_like_server(value: object) -> bool:
     return isinstance(value, dict) and ("command" in value or any(key in value for key in _URL_KEYS))
 
@@ -199,6 +210,11 @@ def parse_document(
             (f"{path}: " if path else "")
             + "no 'mcpServers' key: the root is read as the map of servers, as if wrapped in one"
         )
+    elif not root or _is_settings_file(path):
+        # A client's settings file holds its servers only once one was
+        # added (Claude Code's ~/.claude.json, Claude Desktop's config), and
+        # an empty object is an empty list: no servers, and nothing wrong.
+        return Document(ConfigSource(path=path, dialect="mcpServers"))
     elif "context_servers" in root:
         raise file_error(path, "Zed's 'context_servers' settings are not read; use an 'mcpServers' map")
     else:
@@ -350,11 +366,21 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
         command = string("command") or ""
         if not command.strip():
             raise fail("command", "is empty")
-        command = expand("command", command)
+        written = (command, *_written_args(raw))
+        command = _home(expand("command", command), ctx)
         if not os.path.isabs(command) and ("/" in command or (os.sep != "/" and os.sep in command)):
             command = _resolve(ctx.base_dir, command)
+        elif "args" not in raw and len(command.split()) > 1 and not os.path.exists(command):
+            words = written[0].split()
+            ctx.warn(
+                "a whole command line, which is never split (there is no shell): write"
+                f' "command": {json.dumps(words[0])}, "args": {json.dumps(words[1:])}',
+                server=name,
+                field="command",
+            )
         kwargs["command"] = command
         kwargs["args"] = _args(raw, fail, expand, ctx, name)
+        kwargs["written"] = written
         env = _string_map(raw, "env", fail, expand, ctx, name)
         env_file = string("envFile")
         if env_file is not None:
@@ -365,7 +391,7 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
             cwd = expand("cwd", cwd)
             if not cwd:
                 raise fail("cwd", "is empty")
-            kwargs["cwd"] = _resolve(ctx.base_dir, cwd)
+            kwargs["cwd"] = _resolve(ctx.base_dir, _home(cwd, ctx))
     else:
         url = expand(urls[0][0], urls[0][1])
         _check_url(url, urls[0][0], fail)
@@ -392,13 +418,17 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
     if "includeTools" in raw:
         kwargs["tools_allow"] = frozenset(_string_list(raw["includeTools"], "includeTools", fail))
     kwargs["tools_deny"] = frozenset(deny)
+    # Our own fields, in seconds.
+    for key in ("startup_timeout", "request_timeout"):
+        if key in raw:
+            kwargs[key] = _seconds(raw[key], key, fail)
 
     extra: dict[str, Any] = {}
     cline = "transportType" in raw
     for key, value in raw.items():
         if key in _KNOWN:
             continue
-        if key == "timeout" and cline:
+        if key == "timeout" and cline and "request_timeout" not in raw:
             kwargs["request_timeout"] = _seconds(value, "timeout", fail)
             if kwargs["request_timeout"] > _SUSPICIOUS_SECONDS:
                 ctx.warn(
@@ -427,10 +457,29 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
     )
 
 
+def _home(path: str, ctx: _Context) -> str:
+    """``path`` with a leading ``~`` or ``~user`` expanded, as a shell would (``~`` is ``user_home``)."""
+    if not path.startswith("~"):
+        return path
+    home = ctx.expander.user_home
+    head, sep, rest = path.partition("/")
+    if head == "~" and home is not None:
+        return home + (sep + rest if sep else "")
+    return os.path.expanduser(path)
+
+
 def _resolve(base_dir: str | None, path: str) -> str:
     if base_dir is None or os.path.isabs(path):
         return path
     return os.path.normpath(os.path.join(base_dir, path))
+
+
+def _written_args(raw: Mapping[str, Any]) -> tuple[str, ...]:
+    """The arguments as written (before `_args` checks them: only strings count)."""
+    value = raw.get("args", [])
+    if not isinstance(value, list):
+        return ()
+    return tuple(item for item in value if isinstance(item, str))
 
 
 def _args(
@@ -500,7 +549,7 @@ def _string_map(
 
 
 def _read_env_file(path: str, fail: Callable[[str, str], ConfigError], ctx: _Context) -> dict[str, str]:
-    path = _resolve(ctx.base_dir, path)
+    path = _resolve(ctx.base_dir, _home(path, ctx))
     try:
         text = ctx.read_text(path)
     except OSError as exc:

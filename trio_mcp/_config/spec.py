@@ -9,6 +9,7 @@ by hand as easily as from a file.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeAlias
 
@@ -93,7 +94,76 @@ def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 
 def _strings(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str | bytes):
+        raise TypeError("must be a list of strings, not one string (there is no shell splitting)")
     return tuple(value)
+
+
+def _names(value: Iterable[str]) -> frozenset[str]:
+    if isinstance(value, str | bytes):
+        raise TypeError("must be a set of tool names, not one string")
+    return frozenset(value)
+
+
+def kind_of(value: object) -> str:
+    """What a value is, for a message that must not show the value (it may be a secret)."""
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return type(value).__name__
+
+
+def _check_strings(_: Any, attribute: Any, value: Any) -> None:
+    for item in value:
+        if not isinstance(item, str):
+            raise TypeError(f"{attribute.name}: every item must be a string, got {kind_of(item)}")
+
+
+def _check_string_map(_: Any, attribute: Any, value: Any) -> None:
+    for key, item in value.items():
+        if not isinstance(key, str) or not isinstance(item, str):
+            raise TypeError(
+                f"{attribute.name}: must map strings to strings, got {kind_of(key)} to {kind_of(item)}"
+            )
+
+
+def _check_optional_string(_: Any, attribute: Any, value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{attribute.name}: must be a string or None, got {kind_of(value)}")
+
+
+def _check_bool(_: Any, attribute: Any, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{attribute.name}: must be True or False, got {kind_of(value)}")
+
+
+def _check_seconds(_: Any, attribute: Any, value: Any) -> None:
+    if value is None and attribute.name == "request_timeout":
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{attribute.name}: must be a number of seconds, got {kind_of(value)}")
+    if not 0 < value < math.inf:  # NaN fails this too
+        raise ValueError(f"{attribute.name}: must be a positive, finite number of seconds")
+
+
+def _check_name(_: Any, attribute: Any, value: Any) -> None:
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"name: must be a non-empty string, got {kind_of(value)}")
+
+
+def _check_transport(_: Any, attribute: Any, value: Any) -> None:
+    if value not in ("stdio", "http", "sse"):
+        raise ValueError("transport: must be 'stdio', 'http' or 'sse'")
+
+
+def _check_source(_: Any, attribute: Any, value: Any) -> None:
+    if not isinstance(value, ConfigSource):
+        raise TypeError(f"source: must be a ConfigSource, got {kind_of(value)}")
 
 
 @attrs.frozen(repr=False)
@@ -126,31 +196,50 @@ class ServerSpec:
         tools_deny: Tools (server-side names) never offered.
         source: Where the entry came from.
         extra: Fields the loader did not know, kept as they were.
+        written: The command and its arguments as written in the file,
+            ``${...}`` references unexpanded (empty for an entry made in
+            code): what messages, logs and errors show of the server, never
+            the expanded values, which may be secrets. See ``command_line``.
     """
 
-    name: str
-    transport: Transport = "stdio"
-    command: str | None = None
-    args: tuple[str, ...] = attrs.field(default=(), converter=_strings)
-    env: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping, hash=False)
-    inherit_env: bool = True
-    cwd: str | None = None
-    url: str | None = None
-    headers: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping, hash=False)
-    enabled: bool = True
-    startup_timeout: float = 60.0
-    request_timeout: float | None = None
-    tools_allow: frozenset[str] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(frozenset)
+    name: str = attrs.field(validator=_check_name)
+    transport: Transport = attrs.field(default="stdio", validator=_check_transport)
+    command: str | None = attrs.field(default=None, validator=_check_optional_string)
+    args: tuple[str, ...] = attrs.field(default=(), converter=_strings, validator=_check_strings)
+    env: Mapping[str, str] = attrs.field(
+        factory=dict, converter=_frozen_mapping, validator=_check_string_map, hash=False
     )
-    tools_deny: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
-    source: ConfigSource = attrs.field(factory=ConfigSource)
+    inherit_env: bool = attrs.field(default=True, validator=_check_bool)
+    cwd: str | None = attrs.field(default=None, validator=_check_optional_string)
+    url: str | None = attrs.field(default=None, validator=_check_optional_string)
+    headers: Mapping[str, str] = attrs.field(
+        factory=dict, converter=_frozen_mapping, validator=_check_string_map, hash=False
+    )
+    enabled: bool = attrs.field(default=True, validator=_check_bool)
+    startup_timeout: float = attrs.field(default=60.0, validator=_check_seconds)
+    request_timeout: float | None = attrs.field(default=None, validator=_check_seconds)
+    tools_allow: frozenset[str] | None = attrs.field(
+        default=None,
+        converter=attrs.converters.optional(_names),
+        validator=attrs.validators.optional(_check_strings),
+    )
+    tools_deny: frozenset[str] = attrs.field(default=frozenset(), converter=_names, validator=_check_strings)
+    source: ConfigSource = attrs.field(factory=ConfigSource, validator=_check_source)
     extra: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping, eq=False)
+    written: tuple[str, ...] = attrs.field(default=(), converter=_strings, validator=_check_strings, eq=False)
+
+    @property
+    def command_line(self) -> tuple[str, ...]:
+        """The command line to show: `written` when the entry came from a file, else the command and args."""
+        if self.written:
+            return self.written
+        return (self.command or "", *self.args)
 
     def __repr__(self) -> str:
         parts = [f"name={self.name!r}", f"transport={self.transport!r}"]
         if self.transport == "stdio":
-            parts += [f"command={self.command!r}", f"args={self.args!r}"]
+            command, *args = self.command_line
+            parts += [f"command={command!r}", f"args={tuple(args)!r}"]
             if self.env:
                 parts.append(f"env={_masked(self.env)}")
             if self.cwd is not None:

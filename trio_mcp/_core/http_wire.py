@@ -15,7 +15,12 @@ can be tested without a server:
 * `parse_retry_after`: a ``Retry-After`` header in seconds;
 * `valid_session_id`: the characters a session id may hold;
 * `same_origin`: whether a redirect stays on the server's origin;
-* `rpc_error_body`: the JSON-RPC error an error status carries, if any.
+* `rpc_error_body`: the JSON-RPC error an error status carries, if any;
+* `lost_session`: whether such an error says the server forgot the session;
+* `redirect_target`: where a ``Location`` header points, or why it cannot be
+  followed;
+* `typed_refusal`: the typed error of a refusal an application may act on
+  (`AuthRequired`, `ServerBusy`).
 """
 
 from __future__ import annotations
@@ -23,21 +28,29 @@ from __future__ import annotations
 import base64
 import email.utils
 import re
-from typing import Any, Final, TypeAlias
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from urllib.parse import urljoin, urlsplit
 
+from .._errors import AuthRequired, HTTPError, ServerBusy
 from .codec import UnreadableJSON, decode
 from .eras import PROTOCOL_VERSION
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 __all__ = [
+    "BadLocation",
     "header_value",
+    "lost_session",
     "media_type",
     "modern_headers",
     "modern_version",
     "parse_challenge",
     "parse_retry_after",
+    "redirect_target",
     "rpc_error_body",
     "same_origin",
+    "typed_refusal",
     "valid_session_id",
 ]
 
@@ -51,6 +64,18 @@ _BASE64_SUFFIX: Final = "?="
 #: Methods whose ``Mcp-Name`` is the ``name`` param, and the one whose name is the ``uri``.
 _NAMED_BY_NAME: Final = frozenset({"tools/call", "prompts/get"})
 _NAMED_BY_URI: Final = frozenset({"resources/read"})
+
+#: The forms in which servers say that they no longer know a session (HTTP 400):
+#: everything's ``No valid session ID provided``, the Python SDKs' ``Session not
+#: found``, and their kin. An error that merely mentions a session
+#: (``session_name is required``) is the server's answer, not one of these.
+_LOST_SESSION = re.compile(
+    r"\b(no valid session|session not found|unknown session|invalid session|session (?:has )?expired"
+    r"|session (?:id )?(?:is )?(?:no longer valid|terminated))",
+    re.IGNORECASE,
+)
+#: The JSON-RPC codes such an error comes with.
+_LOST_SESSION_CODES: Final = frozenset({-32000, -32001, -32600})
 
 _TOKEN: Final = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _PARAM = re.compile(rf'\s*({_TOKEN})\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]*)\s*,?')
@@ -201,3 +226,82 @@ def rpc_error_body(body: bytes) -> dict[str, JSON] | None:
     if not isinstance(code, int) or isinstance(code, bool):
         return None
     return error
+
+
+def lost_session(error: dict[str, JSON]) -> bool:
+    """Whether a JSON-RPC error (of an HTTP 400) says that the server no longer knows the session.
+
+    Only the forms servers use count: a code of ``-32000``, ``-32001`` or
+    ``-32600`` with a message such as ``No valid session ID provided`` or
+    ``Session not found``. Any other error is the server's answer to the
+    request, even one whose message mentions a session.
+    """
+    message = error.get("message")
+    return (
+        error.get("code") in _LOST_SESSION_CODES
+        and isinstance(message, str)
+        and _LOST_SESSION.search(message) is not None
+    )
+
+
+class BadLocation(ValueError):
+    """A ``Location`` header that is not a usable URL."""
+
+
+def redirect_target(url: str, location: str) -> str:
+    """The absolute URL a ``Location`` header points to, from ``url``.
+
+    Raises:
+        BadLocation: It is not a usable http(s) URL (no host, a port out of
+            range, characters no URL holds).
+    """
+    try:
+        target = urljoin(url, location.strip())
+        parts = urlsplit(target)
+        port = parts.port
+    except ValueError as exc:
+        raise BadLocation(f"{location!r} is not a URL ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise BadLocation(f"{location!r} is not an http(s) URL with a host")
+    if port == 0 or any(ord(char) < 0x21 or ord(char) == 0x7F for char in target):
+        raise BadLocation(f"{location!r} is not a usable URL")
+    return target
+
+
+def typed_refusal(
+    name: str, url: str, method: str, status: int, headers: Mapping[str, str], text: str, now: float
+) -> HTTPError | None:
+    """The error for a refusal an application may act on, or `None`.
+
+    401, or 403 with a challenge: `AuthRequired` with what the
+    ``WWW-Authenticate`` challenge says. 429 and 503: `ServerBusy` with the
+    delay ``Retry-After`` asks for (``now``: the POSIX time, for dates).
+    ``headers`` has lower-case names; ``text`` is the start of the body.
+    """
+    challenge = headers.get("www-authenticate", "")
+    if status == 401 or (status == 403 and challenge):
+        scheme, params = parse_challenge(challenge)
+        what = f" ({params['error']})" if "error" in params else ""
+        where = f"; resource metadata: {params['resource_metadata']}" if "resource_metadata" in params else ""
+        return AuthRequired(
+            f"{name} refused {method} with HTTP {status}{what}: authorization required{where}",
+            url=url,
+            status=status,
+            headers=dict(headers),
+            body=text,
+            www_authenticate=challenge,
+            scheme=scheme,
+            params=params,
+        )
+    if status in (429, 503):
+        delay = parse_retry_after(headers.get("retry-after"), now)
+        after = f"; retry after {delay:g} s" if delay is not None else ""
+        return ServerBusy(
+            f"{name} is busy: HTTP {status} to {method}{after}",
+            url=url,
+            status=status,
+            headers=dict(headers),
+            body=text,
+            retry_after=delay,
+        )
+    return None

@@ -165,6 +165,10 @@ def judge_probe(
         version = _newest_shared(listed, MODERN_VERSIONS)
         if version is not None and version != requested:
             return Modern(version, None, retry=True)
+        if requested in listed:
+            # Refused the very version it lists (the transport asked again once).
+            said = f"the server refused protocol version {requested}, which it lists among those it supports"
+            return _legacy_overlap(listed, said)
         return _legacy_overlap(listed, f"the server refused protocol version {requested} and supports")
     if error.code in (MISSING_CLIENT_CAPABILITY, HEADER_MISMATCH):
         # Errors only a 2026-07-28 server sends: the server is modern, even

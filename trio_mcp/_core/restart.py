@@ -197,24 +197,36 @@ class RestartTracker:
         else:
             self._start_failures += 1
         self._ready_since = None
-        if not retryable:
-            return Decision(False, reason="starting it again cannot help")
-        if policy.mode == "never":
-            return Decision(False, reason="the restart policy is 'never'")
-        if policy.mode == "on-failure" and clean:
-            return Decision(False, reason="it exited with status 0 and the restart policy is 'on-failure'")
-        if policy.max_start_failures and self._start_failures >= policy.max_start_failures:
-            return Decision(False, reason=f"it failed to start {self._start_failures} times in a row")
         if self._times and self._times[0] <= now - policy.window:
             self._times = [time for time in self._times if time > now - policy.window]
-        if len(self._times) >= policy.max_restarts:
-            return Decision(
-                False, reason=f"it was restarted {len(self._times)} times within {policy.window:g} s"
-            )
+        refusal = self._refusal(now, clean=clean, retryable=retryable, start_failures=self._start_failures)
+        if refusal:
+            return Decision(False, reason=refusal)
         delay = self._delay()
         self._times.append(now + delay)
         self.restarts += 1
         return Decision(True, delay)
+
+    def would_restart(self, now: float, *, clean: bool, retryable: bool = True) -> bool:
+        """What `stopped` would decide for a server that was ready, without recording anything."""
+        failures = self._start_failures + (0 if self._ready_since is not None else 1)
+        return not self._refusal(now, clean=clean, retryable=retryable, start_failures=failures)
+
+    def _refusal(self, now: float, *, clean: bool, retryable: bool, start_failures: int) -> str:
+        """Why the policy would not restart the server now, or ``""``."""
+        policy = self.policy
+        if not retryable:
+            return "starting it again cannot help"
+        if policy.mode == "never":
+            return "the restart policy is 'never'"
+        if policy.mode == "on-failure" and clean:
+            return "it exited with status 0 and the restart policy is 'on-failure'"
+        if policy.max_start_failures and start_failures >= policy.max_start_failures:
+            return f"it failed to start {start_failures} times in a row"
+        recent = sum(1 for time in self._times if time > now - policy.window)
+        if recent >= policy.max_restarts:
+            return f"it was restarted {recent} times within {policy.window:g} s"
+        return ""
 
     def _delay(self) -> float:
         policy = self.policy

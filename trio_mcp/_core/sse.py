@@ -66,11 +66,14 @@ class Event:
         data: The event's data: its ``data`` lines joined with LF. Never empty.
         type: The event type (``event`` field), ``"message"`` when none was given.
         id: The last event id when the event was dispatched (``""`` when none).
+        own_id: Whether the event set that id itself (an ``id`` line of its
+            own), rather than carrying on the last one; not compared.
     """
 
     data: str
     type: str = "message"
     id: str = ""
+    own_id: bool = attrs.field(default=False, eq=False)
 
 
 @attrs.frozen
@@ -131,6 +134,7 @@ class EventParser:
         "_comment",
         "_data",
         "_head",
+        "_id_set",
         "_last_id",
         "_line",
         "_line_len",
@@ -201,6 +205,7 @@ class EventParser:
         self._bad = None
         self._open = False
         self._skipping = False
+        self._id_set = False
 
     # ------------------------------------------------------------ input
 
@@ -328,6 +333,7 @@ class EventParser:
             if b"\x00" not in value:
                 try:
                     self._last_id = value.decode()
+                    self._id_set = True
                 except UnicodeDecodeError:
                     self._bad = self._bad or "id"
         elif name == b"retry" and value.isdigit():
@@ -361,5 +367,5 @@ class EventParser:
             except UnicodeDecodeError:
                 out.append(BadEncoding(field=field, id=self._last_id))
             else:
-                out.append(Event(data=text, type=kind, id=self._last_id))
+                out.append(Event(data=text, type=kind, id=self._last_id, own_id=self._id_set))
         self._reset_event()

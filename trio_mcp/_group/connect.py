@@ -51,6 +51,9 @@ def stdio_arguments(spec: ServerSpec) -> tuple[str, tuple[str, ...], dict[str, A
     if not spec.command:
         raise ConfigError(f"server {spec.name!r} has no command", server=spec.name, field="command")
     options: dict[str, Any] = {"inherit_env": spec.inherit_env}
+    if spec.written:
+        # Messages name the server by its command as written, never expanded.
+        options["shown_as"] = spec.written
     if spec.env:
         options["env"] = dict(spec.env)
     if spec.cwd is not None:
@@ -84,7 +87,9 @@ async def open_server(spec: ServerSpec, **options: Unpack[StdioClientKwargs]) ->
     handshake included, must fit in its ``startup_timeout``. The block owns
     the server, as with `open_stdio_client`. An entry with a ``url`` is
     reached with `open_http_client` instead (the ``http`` extra), sending
-    the entry's ``headers``; the process options do not apply to it.
+    the entry's ``headers`` and, unless they hold an ``Authorization``
+    header, the user's kept login (``trio-mcp login``, see :doc:`auth`);
+    the process options do not apply to it.
 
     Args:
         spec: The entry.
@@ -138,7 +143,11 @@ def connect(spec: ServerSpec, options: dict[str, Any]) -> AbstractAsyncContextMa
         remote = {name: value for name, value in options.items() if name in _REMOTE_OPTIONS}
         if spec.request_timeout is not None:
             remote["request_timeout"] = spec.request_timeout
-        return open_http_client(spec.url, headers=dict(spec.headers), **remote)
+        from ..auth._storage import stored_login
+
+        # The user's kept login (trio-mcp login), unless the entry sends its own Authorization.
+        auth = stored_login(spec.url, spec.headers)
+        return open_http_client(spec.url, headers=dict(spec.headers), auth=auth, **remote)
     command, args, own = stdio_arguments(spec)
     return open_stdio_client(command, args, **{**options, **own})
 

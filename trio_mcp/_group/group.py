@@ -20,7 +20,7 @@ import attrs
 import trio
 
 from .._config import ConfigError, LoadedConfig, ServerSpec
-from .._core.naming import exposed_name
+from .._core.naming import assign_names, exposed_name
 from .._core.restart import RestartPolicy, RestartTracker
 from .._errors import AuthRequired, MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
 from .._models import Prompt, Resource, ResourceTemplate, Tool
@@ -251,9 +251,11 @@ class ServerGroup:
         options: dict[str, Any],
         on_event: Callable[[ServerEvent], object] | None,
         rng: random.Random,
+        wait: bool = True,
     ) -> None:
         self.policy = policy
         """The restart policy the group applies."""
+        self._wait = wait
         self._options = options
         self._on_event = on_event
         self._members: dict[str, _Member] = {}
@@ -305,21 +307,42 @@ class ServerGroup:
         """
         member = self._member(name)
         error = member.error
-        pid = None
-        if member.client is not None:
-            pid = getattr(member.client.session, "pid", None)
         gone = error if isinstance(error, ServerGone) else None
+        exit_code = gone.exit_code if gone else None
+        signal = gone.signal if gone else None
+        pid = None
+        state = member.state
+        client = member.client
+        if state == "ready" and client is not None:
+            stats = client.session.statistics()
+            if _alive(client):
+                pid = stats.pid
+            else:
+                # Dead, and its supervisor has not yet been told (the end of
+                # its output is still being read): no longer ready.
+                code = stats.returncode
+                exit_code = code if code is not None and code >= 0 else None
+                signal = -code if code is not None and code < 0 else None
+                clean = code == 0
+                again = member.tracker.would_restart(trio.current_time(), clean=clean)
+                state = "restarting" if again and not self._stopping else "failed"
         return ServerStatus(
             name=member.name,
-            state=member.state,
+            state=state,
             error=error,
             reason=member.reason,
             restarts=member.tracker.restarts,
             pid=pid,
-            exit_code=gone.exit_code if gone else None,
-            signal=gone.signal if gone else None,
+            exit_code=exit_code,
+            signal=signal,
             stderr_tail=gone.stderr_tail if gone else "",
         )
+
+    def _state(self, member: _Member) -> ServerState:
+        """The state `status` shows: a ready server whose process is dead is no longer ready."""
+        if member.state == "ready" and member.client is not None and not _alive(member.client):
+            return self.status(member.name).state
+        return member.state
 
     def statuses(self) -> list[ServerStatus]:
         """A snapshot of every server, in the order of `names`."""
@@ -369,7 +392,7 @@ class ServerGroup:
             member.error = error
         member.reason = reason
         self._changed()
-        if state in ("ready", "restarting", "failed"):
+        if state in ("ready", "restarting", "failed", "needs-login"):
             text = f"server {member.name!r}: {previous} -> {state}"
             if error is not None:
                 text += f" ({str(error).splitlines()[0]})"
@@ -406,13 +429,16 @@ class ServerGroup:
     def restart(self, name: str) -> None:
         """Start a failed server again, with a fresh restart history; end a restart's delay early.
 
+        A server that needs a login is tried again too (call this once the
+        user has logged in, with ``trio-mcp login``, say).
+
         Does nothing to a server that is starting or ready.
 
         Raises:
             UnknownName: No server has that name.
         """
         member = self._member(name)
-        if member.state in ("failed", "restarting"):
+        if member.state in ("failed", "restarting", "needs-login"):
             if member.state == "failed":
                 member.tracker.reset()
             member.poke()
@@ -433,16 +459,70 @@ class ServerGroup:
                 error says why and carries its last exit status and stderr
                 tail), or the group is closing.
             ConfigError: The server is disabled, or its entry is invalid.
+            AuthRequired: The server needs a login (state ``"needs-login"``).
         """
         member = self._member(name)
         while True:
-            if member.state == "ready" and member.client is not None:
+            state = self._state(member)
+            if state == "ready" and member.client is not None:
                 await trio.lowlevel.checkpoint()
                 return member.client
-            if member.state in ("starting", "restarting") and not self._stopping:
+            if (state in ("starting", "restarting") or member.state == "ready") and not self._stopping:
+                # (A dead server's supervisor is about to say what comes next.)
                 await self._change.wait()
                 continue
             raise self._unavailable(member)
+
+    async def wait_ready(self, name: str) -> ServerStatus:
+        """Wait until the server is ready (at once if it is); its status then.
+
+        As `client` does, this waits while the server starts or waits to be
+        started again, within the caller's cancel scopes, and raises at once
+        for a server that cannot become ready without your help.
+
+        Raises:
+            UnknownName: No server has that name.
+            ServerGone: The server failed, or the group is closing.
+            ConfigError: The server is disabled, or its entry is invalid.
+        """
+        await self.client(name)
+        return self.status(name)
+
+    async def wait_until(self, name: str, *states: ServerState) -> ServerStatus:
+        """Wait until the server is in one of ``states`` (at once if it is); its status then.
+
+        ::
+
+            status = await servers.wait_until("files", "ready", "failed")
+
+        Each change of state wakes the waiters, so an application never
+        polls; bound the wait with the caller's cancel scopes. While the
+        group closes, every server ends in ``"stopped"``, ``"disabled"`` or
+        ``"invalid"``.
+
+        Raises:
+            UnknownName: No server has that name.
+            ServerGone: The group closed before the server got there.
+            ValueError: No state given.
+        """
+        if not states:
+            raise ValueError("wait_until() needs at least one state")
+        member = self._member(name)
+        while True:
+            if self._state(member) in states:
+                await trio.lowlevel.checkpoint()
+                return self.status(name)
+            if self._stopping and member.state in ("stopped", "disabled", "invalid"):
+                raise self._unavailable(member)
+            await self._change.wait()
+
+    async def wait_started(self) -> None:
+        """Wait until every server's first start is over: ready, or failed, or not started at all.
+
+        What entering the group waits for unless ``wait=False`` was given to
+        `open_servers`.
+        """
+        await self._settled.wait()
 
     def _unavailable(self, member: _Member) -> MCPError:
         if member.state == "invalid" and isinstance(member.error, ConfigError):
@@ -455,6 +535,8 @@ class ServerGroup:
                 field="disabled",
             )
         last = member.error
+        if member.state == "needs-login" and isinstance(last, AuthRequired):
+            return last
         if member.state == "failed":
             text = f"server {member.name!r} failed: {member.reason}"
         else:
@@ -468,8 +550,8 @@ class ServerGroup:
             signal=gone.signal if gone else None,
             stderr_tail=gone.stderr_tail if gone else "",
             server=gone.server if gone else member.name,
-            command=member.spec.command or "",
-            arguments=member.spec.args,
+            command=member.spec.command_line[0],
+            arguments=member.spec.command_line[1:],
             pid=gone.pid if gone else None,
         )
         error.__cause__ = last
@@ -561,7 +643,7 @@ class ServerGroup:
         ]
 
     def _ready(self) -> list[_Member]:
-        return [member for member in self._members.values() if member.state == "ready"]
+        return [member for member in self._members.values() if self._state(member) == "ready"]
 
     def resolve(self, name: str) -> tuple[str, str]:
         """The server and the server's own name of a tool's group-wide name.
@@ -628,12 +710,11 @@ class ServerGroup:
         return result
 
     def _publish(self, member: _Member, listing: _Listing, *, announce: bool) -> None:
-        member.listing = listing
         spec = member.spec
-        member.tools = self._entries(
-            member, [t for t in listing.tools if spec.allows_tool(t.name)], self._routes
-        )
-        member.prompts = self._entries(member, listing.prompts, self._prompt_routes)
+        listing.tools = _unique(member, [t for t in listing.tools if spec.allows_tool(t.name)])
+        listing.prompts = _unique(member, listing.prompts)
+        member.listing = listing
+        self._name_all()
         if announce:
             self._emit(
                 ServerEvent(
@@ -646,34 +727,25 @@ class ServerGroup:
                 )
             )
 
-    def _entries(
-        self, member: _Member, items: list[Any], routes: dict[str, tuple[str, str]]
-    ) -> list[Listed[Any]]:
-        entries: list[Listed[Any]] = []
-        seen: set[str] = set()
-        for item in items:
-            name = exposed_name(member.name, item.name)
-            pair = (member.name, item.name)
-            holder = routes.get(name)
-            # Only a hash collision makes two pairs meet; the server earlier
-            # in the configuration keeps the name, whoever listed it first.
-            if holder is not None and holder != pair and self._members[holder[0]].index < member.index:
-                _logger.warning(
-                    "server %r: %r is left out: its name %r is taken by server %r's %r",
-                    member.name,
-                    item.name,
-                    name,
-                    holder[0],
-                    holder[1],
-                )
-                continue
-            if name in seen:
-                _logger.warning("server %r lists %r twice; the first one is kept", member.name, item.name)
-                continue
-            seen.add(name)
-            routes[name] = pair
-            entries.append(Listed(name, member.name, item))
-        return entries
+    def _name_all(self) -> None:
+        """Name every server's tools and prompts again: no two (server, item) pairs share a name.
+
+        Names follow the configuration's order, so that in the (32-bit hash)
+        event of two names meeting, the earlier server keeps its name,
+        whichever listed first; every other name depends on its pair alone.
+        A server's last listing stays named while it restarts.
+        """
+        members = sorted(self._members.values(), key=lambda member: member.index)
+        tools = assign_names((m.name, tool.name) for m in members for tool in m.listing.tools)
+        prompts = assign_names((m.name, prompt.name) for m in members for prompt in m.listing.prompts)
+        for member in members:
+            member.tools = [Listed(tools[member.name, t.name], member.name, t) for t in member.listing.tools]
+            member.prompts = [
+                Listed(prompts[member.name, p.name], member.name, p) for p in member.listing.prompts
+            ]
+        # Names once listed stay known (a call then says the tool is gone).
+        self._routes.update({name: pair for pair, name in tools.items()})
+        self._prompt_routes.update({name: pair for pair, name in prompts.items()})
 
     # ------------------------------------------------------------- lifecycle
 
@@ -688,7 +760,10 @@ class ServerGroup:
         for member in self._members.values():
             nursery.start_soon(self._supervise, member, name=f"trio_mcp:server {member.name}")
         try:
-            await self._settled.wait()
+            if self._wait:
+                await self._settled.wait()
+            else:
+                await trio.lowlevel.checkpoint()
         except BaseException as exc:
             await self._close(exc)
             raise
@@ -738,6 +813,11 @@ class ServerGroup:
             self._settle(member)
             if error is None:
                 break
+            if isinstance(error, AuthRequired):
+                # A login is for a person to do: wait for restart(), never loop.
+                self._set(member, "needs-login", error=error)
+                await member.sleep()
+                continue
             decision = member.tracker.stopped(
                 trio.current_time(), clean=_clean(error), retryable=_retryable(error)
             )
@@ -885,6 +965,25 @@ class ServerGroup:
             _logger.debug("server %r: no change notifications: %s", member.name, exc)
 
 
+def _alive(client: Client) -> bool:
+    """Whether the client's server can still answer: its session works and its process (if any) runs."""
+    session = client.session
+    return session.failure is None and session.statistics().returncode is None
+
+
+def _unique(member: _Member, items: list[Any]) -> list[Any]:
+    """The items of one listing, each name once (the first one is kept)."""
+    seen: set[str] = set()
+    kept: list[Any] = []
+    for item in items:
+        if item.name in seen:
+            _logger.warning("server %r lists %r twice; the first one is kept", member.name, item.name)
+            continue
+        seen.add(item.name)
+        kept.append(item)
+    return kept
+
+
 async def _start_helper(client: Client, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
     """Run ``fn(*args, started)`` in the session's nursery; return once it calls ``started`` or ends."""
     started = trio.Event()
@@ -927,6 +1026,7 @@ def open_servers(
     restart: RestartPolicy | None = None,
     on_event: Callable[[ServerEvent], object] | None = None,
     seed: int | None = None,
+    wait: bool = True,
     **options: Unpack[StdioClientKwargs],
 ) -> ServerGroup:
     """Start every server of a configuration, supervise them, and offer one catalogue.
@@ -940,8 +1040,8 @@ def open_servers(
 
     Entering starts every enabled server concurrently, each within its own
     ``startup_timeout``, and returns once each has either become ready or
-    failed its first start: a slow or broken server delays no other, and
-    is never an error for the group. A server that stops without being
+    failed its first start (or at once, with ``wait=False``): a slow or
+    broken server delays no other, and is never an error for the group. A server that stops without being
     asked to is started again as ``restart`` says. Leaving the block stops
     every server in parallel (each as `open_stdio_client` would: stdin
     closed, ``kill_grace``, then signals), bounded in time.
@@ -955,6 +1055,11 @@ def open_servers(
             happens: keep it quick. `ServerGroup.events` is the other way
             to follow them.
         seed: Seeds the jitter of the restart delays, for reproducible runs.
+        wait: Whether entering waits for every server's first start (the
+            default). With `False` the block begins at once, while the
+            servers start; `ServerGroup.wait_ready`, `ServerGroup.client`
+            and the calls wait for the server they need, and
+            `ServerGroup.wait_started` for all of them.
         **options: Options of `open_stdio_client` for every server, except
             those each entry sets (``env``, ``inherit_env``, ``cwd``); an
             entry's ``request_timeout`` wins over the one given here.
@@ -971,4 +1076,6 @@ def open_servers(
     policy = restart if restart is not None else RestartPolicy()
     if not isinstance(policy, RestartPolicy):
         raise TypeError(f"restart must be a RestartPolicy, not {type(policy).__name__}")
-    return ServerGroup(specs, invalid, policy, dict(options), on_event, random.Random(seed))
+    if not isinstance(wait, bool):
+        raise TypeError(f"wait must be True or False, not {type(wait).__name__}")
+    return ServerGroup(specs, invalid, policy, dict(options), on_event, random.Random(seed), wait)

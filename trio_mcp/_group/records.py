@@ -16,7 +16,7 @@ __all__ = ["Listed", "ServerEvent", "ServerState", "ServerStatus", "UnknownName"
 T = TypeVar("T")
 
 ServerState: TypeAlias = Literal[
-    "starting", "ready", "restarting", "failed", "stopped", "disabled", "invalid"
+    "starting", "ready", "restarting", "failed", "needs-login", "stopped", "disabled", "invalid"
 ]
 """Where a server of a group is in its life."""
 
@@ -61,7 +61,10 @@ class ServerStatus:
         name: The server's name in the configuration.
         state: ``"starting"``, ``"ready"``, ``"restarting"`` (waiting out a
             delay before starting again), ``"failed"`` (given up on:
-            `reason` says why), ``"stopped"`` (the group closed),
+            `reason` says why), ``"needs-login"`` (a remote server that
+            wants a login first: `error` is its `AuthRequired`; the group
+            waits for `ServerGroup.restart` and never retries by itself),
+            ``"stopped"`` (the group closed),
             ``"disabled"`` (marked so in the configuration) or ``"invalid"``
             (its entry is wrong: `error` is the `ConfigError`).
         error: The error of the last stop or failed start (`ServerGone`

@@ -103,4 +103,5 @@ class MemoryChannel(StreamChannel):
             signal=signal,
             stderr_tail=self.stderr_tail,
             server=self.name,
+            pid=self.pid,
         )

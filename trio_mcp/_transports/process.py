@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Final, Literal
 import trio
 
 from .._channel import Channel
+from .._core.codec import UnreadableJSON, decode
 from .._core.framing import LineFramer, clean_line
 from .._errors import ServerGone, SpawnFailed
 from .._parking import Parking
@@ -47,7 +48,7 @@ from ._outbox import Outbox
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from .._channel import Receiver, TaskStarter
+    from .._channel import Outgoing, Receiver, TaskStarter
     from .._options import ProcessOptions
 
 __all__ = ["ProcessChannel", "default_stderr", "describe_command", "signal_name"]
@@ -114,6 +115,26 @@ def _short_path(arg: str) -> str:
     return arg
 
 
+def _whole_json(line: bytes) -> bool:
+    """Whether ``line`` decodes as JSON."""
+    try:
+        decode(line)
+    except UnreadableJSON:
+        return False
+    return True
+
+
+def _split_hint(command: str, args: tuple[str, ...]) -> str:
+    """A hint for a whole command line given as the command (``"npx -y pkg"``), else ``""``."""
+    words = command.split()
+    if len(words) < 2 or args:
+        return ""
+    return (
+        f"; the command is a whole command line, which is never split: give the program alone"
+        f" and the rest as arguments (command {words[0]!r}, args {words[1:]!r})"
+    )
+
+
 def default_stderr(line: str) -> None:
     """Where a server's stderr lines go by default: the ``trio_mcp.server`` logger, at DEBUG."""
     logging.getLogger("trio_mcp.server").debug("%s", line)
@@ -139,7 +160,11 @@ class ProcessChannel(Channel):
         self._on_stderr: Callable[[str], object] = (
             options.on_stderr if options.on_stderr is not None else default_stderr
         )
-        self._described = describe_command(command, args)
+        # What messages name: the command line as the caller wants it shown
+        # (a configuration's, unexpanded), else the real one.
+        shown = options.shown_as
+        self._shown: tuple[str, tuple[str, ...]] = (shown[0], shown[1:]) if shown else (command, args)
+        self._described = describe_command(*self._shown)
         self._receiver: Receiver | None = None
         self._starter: TaskStarter | None = None
         self._proc: trio.Process | None = None
@@ -212,8 +237,8 @@ class ProcessChannel(Channel):
         start_task(self._write_queued, "write_stdin")
 
     async def _spawn(self) -> trio.Process:
-        command = self.command
-        argv: list[str] = [command, *self.args]
+        command = self._shown[0]
+        argv: list[str] = [self.command, *self.args]
         for item in argv:
             if "\0" in item:
                 raise SpawnFailed(
@@ -246,15 +271,16 @@ class ProcessChannel(Channel):
             raise SpawnFailed(self._spawn_message(exc, env), command=command) from exc
 
     def _spawn_message(self, exc: OSError, env: Mapping[str, str]) -> str:
-        command = self.command
+        command = self._shown[0]
         cwd = self.options.cwd
         if cwd is not None and exc.filename == cwd:
             return f"cannot start {command!r}: working directory {cwd!r}: {exc.strerror}"
         if isinstance(exc, FileNotFoundError):
-            if os.sep in command:
-                return f"cannot start {command!r}: no such file"
+            hint = _split_hint(*self._shown)
+            if os.sep in self.command:
+                return f"cannot start {command!r}: no such file{hint}"
             path = env.get("PATH", os.defpath)
-            return f"cannot start {command!r}: command not found (searched PATH={path!r})"
+            return f"cannot start {command!r}: command not found (searched PATH={path!r}){hint}"
         if isinstance(exc, PermissionError):
             return f"cannot start {command!r}: permission denied (not executable?)"
         return f"cannot start {command!r}: {exc.strerror or exc}"
@@ -265,14 +291,14 @@ class ProcessChannel(Channel):
 
     # ------------------------------------------------------------- writing
 
-    def send(self, data: bytes, request_id: int | None = None, *, batch: bool = False) -> None:
+    def send(self, data: bytes, about: Outgoing, *, batch: bool = False) -> None:
         if self._write_broken:
             return
         if batch or self._writing or self._outbox:
             # Other messages are queued or likely to follow: leave this one
             # to the writer task, which joins whatever is queued during this
             # scheduler pass into one write.
-            self._outbox.put(data, request_id)
+            self._outbox.put(data, about.request_id)
             return
         try:
             written = os.write(self._stdin_fd, data)
@@ -347,6 +373,12 @@ class ProcessChannel(Channel):
                 if isinstance(line, bytes):
                     line = clean_line(line)
                     if not line:
+                        continue
+                    if not _whole_json(line):
+                        # A last line without its newline that is not a whole
+                        # message was cut short by the death: a symptom of it,
+                        # which ServerGone reports, not a line to parse.
+                        self._log(f"{self.name} ended its output in the middle of a line ({len(line)} bytes)")
                         continue
                 receiver.message_received(line)
         self._stdout_eof.set()
@@ -571,8 +603,8 @@ class ProcessChannel(Channel):
             signal=-code if code is not None and code < 0 else None,
             stderr_tail=self.stderr_tail,
             server=self.name,
-            command=self.command,
-            arguments=self.args,
+            command=self._shown[0],
+            arguments=self._shown[1],
             pid=self.pid,
         )
 

@@ -24,7 +24,7 @@ from .._parking import Parking
 from ._outbox import Outbox
 
 if TYPE_CHECKING:
-    from .._channel import Receiver, TaskStarter
+    from .._channel import Outgoing, Receiver, TaskStarter
 
 __all__ = ["StreamChannel"]
 
@@ -71,10 +71,10 @@ class StreamChannel(Channel):
 
     # ------------------------------------------------------------- writing
 
-    def send(self, data: bytes, request_id: int | None = None, *, batch: bool = False) -> None:
+    def send(self, data: bytes, about: Outgoing, *, batch: bool = False) -> None:
         if self._broken:
             return
-        self._outbox.put(data, request_id)
+        self._outbox.put(data, about.request_id)
 
     def withdraw(self, request_id: int) -> bool:
         return self._outbox.withdraw(request_id)

@@ -96,6 +96,7 @@ from ._args import (
     EXIT_INPUT as EXIT_INPUT,
     EXIT_INTERNAL as EXIT_INTERNAL,
     EXIT_INTERRUPTED as EXIT_INTERRUPTED,
+    EXIT_LOGIN as EXIT_LOGIN,
     EXIT_OK as EXIT_OK,
     EXIT_PROTOCOL as EXIT_PROTOCOL,
     EXIT_RPC_ERROR as EXIT_RPC_ERROR,
@@ -104,6 +105,7 @@ from ._args import (
     EXIT_TIMEOUT as EXIT_TIMEOUT,
     EXIT_TOOL_ERROR as EXIT_TOOL_ERROR,
     EXIT_USAGE as EXIT_USAGE,
+    LOGIN_COMMANDS,
     PROG,
     Options as Options,
     UsageError,
@@ -120,6 +122,7 @@ __all__ = [
     "EXIT_INPUT",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
+    "EXIT_LOGIN",
     "EXIT_OK",
     "EXIT_PROTOCOL",
     "EXIT_RPC_ERROR",
@@ -155,6 +158,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"{prog}: error: {exc} (see '{prog} --help')\n")
         return EXIT_USAGE
     # Only now, with a command to run: Trio and the client.
+    if options.command in LOGIN_COMMANDS:
+        from ._login import execute_login
+
+        return execute_login(options)
     if options.uses_configs:
         from ._configs import execute_configs
 

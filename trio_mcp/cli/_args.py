@@ -27,6 +27,7 @@ __all__ = [
     "EXIT_INPUT",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
+    "EXIT_LOGIN",
     "EXIT_OK",
     "EXIT_PROTOCOL",
     "EXIT_RPC_ERROR",
@@ -35,6 +36,7 @@ __all__ = [
     "EXIT_TIMEOUT",
     "EXIT_TOOL_ERROR",
     "EXIT_USAGE",
+    "LOGIN_COMMANDS",
     "PROG",
     "PROTOCOLS",
     "REFS",
@@ -66,6 +68,8 @@ EXIT_INPUT: Final = 8
 """The server needed input the command does not give (sampling, roots), or kept asking after a decline."""
 EXIT_CONFIG: Final = 9
 """The configuration file is wrong, names no such server, or the server's entry cannot be used."""
+EXIT_LOGIN: Final = 10
+"""The server needs a login (``trio-mcp login``), or refused the credentials given."""
 EXIT_INTERNAL: Final = 70
 """A bug in trio-mcp (``--verbose`` prints the traceback)."""
 EXIT_INTERRUPTED: Final = 130
@@ -85,6 +89,7 @@ EXIT_CODES: Final[Mapping[int, str]] = {
     EXIT_PROTOCOL: "the server broke the protocol, or no protocol version in common",
     EXIT_INPUT: "the server needed input trio-mcp does not give (sampling, roots), or kept asking after a decline",
     EXIT_CONFIG: "the configuration file is wrong, or has no usable server by that name",
+    EXIT_LOGIN: "the server needs a login (trio-mcp login), or refused the credentials given",
     EXIT_INTERNAL: "a bug in trio-mcp (--verbose shows the traceback)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
     EXIT_BROKEN_PIPE: "stdout was closed early (| head)",
@@ -104,11 +109,15 @@ COMMANDS: Final = (
     "shell",
     "configs",
     "servers",
+    "login",
+    "logout",
 )
 #: What ``complete`` completes the arguments of (and the wire ``ref`` type of each).
 REFS: Final = {"prompt": "ref/prompt", "template": "ref/resource"}
 #: The commands about configuration files, which take no server command.
 CONFIG_COMMANDS: Final = ("configs", "servers")
+#: The commands about the logins kept for remote servers (``._login``).
+LOGIN_COMMANDS: Final = ("login", "logout")
 PROTOCOLS: Final = ("auto", *MODERN_VERSIONS, *LEGACY_VERSIONS)
 DEFAULT_TIMEOUT: Final = 60.0
 
@@ -146,6 +155,8 @@ COMMAND_HELP: Final = {
     "shell": "connect once, then type commands (with history and completion)",
     "configs": "list the configuration files found (Claude, Cursor, VS Code...) and their servers",
     "servers": "start every server of the configuration and show each one's state",
+    "login": "log in to a remote server, and keep the login: login URL | --server NAME",
+    "logout": "forget the login kept for a remote server: logout URL | --server NAME",
 }
 
 _DESCRIPTION = """\
@@ -211,6 +222,25 @@ an empty TRIO_MCP_HISTORY keeps none) and Tab completion of commands, tool,
 prompt and argument names. Otherwise the lines are read from stdin as they
 come, with no prompt, so that a script can be piped in. A server that dies
 ends the shell with its last stderr lines and status 4.
+"""
+
+_LOGIN_DESCRIPTION = """\
+Log in to a remote server that needs a login (the MCP authorization flow,
+OAuth 2.1), and keep the login in the user's file store
+($XDG_STATE_HOME/trio-mcp/auth), where every later command, configuration
+entry and application using that store finds it.
+
+The browser is opened at the authorization server's login page, and the
+command waits (up to five minutes) for it to come back to a listener on
+127.0.0.1. With --headless, the URL is printed instead: open it anywhere,
+log in, and paste back the address the browser ends on (its page does not
+load). A server given with --server NAME is the configuration's entry of
+that name.
+"""
+
+_LOGOUT_DESCRIPTION = """\
+Forget every login kept for a remote server (in the user's file store),
+whichever authorization server it was made at.
 """
 
 _PROMPT_DESCRIPTION = """\
@@ -292,6 +322,10 @@ class Options:
         """The ``--config`` files, most general first."""
         self.server_name = server_name
         """The ``--server`` name: the configuration's server to talk to."""
+        self.headless = False
+        """``login --headless``: print the URL and read the redirect back."""
+        self.scope: str | None = None
+        """``login --scope``: the scopes to ask for (a new login)."""
         self.spec: Any = None
         """The configuration entry of the server, once chosen (a `ServerSpec`)."""
 
@@ -400,6 +434,25 @@ def _command_parser(command: str) -> _ArgumentParser:
             metavar="prompt NAME|template URI ARG[=PREFIX] [KEY=VALUE...]",
             help="what to complete, the argument, then the arguments already filled in",
         )
+    elif command in LOGIN_COMMANDS:
+        parser = _ArgumentParser(
+            usage=f"%(prog)s [OPTIONS]{' [--headless] [--scope SCOPE]' if command == 'login' else ''} URL | --server NAME",
+            description=_LOGIN_DESCRIPTION if command == "login" else _LOGOUT_DESCRIPTION,
+            **kwargs,
+        )
+        if command == "login":
+            parser.add_argument(
+                "--scope",
+                metavar="SCOPE",
+                help="log in again, asking for these scopes (space-separated) on top of those"
+                " of the login kept, as a server that answers 403 insufficient_scope says",
+            )
+            parser.add_argument(
+                "--headless",
+                action="store_true",
+                help="print the URL to open, and read back the address the browser ends on"
+                " (for a machine without a browser)",
+            )
     elif command == "shell":
         parser = _ArgumentParser(
             usage=f"%(prog)s [OPTIONS]{server}", description=_SHELL_DESCRIPTION, **kwargs
@@ -454,7 +507,9 @@ def _main_parser() -> _ArgumentParser:
 
 
 #: Options that take a value as the next word (to find the command word).
-_VALUED: Final = frozenset({"--timeout", "--protocol", "--env", "--cwd", "--header", "--config", "--server"})
+_VALUED: Final = frozenset(
+    {"--timeout", "--protocol", "--env", "--cwd", "--header", "--config", "--server", "--scope"}
+)
 
 
 def _key_value(word: str, what: str) -> tuple[str, str]:
@@ -613,6 +668,8 @@ def parse_args(argv: Sequence[str]) -> Options:
         server_name=ns.server_name,
     )
     options.demo = demo
+    options.headless = getattr(ns, "headless", False)
+    options.scope = getattr(ns, "scope", None)
     if options.uses_configs and not demo:
         raise UsageError(
             'a server command after "--" and a configuration (--config, --server) exclude each other'

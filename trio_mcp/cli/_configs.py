@@ -27,6 +27,7 @@ from .._config import (
     load_config,
 )
 from .._config.spec import shown_url
+from .._errors import AuthRequired
 from ._args import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK, EXIT_TIMEOUT, PROG, Options
 from ._console import Console
 from ._render import join_lines, pretty_json, tool_lines, wire_json
@@ -37,6 +38,8 @@ from ._run import (
     execute,
     failure_from,
     flush_stdout,
+    login_command,
+    wanted_scope,
 )
 from ._shell import execute_shell
 
@@ -294,7 +297,10 @@ def _capped(config: LoadedConfig, seconds: float | None) -> LoadedConfig:
     )
 
 
-def _status_detail(status: ServerStatus, loaded: Loaded) -> str:
+def _status_detail(status: ServerStatus, loaded: Loaded, options: Options) -> str:
+    if status.state == "needs-login":
+        scope = wanted_scope(status.error) if isinstance(status.error, AuthRequired) else None
+        return f"needs a login: run {login_command(options, status.name, scope)}"
     if status.state == "invalid" and isinstance(status.error, ConfigError):
         return _short_error(status.error)
     if status.state in ("failed", "restarting", "starting") and (status.reason or status.error):
@@ -302,7 +308,9 @@ def _status_detail(status: ServerStatus, loaded: Loaded) -> str:
     return shown_command(loaded.shown.servers.get(status.name))
 
 
-def _status_record(status: ServerStatus, group: ServerGroup, loaded: Loaded) -> dict[str, JSON]:
+def _status_record(
+    status: ServerStatus, group: ServerGroup, loaded: Loaded, options: Options
+) -> dict[str, JSON]:
     spec = loaded.config.servers.get(status.name)
     record: dict[str, JSON] = {"name": status.name, "state": status.state}
     if spec is not None:
@@ -314,7 +322,7 @@ def _status_record(status: ServerStatus, group: ServerGroup, loaded: Loaded) -> 
     if status.exit_code is not None:
         record["exitCode"] = status.exit_code
     if status.state not in ("ready", "disabled") and (status.reason or status.error):
-        record["error"] = _status_detail(status, loaded)
+        record["error"] = _status_detail(status, loaded, options)
     return record
 
 
@@ -362,13 +370,13 @@ async def _run_group(options: Options, loaded: Loaded, console: Console) -> tupl
 def _render_servers(options: Options, group: ServerGroup, loaded: Loaded) -> str:
     statuses = group.statuses()
     if options.json_output:
-        return pretty_json({"servers": [_status_record(s, group, loaded) for s in statuses]}) + "\n"
+        return pretty_json({"servers": [_status_record(s, group, loaded, options) for s in statuses]}) + "\n"
     rows = [("NAME", "STATE", "TOOLS", "DETAIL")]
     for status in statuses:
         tools = ""
         if status.state == "ready":
             tools = str(sum(1 for entry in group.tools if entry.server == status.name))
-        rows.append((status.name, status.state, tools, _status_detail(status, loaded)))
+        rows.append((status.name, status.state, tools, _status_detail(status, loaded, options)))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     return join_lines(
         f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}".rstrip()
@@ -381,7 +389,7 @@ def _render_tools(options: Options, group: ServerGroup, loaded: Loaded, console:
         if status.state not in ("ready", "disabled"):
             console.say(
                 f"{PROG}: server {status.name!r} is {status.state}"
-                f" ({_status_detail(status, loaded)}): its tools are not listed"
+                f" ({_status_detail(status, loaded, options)}): its tools are not listed"
             )
     listed = group.tools
     if options.json_output:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import trio
 
 from .._errors import (
+    AuthRequired,
     ConnectionFailed,
     HTTPError,
     InputRequestFailed,
@@ -35,6 +36,7 @@ from ._args import (
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    EXIT_LOGIN,
     EXIT_OK,
     EXIT_PROTOCOL,
     EXIT_RPC_ERROR,
@@ -500,7 +502,10 @@ async def _connect_and_run(
 
         opened = open_server(options.spec, on_stderr=on_stderr, **common)
     elif options.url is not None:
-        opened = open_http_client(options.url, headers=options.headers, **common)
+        from ..auth._storage import stored_login
+
+        auth = stored_login(options.url, options.headers)  # the login kept by `trio-mcp login`
+        opened = open_http_client(options.url, headers=options.headers, auth=auth, **common)
     else:
         opened = open_stdio_client(
             options.server[0],
@@ -599,6 +604,8 @@ def explain(exc: BaseException, options: Options, stage: str, *, declined: str |
         else:
             message = f"{exc} ({where})"
         return Failure(EXIT_INPUT, message, kind="input", method=exc.method)
+    if isinstance(exc, AuthRequired):
+        return login_needed(exc, options)
     if isinstance(exc, HTTPError):
         status = EXIT_SERVER_GONE if isinstance(exc, ConnectionFailed) else EXIT_PROTOCOL
         return Failure(status, f"{exc} ({where})", kind="http", httpStatus=exc.status)
@@ -609,6 +616,47 @@ def explain(exc: BaseException, options: Options, stage: str, *, declined: str |
     if isinstance(exc, MCPError):  # pragma: no cover - every MCPError is handled above
         return Failure(EXIT_PROTOCOL, f"{exc} ({where})", kind="protocol")
     return Failure(EXIT_INTERNAL, f"unexpected error: {type(exc).__name__}: {exc}", kind="internal")
+
+
+def login_command(options: Options, server: str | None = None, scope: str | None = None) -> str:
+    """The command line that logs in to the server ``options`` talk to (or to their configuration's ``server``)."""
+    import shlex
+
+    if server is None and options.spec is not None:
+        server = options.spec.name
+    if server is not None:
+        words = [PROG, "login", "--server", server]
+        for path in options.config:
+            words += ["--config", path]
+    else:
+        words = [PROG, "login", options.url or ""]
+    if scope:
+        words += ["--scope", scope]
+    return shlex.join(words)
+
+
+def wanted_scope(exc: AuthRequired) -> str | None:
+    """The scope a 403 ``insufficient_scope`` asks for (a login with more scope), else `None`."""
+    return exc.scope if exc.error == "insufficient_scope" and exc.scope else None
+
+
+def login_needed(exc: AuthRequired, options: Options) -> Failure:
+    """The one line for a server that wants a login, or refused the credentials given."""
+    headers = options.spec.headers if options.spec is not None else options.headers
+    from .._config.spec import shown_url
+
+    challenge = f"HTTP {exc.status}" + (f", {exc.error}" if exc.error else "")
+    if exc.resource_metadata:
+        challenge += f", resource metadata at {shown_url(exc.resource_metadata)}"
+    if any(name.lower() == "authorization" for name in headers):
+        message = f"the server refused the Authorization header given ({challenge})"
+        command = None
+    else:
+        scope = wanted_scope(exc)
+        command = login_command(options, scope=scope)
+        what = "a login with more scope" if scope else "a login"
+        message = f"the server needs {what} ({challenge}): run {command}"
+    return Failure(EXIT_LOGIN, message, kind="login", httpStatus=exc.status, loginCommand=command)
 
 
 def first_leaf(exc: BaseException) -> BaseException:

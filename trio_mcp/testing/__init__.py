@@ -11,11 +11,14 @@ under ``trio.testing.MockClock(autojump_threshold=0)``: request timeouts,
 time, at once.
 
 The fake answers the handshake of its protocol era by itself (``era="modern"``
-for 2026-07-28, ``era="legacy"`` for the initialize era). Other requests
-are answered by the handlers you register (`FakeServer.on_tool`,
-`FakeServer.on_request`) or, when none applies, wait for your test to take
-them with `FakeServer.receive_request` and answer them with the methods of
-`FakeRequest`. Everything the client sent is kept in `FakeServer.received`.
+for 2026-07-28, ``era="legacy"`` for the initialize era), its lists, and
+``subscriptions/listen``. Other requests are answered by the handlers you
+register (`FakeServer.on_tool`, `FakeServer.on_request`); a call of a tool,
+prompt or resource it lists that no handler takes waits for your test to take
+it with `FakeServer.receive_request` and answer it with the methods of
+`FakeRequest`; anything else is answered as a real server would (an unknown
+tool is an error), unless ``manual=True``. Everything the client sent is kept
+in `FakeServer.received`.
 
 An application test, with the ``autojump_clock`` fixture of pytest-trio::
 

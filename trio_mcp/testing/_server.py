@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, Unpack
 
 import trio
 import trio.testing
 
+from .._client import Client, ServerDiedOnProbe
 from .._core.codec import UnreadableJSON, decode
 from .._core.eras import MODERN_VERSIONS, PROTOCOL_VERSION
-from .._core.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, encode, request_key
+from .._core.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, SUBSCRIPTION_ID, encode, request_key
 from .._delivery import call_maybe_async
-from .._errors import RpcError
-from .._open import open_client
-from .._options import ClientOptions, ConnectionOptions, ProcessOptions, SinkOptions, fields_of, split_options
+from .._errors import RpcError, ServerGone
+from .._open import twice_dead
+from .._options import ClientOptions, ConnectionOptions, ProcessOptions, SinkOptions, split_options
 from .._serving.rules import (
+    LISTEN,
     cache_fields,
     discover_result,
     initialize_refused,
@@ -36,7 +38,6 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from .._channel import Receiver, TaskStarter
-    from .._client import Client
     from .._core.framing import Oversized
     from .._models import Implementation
     from .._options import ClientKwargs, ConnectionKwargs, SinkKwargs
@@ -64,6 +65,17 @@ _FakeHandler: TypeAlias = Callable[["FakeRequest"], Any]
 MAX_LINE = 64 * 1024 * 1024
 #: The options that stand for the server process's stderr.
 STDERR_OPTIONS = ("on_stderr", "stderr_tail_bytes")
+#: How long `FakeServer.receive_request` waits by default (virtual seconds under a MockClock).
+RECEIVE_TIMEOUT = 60.0
+#: The ``subscriptions/listen`` filter flag of each list.
+_LIST_FLAGS = {
+    "tools": "toolsListChanged",
+    "prompts": "promptsListChanged",
+    "resources": "resourcesListChanged",
+}
+#: What a real server answers to a name it does not have.
+INVALID_PARAMS = -32602
+RESOURCE_NOT_FOUND = -32002
 
 
 def _described(items: Sequence[object] | None, what: str, key: str) -> list[dict[str, JSON]] | None:
@@ -107,8 +119,10 @@ class _Connection:
         *,
         admit: Callable[[_Connection, FakeRequest], Admission],
         disconnected: Callable[[_Connection], None],
+        pid: int,
     ) -> None:
         self.server = server
+        self.pid = pid
         self._admit = admit
         self._disconnected = disconnected
         self.channel = channel
@@ -270,12 +284,21 @@ class FakeServer:
       offered; 2026-07-28 era: ``-32022``), unless ``handshake=False``;
     * initialize era: ``ping`` and ``logging/setLevel``;
     * ``tools/list``, ``prompts/list``, ``resources/list`` and
-      ``resources/templates/list``, in one page, when the constructor was
-      given `tools`, `prompts`, `resources` or `resource_templates`
-      (lists you may change during the test).
+      ``resources/templates/list``, in one page (or pages of ``page_size``),
+      when the constructor was given `tools`, `prompts`, `resources` or
+      `resource_templates` (lists you may change during the test, with
+      `list_changed` or by assigning them);
+    * ``subscriptions/listen`` (2026-07-28 era): acknowledged, and kept
+      open for `list_changed` and `resource_updated`.
 
     Other requests are answered by the handlers registered with `on_tool`
-    and `on_request`, or else wait for the test: `receive_request`.
+    and `on_request`. A call of a tool, prompt or resource the fake lists
+    but no handler answers waits for the test (`receive_request`). Anything
+    else is answered as a real server would: an unknown tool or prompt with
+    ``-32602``, an unknown resource with ``-32002``, an unknown method with
+    ``-32601``, so that no call of the application waits forever. With
+    ``manual=True`` every request that no handler or rule answers (a
+    ``subscriptions/listen`` too) waits for the test instead.
 
     Args:
         era: ``"modern"`` (2026-07-28) or ``"legacy"`` (the initialize era).
@@ -305,6 +328,15 @@ class FakeServer:
             ``server/discover`` and ``initialize`` come to the test like any
             other request (run the script in a task of its own, since the
             client's ``async with`` waits for the handshake).
+        manual: Let every request that no handler or rule answers wait for
+            the test, instead of answering unknown names and methods with
+            an error and acknowledging ``subscriptions/listen``.
+        page_size: Answer the lists in pages of this many items (with a
+            ``nextCursor``), as servers with long lists do; `None`, the
+            default, answers each list in one page.
+        receive_timeout: How many seconds `receive_request` waits for a
+            request before it fails the test (virtual seconds under a
+            `trio.testing.MockClock`); ``math.inf`` for no limit.
 
     Attributes:
         era: ``"modern"`` or ``"legacy"``.
@@ -328,18 +360,35 @@ class FakeServer:
         protocol_version: str | None = None,
         ttl_ms: int = 0,
         handshake: bool = True,
+        manual: bool = False,
+        page_size: int | None = None,
+        receive_timeout: float = RECEIVE_TIMEOUT,
     ) -> None:
         if era not in ("modern", "legacy"):
             raise ValueError(f"era must be 'modern' or 'legacy', not {era!r}")
+        if page_size is not None and (isinstance(page_size, bool) or not isinstance(page_size, int)):
+            raise TypeError(f"page_size must be an int or None, not {type(page_size).__name__}")
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be at least 1")
         self.era: Literal["modern", "legacy"] = era
-        self.tools = _described(tools, "tools", "name")
-        """The tools ``tools/list`` answers with (wire dicts), or `None` to leave ``tools/list`` to the test."""
-        self.prompts = _described(prompts, "prompts", "name")
-        """The prompts ``prompts/list`` answers with, or `None`."""
-        self.resources = _described(resources, "resources", "uri")
-        """The resources ``resources/list`` answers with, or `None`."""
-        self.resource_templates = _described(resource_templates, "resource_templates", "uriTemplate")
-        """The templates ``resources/templates/list`` answers with, or `None`."""
+        self._tools = _described(tools, "tools", "name")
+        self._prompts = _described(prompts, "prompts", "name")
+        self._resources = _described(resources, "resources", "uri")
+        self._resource_templates = _described(resource_templates, "resource_templates", "uriTemplate")
+        self.manual = manual
+        """Whether requests that nothing answers wait for the test (see the constructor)."""
+        self.page_size = page_size
+        """The size of the pages of the lists, or `None` for one page."""
+        if isinstance(receive_timeout, bool) or not isinstance(receive_timeout, int | float):
+            raise TypeError(
+                f"receive_timeout must be a number of seconds, not {type(receive_timeout).__name__}"
+            )
+        if not receive_timeout > 0:
+            raise ValueError("receive_timeout must be a positive number of seconds (math.inf: no limit)")
+        self.receive_timeout = receive_timeout
+        """How long `receive_request` waits for a request before failing the test."""
+        self._listens: list[FakeRequest] = []
+        self._pids = 4242
         self._capabilities = None if capabilities is None else wire_dict(capabilities, "capabilities")
         if isinstance(server_info, tuple):
             name, version = server_info
@@ -363,6 +412,7 @@ class FakeServer:
         self._queue: deque[FakeRequest] = deque()
         self._arrivals = trio.lowlevel.ParkingLot()
         self._connection: _Connection | None = None
+        self._last_connection: _Connection | None = None
         self._last_log_level: str | None = None
 
     def __repr__(self) -> str:
@@ -379,6 +429,58 @@ class FakeServer:
     def connected(self) -> bool:
         """Whether a client is connected (and the server has not exited)."""
         return self._connection is not None and self._connection.alive
+
+    @property
+    def tools(self) -> list[dict[str, JSON]] | None:
+        """The tools ``tools/list`` answers with (wire dicts), or `None` to leave ``tools/list`` to the test.
+
+        Assign names, dicts or models, as to the constructor; `list_changed`
+        also tells the client.
+        """
+        return self._tools
+
+    @tools.setter
+    def tools(self, value: Sequence[str | Mapping[str, JSON] | object] | None) -> None:
+        self._tools = _described(value, "tools", "name")
+
+    @property
+    def prompts(self) -> list[dict[str, JSON]] | None:
+        """The prompts ``prompts/list`` answers with, or `None` (assign as `tools`)."""
+        return self._prompts
+
+    @prompts.setter
+    def prompts(self, value: Sequence[str | Mapping[str, JSON] | object] | None) -> None:
+        self._prompts = _described(value, "prompts", "name")
+
+    @property
+    def resources(self) -> list[dict[str, JSON]] | None:
+        """The resources ``resources/list`` answers with, or `None` (assign URIs, dicts or models)."""
+        return self._resources
+
+    @resources.setter
+    def resources(self, value: Sequence[str | Mapping[str, JSON] | object] | None) -> None:
+        self._resources = _described(value, "resources", "uri")
+
+    @property
+    def resource_templates(self) -> list[dict[str, JSON]] | None:
+        """The templates ``resources/templates/list`` answers with, or `None`."""
+        return self._resource_templates
+
+    @resource_templates.setter
+    def resource_templates(self, value: Sequence[str | Mapping[str, JSON] | object] | None) -> None:
+        self._resource_templates = _described(value, "resource_templates", "uriTemplate")
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of the current connection (`None` when none), a new one for each connection, as a real server's."""
+        connection = self._connection
+        return connection.pid if connection is not None and connection.alive else None
+
+    @property
+    def stderr_tail(self) -> str:
+        """The end of what the server wrote to stderr (`write_stderr`), on its current or last connection."""
+        connection = self._connection or self._last_connection
+        return connection.channel.stderr_tail if connection is not None else ""
 
     @property
     def log_level(self) -> str | None:
@@ -443,21 +545,34 @@ class FakeServer:
     async def receive_request(self) -> FakeRequest:
         """Wait for the next request that no handler or rule answered, and return it.
 
-        Requests arrive in the order the client sent them. Guard the wait
-        with `trio.fail_after` in case the request never comes; under an
-        autojumping `trio.testing.MockClock` that costs nothing.
+        Requests arrive in the order the client sent them. A request that
+        never comes fails the test after `receive_timeout` seconds (60 by
+        default), which under an autojumping `trio.testing.MockClock` pass
+        at once: a test that waits for the wrong thing ends instead of
+        hanging. Your own cancel scopes bound the wait too.
+
+        Raises:
+            AssertionError: No request came within `receive_timeout` seconds.
         """
         await trio.lowlevel.checkpoint()
-        while not self._queue:
-            await self._arrivals.park()
-        return self._queue.popleft()
+        timeout = self.receive_timeout
+        with trio.move_on_after(timeout):
+            while not self._queue:
+                await self._arrivals.park()
+            return self._queue.popleft()
+        seen = ", ".join(f"{request.method}" for request in self.requests[-5:]) or "none"
+        raise AssertionError(
+            f"no request came for the test within {timeout:g} s (the last requests: {seen});"
+            " a request that a handler or the fake's own rules answer never comes here"
+        )
 
     async def expect_request(self, method: str, *, name: str | None = None) -> FakeRequest:
         """`receive_request`, asserting what comes.
 
         Raises:
             AssertionError: The next request is not of ``method`` (or, with
-                ``name``, not for that tool or prompt).
+                ``name``, not for that tool or prompt), or none came within
+                `receive_timeout` seconds.
         """
         request = await self.receive_request()
         if request.method != method or (name is not None and request.name != name):
@@ -474,6 +589,61 @@ class FakeServer:
         await trio.lowlevel.checkpoint_if_cancelled()
         self._live().notify(method, params)
         await trio.lowlevel.cancel_shielded_checkpoint()
+
+    async def list_changed(
+        self,
+        kind: Literal["tools", "prompts", "resources"],
+        items: Sequence[str | Mapping[str, JSON] | object] | Literal["unchanged"] | None = "unchanged",
+    ) -> None:
+        """Change a list (when ``items`` is given) and tell the client, in either era.
+
+        ::
+
+            await server.list_changed("tools", ["search", "fetch"])
+
+        Items are given as to the constructor (names, dicts or models). The
+        client is told as a real server would tell it: in the 2026-07-28 era
+        on each ``subscriptions/listen`` stream the fake acknowledged that
+        asked for that list (none open: nobody is told), in the initialize
+        era with a ``notifications/KIND/list_changed`` notification (when a
+        client is connected).
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if kind not in _LIST_FLAGS:
+            raise ValueError(f"kind must be 'tools', 'prompts' or 'resources', not {kind!r}")
+        if not isinstance(items, str) or items != "unchanged":
+            setattr(self, kind, items)
+        method = f"notifications/{kind}/list_changed"
+        self._announce(method, None, lambda wanted: bool(wanted.get(_LIST_FLAGS[kind])))
+        await trio.lowlevel.cancel_shielded_checkpoint()
+
+    async def resource_updated(self, uri: str) -> None:
+        """Tell the client that the resource ``uri`` changed (``notifications/resources/updated``), in either era.
+
+        2026-07-28 era: on each acknowledged ``subscriptions/listen`` stream
+        that asked for ``uri``; initialize era: as a notification.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        self._announce(
+            "notifications/resources/updated",
+            {"uri": uri},
+            lambda wanted: uri in (wanted.get("resourceSubscriptions") or ()),
+        )
+        await trio.lowlevel.cancel_shielded_checkpoint()
+
+    def _announce(
+        self, method: str, params: dict[str, JSON] | None, wanted: Callable[[dict[str, JSON]], bool]
+    ) -> None:
+        connection = self._connection
+        if connection is None or not connection.alive:
+            return
+        if self.era == "legacy":
+            connection.notify(method, params)
+            return
+        for listen in list(self._listens):
+            asked = listen.params.get("notifications")
+            if isinstance(asked, dict) and wanted(asked):
+                connection.notify(method, {**(params or {}), "_meta": {SUBSCRIPTION_ID: listen.id}})
 
     async def send_request(self, method: str, params: Mapping[str, JSON] | object = None) -> dict[str, JSON]:
         """Send the client a request and return its answer (initialize era).
@@ -574,8 +744,9 @@ class FakeServer:
         """
         if self._connection is not None and self._connection.alive:
             raise RuntimeError("this FakeServer already has a client; it serves one at a time")
+        self._pids += 1
         connection = self._connection = _Connection(
-            self, channel, stream, admit=self._admit, disconnected=self._disconnected
+            self, channel, stream, admit=self._admit, disconnected=self._disconnected, pid=self._pids
         )
         return connection
 
@@ -583,8 +754,10 @@ class FakeServer:
         # Requests nobody took are void: they can no longer be answered.
         void = {id(request) for request in connection.requests.values()}
         self._queue = deque(request for request in self._queue if id(request) not in void)
+        self._listens = [listen for listen in self._listens if listen._link is not connection]
         if self._connection is connection:
             self._last_log_level = connection.core.log_level
+            self._last_connection = connection
             self._connection = None
 
     def _admit(self, connection: _Connection, request: FakeRequest) -> Admission:
@@ -599,9 +772,49 @@ class FakeServer:
         rule = self._rule(connection, request)
         if rule is not None:
             return rule(request)
+        if not self.manual:
+            if request.method == LISTEN and self.era == "modern":
+                return connection.handler(self._serve_listen, request)
+            self._refuse_unscripted(request)
         self._queue.append(request)
         self._arrivals.unpark_all()
         return None
+
+    def _refuse_unscripted(self, request: FakeRequest) -> None:
+        """Answer as a real server would a request for something the fake does not have (raise its error).
+
+        A call of something the fake lists, and a list it was not given,
+        wait for the test: return.
+        """
+        method = request.method
+        lists = {"tools/list": self.tools, "prompts/list": self.prompts, "resources/list": self.resources}
+        lists["resources/templates/list"] = self.resource_templates
+        if method in lists or method in ("server/discover", "initialize"):
+            return  # left to the test (no list given, handshake=False)
+        if method == "tools/call":
+            if request.name in {tool.get("name") for tool in self.tools or ()}:
+                return
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {request.name}")
+        if method == "prompts/get":
+            if request.name in {prompt.get("name") for prompt in self.prompts or ()}:
+                return
+            raise RpcError(INVALID_PARAMS, f"Unknown prompt: {request.name}")
+        if method == "resources/read":
+            uri = request.params.get("uri")
+            if self.resource_templates or uri in {resource.get("uri") for resource in self.resources or ()}:
+                return
+            raise RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    async def _serve_listen(self, request: FakeRequest) -> None:
+        """A ``subscriptions/listen``: acknowledged, then open until the client ends it."""
+        await request.acknowledge()
+        self._listens.append(request)
+        try:
+            await trio.sleep_forever()
+        finally:
+            with suppress(ValueError):
+                self._listens.remove(request)
 
     def _rule(
         self, connection: _Connection, request: FakeRequest
@@ -624,9 +837,21 @@ class FakeServer:
         if listed is None or listed[1] is None:
             return None
         key, items = listed[0], listed[1]
+        size = self.page_size
 
-        def answer_list(_: FakeRequest) -> dict[str, JSON]:
-            return {key: list(items), **self._cache_fields()}
+        def answer_list(request: FakeRequest) -> dict[str, JSON]:
+            if size is None:
+                return {key: list(items), **self._cache_fields()}
+            cursor = request.params.get("cursor")
+            start = 0
+            if cursor is not None:
+                if not isinstance(cursor, str) or not cursor.isdigit() or int(cursor) > len(items):
+                    raise RpcError(INVALID_PARAMS, "Invalid cursor")
+                start = int(cursor)
+            page: dict[str, JSON] = {key: list(items[start : start + size]), **self._cache_fields()}
+            if start + size < len(items):
+                page["nextCursor"] = str(start + size)
+            return page
 
         return answer_list
 
@@ -675,6 +900,11 @@ class _FakeChannel(MemoryChannel):
         )
         self.fake = server
         self.link: _Connection | None = None
+
+    @property
+    def pid(self) -> int | None:
+        # The fake's "process id" of this connection, as a process channel has one.
+        return self.link.pid if self.link is not None else None
 
     async def start(self, start_task: TaskStarter, receiver: Receiver) -> None:
         await trio.lowlevel.checkpoint()
@@ -739,11 +969,6 @@ def open_fake_transport(server: FakeServer, **options: Unpack[FakeTransportKwarg
     the same framing, reader and writer as over a pipe. Leaving the block
     disconnects the fake; then any exception a handler raised is raised.
 
-    (This used to return a `trio_mcp.StdioTransport`, the session of a
-    child process. The requests, notifications and statistics are the
-    session's as before; what stood for the process, such as
-    ``stderr_tail``, is now its channel's: ``session.channel.stderr_tail``.)
-
     Args:
         server: The fake to connect to.
         **options: `trio_mcp.ConnectionOptions` and `trio_mcp.SinkOptions`,
@@ -787,10 +1012,28 @@ async def open_fake_client(server: FakeServer, **options: Unpack[FakeClientKwarg
         trio_mcp.VersionMismatch: ``protocol`` names a version of the other era.
         TypeError, ValueError: An unknown option, or a bad value.
     """
-    stderr, connection, _ = _split("open_fake_client", options, ConnectionOptions, ClientOptions)
-    client_options: dict[str, Any] = {
-        name: value for name, value in options.items() if name in fields_of(ClientOptions)
-    }
-    session = _FakeSession(_FakeChannel(server, connection, stderr), connection)
-    async with session, open_client(session, **client_options) as client:
-        yield client
+    stderr, connection, client_options = _split("open_fake_client", options, ConnectionOptions, ClientOptions)
+    first: ServerGone | None = None
+    for attempt in range(2):
+        # As open_stdio_client does: a server that dies on the
+        # server/discover probe is started again (the fake connected again)
+        # and sent initialize straight away.
+        session = _FakeSession(_FakeChannel(server, connection, stderr), connection)
+        async with session:
+            client = Client(session, client_options)
+            client.attach()
+            try:
+                await client.connect(restarted=attempt == 1)
+            except ServerDiedOnProbe as exc:
+                first = exc.gone
+                continue
+            except ServerGone as exc:
+                if first is not None:
+                    raise twice_dead(exc, first) from None
+                raise
+            try:
+                yield client
+            finally:
+                client.detach()
+            return
+    raise AssertionError("unreachable")  # pragma: no cover

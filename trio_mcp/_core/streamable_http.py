@@ -1,0 +1,795 @@
+"""Streamable HTTP, both eras, without I/O: responses and events in, decisions out.
+
+`StreamableHTTP` is the state of one client's Streamable HTTP connection to
+one MCP endpoint, in the manner of h11's ``Connection``: the I/O loop (the
+HTTP channel, over httpx) tells it what it sent and what came back, and it
+answers with what to do. It never blocks, reads no clock, does no I/O and
+never raises on anything a server sends.
+
+Our requests are `Call` objects. A call goes out on one *exchange* at a time
+(a POST, or a GET resuming its stream); every exchange has a number, and
+what comes back is fed with it, so that nothing read on an exchange that is
+over can ever complete a call. The core owns:
+
+* the HTTP session of the initialize era (``Mcp-Session-Id``, taken only
+  from a successful ``initialize``), the negotiated revision, and the
+  protocol headers of every request (built from what the session knows of
+  the message: method, name, revision; never from its JSON);
+* correlation: a response completes only the call whose exchange carried
+  it, and only once. A JSON body (one answer per POST) under an id that is
+  no call's (``null``, ``"server-error"``) is that call's answer; under the
+  id of another call, in flight or finished, it is nobody's;
+* replay detection: event ids per stream (the 2026-07-28 era has no
+  resumption: its event ids are not tracked at all), and server requests by
+  JSON-RPC id, so that none is handed over (and answered) twice;
+* resumption of a cut stream of the initialize era with ``Last-Event-ID``,
+  bounded, and the GET stream's reopening (reset by any event it carried);
+* session renewal: a lost session (404, or a 400 that says so in one of the
+  forms servers use, with a session sent) is renewed once however many
+  calls found it lost, at most one renewal in flight; each call is sent
+  again at most once;
+* the reading of refusals: typed errors (`AuthRequired`, `ServerBusy`,
+  `HTTPError`, `SessionExpired`) or the JSON-RPC error the body carries.
+
+Memory is bounded whatever the server sends: the ids remembered (finished
+calls, served requests, event ids) are kept in bounded LRU tables.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+from .._errors import (
+    ConnectionFailed,
+    HTTPError,
+    MCPError,
+    MessageTooLarge,
+    ProtocolError,
+    SessionExpired,
+)
+from .codec import UnreadableJSON, decode, encode
+from .eras import UNSUPPORTED_PROTOCOL_VERSION
+from .http_actions import Action, Deliver, Fail, Log, remember, retry_delay
+from .http_wire import (
+    header_value,
+    lost_session,
+    media_type,
+    rpc_error_body,
+    typed_refusal,
+    valid_session_id,
+)
+from .sse import BadEncoding, Event, EventTooLarge, Item
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = [
+    "ACCEPT",
+    "Action",
+    "Call",
+    "Deliver",
+    "Fail",
+    "Log",
+    "StreamableHTTP",
+]
+
+JSON: TypeAlias = Any
+
+ACCEPT: Final = "application/json, text/event-stream"
+#: How many times a cut stream is resumed with ``Last-Event-ID``.
+MAX_RESUMES: Final = 5
+#: How many times in a row the GET stream may fail before it is given up.
+MAX_GET_FAILURES: Final = 5
+#: How many ids each table of remembered ids holds.
+MEMORY: Final = 4096
+#: How many event ids one call's stream remembers.
+CALL_EVENTS: Final = 1024
+#: How much of an error body is kept in an error.
+ERROR_BODY_KEEP: Final = 1024
+#: Methods whose ``Mcp-Name`` header is the name (or URI) the session gave.
+_NAMED: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: What a renewed session is told again, by method.
+_SESSION_STATE: Final = frozenset({"logging/setLevel", "resources/subscribe"})
+
+
+# What to read of a response (`StreamableHTTP.response`).
+READ_JSON: Final = "json"
+READ_EVENTS: Final = "events"
+READ_REFUSAL: Final = "refusal"
+#: 202 to a request while the GET stream is open: its answer may come there.
+PARKED: Final = "parked"
+
+# What to do about a lost session (`StreamableHTTP.lost`).
+RENEW: Final = "renew"
+WAIT: Final = "wait"
+RESEND: Final = "resend"
+#: What else a refusal may call for (`StreamableHTTP.refusal`).
+LOST: Final = "lost"
+FALL_BACK: Final = "fall back"
+
+
+def _is_int(value: object) -> bool:
+    return type(value) is int
+
+
+def _key(value: object) -> tuple[bool, object] | None:
+    if isinstance(value, str):
+        return (True, value)
+    if _is_int(value):
+        return (False, value)
+    return None
+
+
+class Call:
+    """One request of ours, across the exchanges that carry it (read-only outside the core).
+
+    Attributes:
+        request_id: Its JSON-RPC id (ours; a string for the core's own requests).
+        method: Its method.
+        revision: Its 2026-07-28 revision, or `None` in the initialize era.
+        exchange: The number of the exchange now carrying it (0: none yet).
+        answered: Whether its answer arrived.
+        answer: The core's own requests only: the answer, once it came.
+    """
+
+    __slots__ = (
+        "answer",
+        "answered",
+        "data",
+        "exchange",
+        "generation",
+        "last_event_id",
+        "lost",
+        "method",
+        "name",
+        "offered_session",
+        "parked",
+        "private",
+        "request_id",
+        "resent",
+        "resumes",
+        "retry",
+        "revision",
+        "seen",
+        "session_sent",
+    )
+
+    def __init__(
+        self, request_id: int | str, method: str, name: str | None, revision: str | None, private: bool
+    ) -> None:
+        self.request_id = request_id
+        self.method = method
+        self.name = name
+        self.revision = revision
+        self.private = private
+        self.data = b""
+        self.exchange = 0
+        self.generation = 0
+        self.session_sent = False
+        self.resent = False
+        self.answered = False
+        self.answer: dict[str, JSON] | None = None
+        self.parked = False
+        self.offered_session: str | None = None
+        self.last_event_id = ""
+        self.lost: tuple[int, str] = (0, "")
+        self.retry: int | None = None
+        self.resumes = 0
+        self.seen: OrderedDict[str, None] = OrderedDict()
+
+    def __repr__(self) -> str:
+        return f"Call({self.request_id!r}, {self.method!r}, exchange={self.exchange})"
+
+
+class StreamableHTTP:
+    """The sans-io state of a Streamable HTTP connection (see the module's documentation).
+
+    Args:
+        name: Who the server is, for messages (``server 'http://host/mcp'``).
+        url: The endpoint as messages show it (no secrets).
+    """
+
+    def __init__(self, name: str, url: str) -> None:
+        self.name = name
+        self.url = url
+        self.session_id: str | None = None
+        """The HTTP session of the initialize era, or `None`."""
+        self.version: str | None = None
+        """The revision ``initialize`` settled on, or `None`."""
+        self.generation = 0
+        """Bumped each time a session starts: a call sent under an older one may be resent."""
+        self.renewing = False
+        """Whether a session renewal is in flight (at most one)."""
+        self.renewals = 0
+        """How many renewals were started."""
+        self.get_open = False
+        """Whether the GET stream is open (the loop says so)."""
+        self._renewal_failure: tuple[int, MCPError] | None = None
+        self._calls: dict[int | str, Call] = {}
+        self._finished: OrderedDict[tuple[bool, object], None] = OrderedDict()
+        self._served: OrderedDict[tuple[bool, object], None] = OrderedDict()
+        self._get_seen: OrderedDict[str, None] = OrderedDict()
+        self._get_failures = 0
+        self._get_carried = 0
+        self._get_last_id = ""
+        self._get_retry: int | None = None
+        self._private_ids = 0
+        self._initialize: bytes | None = None
+        self.initialized: bytes | None = None
+        """``notifications/initialized`` as the session sent it (sent again to a new session)."""
+        self._state: dict[tuple[str, str], bytes] = {}
+
+    # ------------------------------------------------------------ calls
+
+    @property
+    def in_flight(self) -> int:
+        """How many calls are open."""
+        return len(self._calls)
+
+    def open(
+        self, data: bytes, method: str, request_id: int, name: str | None = None, revision: str | None = None
+    ) -> Call:
+        """Start tracking our request ``request_id`` (its bytes are ``data``)."""
+        call = Call(request_id, method, name, revision, private=False)
+        call.data = data
+        self._calls[request_id] = call
+        if revision is None:
+            if method == "initialize":
+                self._initialize = data
+            elif method in _SESSION_STATE:
+                self._state[(method, name or "")] = data
+            elif method == "resources/unsubscribe":
+                self._state.pop(("resources/subscribe", name or ""), None)
+        return call
+
+    def private(self, data: bytes) -> Call:
+        """A request of the core's own (``data`` with an id the session never uses), for a renewal."""
+        self._private_ids += 1
+        message = decode(data)
+        message["id"] = f"trio-mcp-{self._private_ids}"
+        call = Call(message["id"], str(message.get("method")), None, None, private=True)
+        call.data = encode(message)
+        self._calls[call.request_id] = call
+        return call
+
+    def finish(self, call: Call) -> None:
+        """The call is over (answered, failed, withdrawn): forget it, remember its id."""
+        if self._calls.get(call.request_id) is call:
+            del self._calls[call.request_id]
+            key = _key(call.request_id)
+            if key is not None:
+                remember(self._finished, key, MEMORY)
+
+    def is_open(self, call: Call) -> bool:
+        """Whether the call is still tracked."""
+        return self._calls.get(call.request_id) is call
+
+    # ------------------------------------------------------------ headers
+
+    def post_headers(self, call: Call) -> dict[str, str]:
+        """Start a new exchange for ``call`` (a POST) and return its protocol headers."""
+        call.exchange += 1
+        call.parked = False
+        call.generation = self.generation
+        headers = {"accept": ACCEPT, "content-type": "application/json"}
+        if call.revision is not None:
+            headers["mcp-protocol-version"] = call.revision
+            headers["mcp-method"] = header_value(call.method)
+            if call.name is not None and call.method in _NAMED:
+                headers["mcp-name"] = header_value(call.name)
+            call.session_sent = False
+        elif call.method != "initialize":
+            headers.update(self.session_headers())
+            call.session_sent = self.session_id is not None
+        return headers
+
+    def session_headers(self) -> dict[str, str]:
+        """The initialize era's headers: session id and negotiated revision, when known."""
+        headers: dict[str, str] = {}
+        if self.session_id is not None:
+            headers["mcp-session-id"] = self.session_id
+        if self.version is not None:
+            headers["mcp-protocol-version"] = self.version
+        return headers
+
+    def message_headers(self, method: str | None, revision: str | None) -> dict[str, str]:
+        """The protocol headers of a notification or of an answer to a server request."""
+        headers = {"accept": ACCEPT, "content-type": "application/json"}
+        if revision is not None:
+            headers["mcp-protocol-version"] = revision
+            if method is not None:
+                headers["mcp-method"] = header_value(method)
+        else:
+            headers.update(self.session_headers())
+        return headers
+
+    def stream_headers(self, last_event_id: str = "") -> dict[str, str]:
+        """The headers of a GET (the server's stream, or a resumption)."""
+        headers = {"accept": "text/event-stream", **self.session_headers()}
+        if last_event_id:
+            headers["last-event-id"] = last_event_id
+        return headers
+
+    # ------------------------------------------------------------ responses
+
+    def response(self, call: Call, exchange: int, status: int, headers: Mapping[str, str]) -> str | Fail:
+        """The head of a response to ``call``'s POST: what to read of it, or why the call fails.
+
+        ``headers`` has lower-case names.
+        """
+        if exchange != call.exchange:
+            return Fail(ProtocolError(f"a response to {call.method} on an exchange that is over"))
+        kind = media_type(headers.get("content-type"))
+        if status >= 300:
+            return READ_REFUSAL
+        if call.method == "initialize":
+            call.offered_session = headers.get("mcp-session-id")
+        if kind == "application/json":
+            return READ_JSON
+        if kind == "text/event-stream":
+            return READ_EVENTS
+        if status == 202 and call.revision is None and self.get_open and not call.private:
+            # Servers of old answered on the GET stream; the call stays open
+            # (bounded by the caller's deadline).
+            call.parked = True
+            return PARKED
+        if status in (202, 204):
+            return Fail(
+                self._http_error(
+                    status, headers, b"", f"{call.method} got HTTP {status}: the server will send no answer"
+                )
+            )
+        return READ_REFUSAL
+
+    def refusal(
+        self, call: Call, exchange: int, status: int, headers: Mapping[str, str], body: bytes, now: float
+    ) -> Deliver | Fail | str:
+        """A response to ``call`` that is no answer in itself: an error status, or a 2xx of another kind.
+
+        Returns the JSON-RPC error the body carries (as ``call``'s answer), the
+        error to fail it with, `LOST` (the session is lost: see `lost`),
+        `RESEND` (a 2026-07-28 ``-32022`` naming the revision asked for: send
+        it once more) or `FALL_BACK` (``initialize`` refused without an MCP
+        body: the server may speak HTTP+SSE). ``now`` is the POSIX time, for
+        ``Retry-After`` dates.
+        """
+        if exchange != call.exchange:
+            return Fail(ProtocolError(f"a response to {call.method} on an exchange that is over"))
+        kind = media_type(headers.get("content-type"))
+        method = call.method
+        if status < 300:
+            return Fail(
+                self._http_error(
+                    status,
+                    headers,
+                    body,
+                    f"{method} got HTTP {status} with content type {kind or 'none'!r}, not JSON or an event stream",
+                )
+            )
+        text = body[:ERROR_BODY_KEEP].decode("utf-8", "replace")
+        typed = typed_refusal(self.name, self.url, method, status, headers, text, now)
+        if typed is not None:
+            return Fail(typed)
+        error = rpc_error_body(body) if kind == "application/json" else None
+        if (
+            call.revision is None
+            and call.session_sent
+            and method != "initialize"
+            and (status == 404 or (status == 400 and error is not None and lost_session(error)))
+        ):
+            detail = str(error.get("message", "")) if error is not None else text
+            call.lost = (status, detail[:200])
+            return LOST
+        if error is not None and call.answered:
+            # Answered already (on this exchange): never a second time.
+            return Fail(ProtocolError(f"{self.name} sent a second answer to {call.method}: {text[:80]!r}"))
+        if error is not None:
+            if (
+                error.get("code") == UNSUPPORTED_PROTOCOL_VERSION
+                and call.revision is not None
+                and not call.resent
+                and call.revision in _supported(error)
+            ):
+                # The server lists the revision we asked for: once more.
+                call.resent = True
+                return RESEND
+            # Whatever id the body carries (null, "server-error"): one request per POST.
+            call.answered = True
+            if call.private:
+                call.answer = {"error": error}
+            return Deliver(
+                encode({"jsonrpc": "2.0", "id": call.request_id, "error": error}).rstrip(b"\n"), call
+            )
+        if method == "initialize" and status in (400, 404, 405):
+            return FALL_BACK
+        hint = ""
+        if 300 <= status < 400:
+            hint = f"; redirected to {headers.get('location', '(no location)')!r}, which is not followed"
+            hint += " (only 307 and 308 to the same origin are)"
+        elif status in (406, 415):
+            hint = " (the server refused our headers)"
+        refused = self._http_error(
+            status, headers, body, f"{self.name} answered {method} with HTTP {status}{hint}"
+        )
+        if method == "server/discover" and 400 <= status < 500:
+            # Not an MCP answer: for the era probe, a server of the initialize era.
+            broken = ProtocolError(f"server/discover got HTTP {status} without a JSON-RPC error")
+            broken.__cause__ = refused
+            return Fail(broken)
+        return Fail(refused)
+
+    def _http_error(self, status: int, headers: Mapping[str, str], body: bytes, message: str) -> HTTPError:
+        return HTTPError(
+            f"{message} ({self.url})",
+            url=self.url,
+            status=status,
+            headers=dict(headers),
+            body=body[:ERROR_BODY_KEEP].decode("utf-8", "replace"),
+        )
+
+    def json_body(self, call: Call, exchange: int, body: bytes, status: int = 200) -> list[Action]:
+        """A JSON body answering ``call``'s POST (with ``status``). Ends with a `Fail` unless it
+        was the call's answer."""
+        if exchange != call.exchange:
+            return [Fail(ProtocolError(f"a response to {call.method} on an exchange that is over"))]
+        if not body.strip():
+            return [
+                Fail(self._http_error(status, {}, b"", f"{call.method} got HTTP {status} with an empty body"))
+            ]
+        out: list[Action] = []
+        try:
+            message = decode(body)
+        except UnreadableJSON:
+            message = None
+        if isinstance(message, dict):
+            self._message(call, message, body, out, single=True)
+        elif isinstance(message, list):
+            for item in message:
+                if isinstance(item, dict):
+                    self._message(call, item, encode(item).rstrip(b"\n"), out, single=False)
+        if not call.answered:
+            what = "its response" if message is not None else "JSON"
+            # The answer of another call (one over, or in flight): the
+            # connection delivered a response that was not for this request.
+            other = isinstance(message, dict) and not self._nobodys(message.get("id"))
+            out.append(
+                Fail(
+                    ProtocolError(
+                        f"{self.name} answered request {call.request_id!r} ({call.method}) with a JSON body"
+                        f" that is not {what}: {body[:80]!r}"
+                    ),
+                    out_of_step=other,
+                )
+            )
+        return out
+
+    def event(self, call: Call, exchange: int, item: Item) -> list[Action]:
+        """An item of the event stream carrying ``call`` (its POST's, or a resumption of it)."""
+        if exchange != call.exchange:
+            return [Log(f"an event for {call.method} on an exchange that is over; dropped")]
+        modern = call.revision is not None
+        out: list[Action] = []
+        if not modern:
+            if item.id:
+                call.last_event_id = item.id
+            if isinstance(item, Event) and item.id and item.own_id:
+                if item.id in call.seen:
+                    return [Log(f"{self.name} sent event {item.id!r} again (a replay); dropped")]
+                remember(call.seen, item.id, CALL_EVENTS)
+        if isinstance(item, EventTooLarge):
+            return [Fail(_too_large(self.name, item.limit))]
+        if isinstance(item, BadEncoding):
+            return [Fail(ProtocolError(f"{self.name} sent an event whose {item.field} is not UTF-8"))]
+        if not isinstance(item, Event):
+            return []  # a cut event: the end of the stream says what follows
+        if item.type != "message":
+            return [Log(f"{self.name} sent an event of type {item.type!r}; ignored")]
+        data = item.data.encode("utf-8", "surrogatepass")
+        try:
+            message = decode(data)
+        except UnreadableJSON:
+            message = None
+        if isinstance(message, dict):
+            self._message(call, message, data, out, single=False)
+        elif isinstance(message, list):
+            for part in message:
+                if isinstance(part, dict):
+                    self._message(call, part, encode(part).rstrip(b"\n"), out, single=False)
+        else:
+            out.append(
+                Fail(ProtocolError(f"{self.name} sent an event whose data is not JSON-RPC: {data[:80]!r}"))
+            )
+        return out
+
+    def retry_seen(self, call: Call, retry: int | None) -> None:
+        """The stream of ``call`` set ``retry`` (milliseconds), for its resumption."""
+        call.retry = retry
+
+    def stream_ended(
+        self, call: Call, exchange: int, why: str | None
+    ) -> Fail | tuple[dict[str, str], float] | None:
+        """The stream carrying ``call`` ended (``why``: the network error, if any).
+
+        Returns `None` when the call was answered, else the headers of a GET
+        resuming it and the delay before it (initialize era, with an event id
+        and a session, a bounded number of times), else why it fails.
+        """
+        if call.answered or exchange != call.exchange:
+            return None
+        last = call.last_event_id
+        how = f": {why}" if why else ""
+        if call.revision is None and last and self.session_id is not None and call.resumes < MAX_RESUMES:
+            call.resumes += 1
+            call.exchange += 1
+            return self.stream_headers(last), retry_delay(call.retry, call.resumes)
+        return Fail(
+            ConnectionFailed(
+                f"the stream of request {call.request_id!r} ({call.method}) from {self.name} ended before its answer{how}",
+                url=self.url,
+            )
+        )
+
+    def resumed(self, call: Call, exchange: int, status: int, content_type: str | None) -> Fail | None:
+        """The head of the GET resuming ``call``'s stream: `None` to read it, or why the call fails."""
+        if exchange != call.exchange:
+            return Fail(ProtocolError("a resumption on an exchange that is over"))
+        if status != 200 or media_type(content_type) != "text/event-stream":
+            return Fail(
+                ConnectionFailed(
+                    f"the stream of request {call.request_id!r} ({call.method}) from {self.name} was cut, and"
+                    f" resuming it from event {call.last_event_id!r} got HTTP {status}",
+                    url=self.url,
+                    status=status,
+                )
+            )
+        return None
+
+    # ------------------------------------------------------------ messages
+
+    def _message(
+        self, call: Call | None, message: dict[str, JSON], data: bytes, out: list[Action], *, single: bool
+    ) -> None:
+        """Route one message read on ``call``'s exchange (``None``: the GET stream)."""
+        if "method" in message:
+            if "id" in message:
+                request_id = message["id"]
+                key = _key(request_id)
+                if key is not None and (call is None or call.revision is None):
+                    if key in self._served:
+                        out.append(
+                            Log(f"{self.name} sent its request {request_id!r} again (a replay); dropped")
+                        )
+                        return
+                    remember(self._served, key, MEMORY)
+            out.append(Deliver(data))
+            return
+        if "result" not in message and "error" not in message:
+            out.append(
+                Log(
+                    f"{self.name} sent a message that is neither request, notification nor answer: {data[:80]!r}"
+                )
+            )
+            return
+        answer_id = message.get("id")
+        target: Call | None = None
+        if call is not None:
+            if not call.answered and _same_id(answer_id, call.request_id):
+                target = call
+            elif single and not call.answered and self._nobodys(answer_id):
+                # One answer per POST: under an id that is no call's, it is this one's.
+                out.append(
+                    Log(
+                        f"the answer to request {call.request_id!r} ({call.method}) came with id {answer_id!r}; taken as its answer"
+                    )
+                )
+                message = {**message, "id": call.request_id}
+                data = encode(message).rstrip(b"\n")
+                target = call
+        else:
+            # The GET stream of the initialize era: an answer to one of our
+            # requests sent and still open (servers of old answer there, with a
+            # 202 to the POST).
+            parked = self._calls.get(answer_id) if isinstance(answer_id, (int, str)) else None
+            if (
+                parked is not None
+                and parked.revision is None
+                and not parked.private
+                and parked.exchange > 0
+                and not parked.answered
+                and _same_id(answer_id, parked.request_id)
+            ):
+                target = parked
+        if target is None:
+            where = (
+                f"the stream of request {call.request_id!r}"
+                if call is not None
+                else "the stream of server messages"
+            )
+            out.append(Log(f"{self.name} sent an answer for id {answer_id!r} on {where}; dropped"))
+            return
+        target.answered = True
+        if target.method == "initialize":
+            self._adopt(target, message, out)
+        if target.private:
+            target.answer = message
+        else:
+            out.append(Deliver(data, target))
+
+    def _nobodys(self, answer_id: object) -> bool:
+        key = _key(answer_id)
+        if key is None:
+            return True
+        return answer_id not in self._calls and key not in self._finished
+
+    def _adopt(self, call: Call, message: dict[str, JSON], out: list[Action]) -> None:
+        """The answer to ``initialize``: a success starts a session (its id, its revision)."""
+        result = message.get("result")
+        if not isinstance(result, dict):
+            return
+        version = result.get("protocolVersion")
+        if isinstance(version, str):
+            self.version = version
+        offered = call.offered_session
+        if offered is not None and not valid_session_id(offered):
+            out.append(
+                Log(f"{self.name} sent a session id with invalid characters; the session is used without it")
+            )
+            offered = None
+        self.session_id = offered
+        self.generation += 1
+        self._served.clear()
+        self._get_seen.clear()
+        self._get_last_id = ""
+
+    # ------------------------------------------------------------ sessions
+
+    def lost(self, call: Call) -> str | Fail:
+        """``call`` found the session lost: `RENEW` (the caller renews it), `WAIT` (a renewal is in
+        flight), `RESEND` (a new session is there), or why the call fails."""
+        status, detail = call.lost
+        if call.resent:
+            return Fail(
+                self._expired(
+                    f"{self.name} no longer knows the session (HTTP {status}: {detail}),"
+                    " even after a new one was opened",
+                    status,
+                )
+            )
+        failure = self._renewal_failure
+        if failure is not None and failure[0] >= call.generation:
+            return Fail(failure[1])
+        if self.generation > call.generation:
+            call.resent = True
+            return RESEND
+        if self.renewing:
+            return WAIT
+        if self._initialize is None:
+            return Fail(
+                self._expired(f"{self.name} no longer knows the session (HTTP {status}: {detail})", status)
+            )
+        self.renewing = True
+        self.renewals += 1
+        self.session_id = None
+        return RENEW
+
+    def renewal(self) -> tuple[Call, list[Call]]:
+        """The requests of a renewal: ``initialize`` (as first sent), then what the session must be
+        told again (the last ``logging/setLevel``, every ``resources/subscribe`` in force)."""
+        assert self._initialize is not None
+        return self.private(self._initialize), [self.private(data) for data in self._state.values()]
+
+    def renewed(self, initialize: Call) -> MCPError | None:
+        """The renewal's ``initialize`` is over: `None` when a new session started, else why not."""
+        self.renewing = False
+        self.finish(initialize)
+        if (
+            initialize.answered
+            and isinstance((initialize.answer or {}).get("result"), dict)
+            and self.session_id
+        ):
+            self._renewal_failure = None
+            return None
+        error = self._expired(f"{self.name} forgot our session, and opening a new one failed")
+        self._renewal_failure = (self.generation, error)
+        return error
+
+    def renewal_failed(self, initialize: Call, error: MCPError) -> MCPError:
+        """The renewal's ``initialize`` could not be sent: every call waiting fails with this."""
+        self.renewing = False
+        self.finish(initialize)
+        expired = self._expired(f"{self.name} forgot our session, and opening a new one failed: {error}")
+        self._renewal_failure = (self.generation, expired)
+        return expired
+
+    def _expired(self, message: str, status: int | None = None) -> SessionExpired:
+        return SessionExpired(message, url=self.url, status=status)
+
+    # ------------------------------------------------------------ the GET stream
+
+    def get_headers(self) -> dict[str, str]:
+        """The headers of the next GET of the server's stream."""
+        self._get_carried = 0
+        return self.stream_headers(self._get_last_id)
+
+    def get_response(self, status: int, content_type: str | None) -> str | None:
+        """The head of the GET stream's response: `None` to read it; else the reason the stream
+        stops for good (``"stop: ..."``) or fails this time (anything else)."""
+        kind = media_type(content_type)
+        if status in (400, 404, 405, 409):
+            why = {405: "offers none", 409: "says one is open already"}.get(status, f"answered {status}")
+            return f"stop: no stream of server messages: {self.name} {why}"
+        if status != 200 or kind != "text/event-stream":
+            return f"the stream of server messages got HTTP {status} ({kind or 'no content type'})"
+        return None
+
+    def get_event(self, item: Item, retry: int | None) -> list[Action]:
+        """An item of the GET stream (``retry``: the stream's current ``retry``)."""
+        self._get_retry = retry
+        if item.id:
+            self._get_last_id = item.id
+        if isinstance(item, Event) and item.id and item.own_id:
+            if item.id in self._get_seen:
+                return [Log(f"{self.name} sent event {item.id!r} again (a replay); dropped")]
+            remember(self._get_seen, item.id, MEMORY)
+        if isinstance(item, EventTooLarge):
+            return [Log(str(_too_large(self.name, item.limit)) + "; skipped")]
+        if isinstance(item, BadEncoding):
+            return [Log(f"{self.name} sent an event whose {item.field} is not UTF-8; skipped")]
+        if not isinstance(item, Event):
+            return []
+        self._get_carried += 1
+        if item.type != "message":
+            return [Log(f"{self.name} sent an event of type {item.type!r}; ignored")]
+        data = item.data.encode("utf-8", "surrogatepass")
+        try:
+            message = decode(data)
+        except UnreadableJSON:
+            return [Log(f"{self.name} sent an event whose data is not JSON: {data[:80]!r}; skipped")]
+        out: list[Action] = []
+        for part in message if isinstance(message, list) else [message]:
+            if isinstance(part, dict):
+                self._message(
+                    None, part, data if part is message else encode(part).rstrip(b"\n"), out, single=False
+                )
+            else:
+                out.append(Log(f"{self.name} sent an event that is not JSON-RPC: {data[:80]!r}; skipped"))
+        return out
+
+    def get_ended(self, failed: bool) -> float | None:
+        """The GET stream's connection is over (``failed``: it never opened, or broke): the delay
+        before reopening it, or `None` to give it up. However many events it carried before,
+        a connection that carried one resets the count of failures."""
+        if self._get_carried and not failed:
+            self._get_failures = 0
+        elif self._get_carried:
+            self._get_failures = 1
+        else:
+            self._get_failures += 1
+        self._get_carried = 0
+        if self._get_failures >= MAX_GET_FAILURES:
+            return None
+        return retry_delay(self._get_retry, self._get_failures + 1)
+
+    @property
+    def get_failures(self) -> int:
+        """How many times in a row the GET stream failed."""
+        return self._get_failures
+
+
+def _same_id(a: object, b: object) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _supported(error: dict[str, JSON]) -> list[str]:
+    data = error.get("data")
+    supported = data.get("supported") if isinstance(data, dict) else None
+    return [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+
+
+def _too_large(name: str, limit: int) -> MCPError:
+    return MessageTooLarge(
+        f"{name} sent an event over the limit of {limit} bytes (max_message_bytes); the stream is closed",
+        size=limit,
+        limit=limit,
+    )
