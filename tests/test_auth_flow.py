@@ -403,6 +403,19 @@ async def test_hostile_authorization_server(server, scenario, reason):
     assert auth.tokens is None
 
 
+async def test_a_huge_refusal_body_is_not_kept_whole(server):
+    # httpx reads a refusal's body before the retry: the flow keeps 1 MiB of it.
+    url = url_of(server, "huge-401")
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    with trio.fail_after(GUARD):
+        async with httpx.AsyncClient(auth=oauth(url), trust_env=False) as http:
+            response = await http.post(url, json=message)
+    assert response.status_code != 401
+    (refusal,) = response.history
+    assert refusal.status_code == 401
+    assert len(refusal.content) == 1024 * 1024
+
+
 async def test_a_reused_code_is_refused(server):
     url = url_of(server, "ok")
     first = Browser()

@@ -267,3 +267,15 @@ async def test_j_refused_again_the_error_does_not_contradict_itself(modern_serve
             async with open_client(modern_server, "reject-version-always"):
                 pass
     assert "which it lists among those it supports" in str(caught.value)
+
+
+# ------------------------------------------------------------------ start
+
+
+@pytest.mark.parametrize("after", [0, 0.001, 0.05])
+async def test_cancelled_while_connecting_returns(modern_server, after):
+    """Cancelled while the channel starts (or connects): opening returns, nothing hangs."""
+    with trio.fail_after(10):
+        with trio.move_on_after(after):
+            async with open_client(modern_server, "none"):
+                await trio.sleep_forever()

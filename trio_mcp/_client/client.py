@@ -19,6 +19,7 @@ import itertools
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar, overload
 
+import attrs
 import trio
 
 from .._core.cache import TtlCache
@@ -31,6 +32,7 @@ from .._core.eras import (
     result_type,
 )
 from .._core.outputs import OutputSchemas, validator_available
+from .._core.param_headers import HeaderParam, screen_tools
 from .._delivery import call_maybe_async
 from .._errors import MCPError, NotSupported, OutputValidationError, RpcError
 from .._models import (
@@ -138,6 +140,8 @@ class Client:
         self._listing_tried = -1
         self._told_no_validator = False
         self._listing_lock = trio.Lock()
+        self._param_headers: dict[str, tuple[HeaderParam, ...]] = {}
+        """The x-mcp-header parameters of each tool, from its latest listing (2026-07-28 era)."""
         self._tokens = itertools.count(1)
         self._input_caps: dict[str, JSON] = {}
         self._envelope: dict[str, JSON] | None = None
@@ -647,12 +651,27 @@ class Client:
                     self._outputs.saw_page(hit, hit.tools, first=cursor is None)
                 return hit
         page: Any = await self._typed(method, params, model, options)
+        if method == "tools/list" and self.era == "modern":
+            page = self._screen_tools(page)
         if cacheable and self.era == "modern":
             assert self._cache is not None
             self._cache.put(method, key, page, page.ttl_ms, trio.current_time())
         if method == "tools/list":
             self._outputs.saw_page(page, page.tools, first=cursor is None)
         return page
+
+    def _screen_tools(self, page: ListToolsResult) -> ListToolsResult:
+        """Leave out the tools whose ``x-mcp-header`` annotations are invalid (SEP-2243), saying why."""
+        kept, params, dropped = screen_tools(page.tools, lambda tool: (tool.name, tool.input_schema))
+        for tool in page.tools:
+            self._param_headers.pop(tool.name, None)
+        self._param_headers.update(params)
+        for tool, error in dropped:
+            self.session.log(
+                f"tool {tool.name!r} of {self.session.name} is left out of the listing, as it cannot be"
+                f" called: its x-mcp-header breaks the rule {error.rule!r} ({error})"
+            )
+        return attrs.evolve(page, tools=kept) if dropped else page
 
     def _pages(self, method: str) -> Pages[Any]:
         async def fetch(cursor: str | None) -> Any:
