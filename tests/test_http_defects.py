@@ -13,6 +13,7 @@ import uuid
 import httpx
 import pytest
 import trio
+from opening_support import http_client
 from process_support import hostile_server
 
 import trio_mcp
@@ -43,7 +44,7 @@ def open_client(server, scenario, *, client=None, target=None, **options):
     if target is not None:
         headers["X-Test-Target"] = target
     options.setdefault("trust_env", False)
-    return trio_mcp.open_http_client(server.url, headers=headers, **options)
+    return http_client(server.url, headers=headers, **options)
 
 
 async def stats(server):
