@@ -64,7 +64,7 @@ async def test_the_initialize_era_lists_every_tool(legacy_server):
 
 async def test_designated_arguments_go_in_mcp_param_headers(modern_server):
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_http_client(modern_server.url, trust_env=False) as client:
+        async with trio_mcp.open_client(trio_mcp.HTTPTarget(modern_server.url, trust_env=False)) as client:
             await client.list_tools()
             # The server checks each header against its argument (400 -32020 otherwise) and
             # answers the headers it got, as they were sent.
@@ -87,7 +87,7 @@ async def test_designated_arguments_go_in_mcp_param_headers(modern_server):
 
 async def test_a_tool_never_listed_gets_no_mcp_param_headers(modern_server):
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_http_client(modern_server.url, trust_env=False) as client:
+        async with trio_mcp.open_client(trio_mcp.HTTPTarget(modern_server.url, trust_env=False)) as client:
             # The server wants the headers: without a listing the client cannot know them.
             with pytest.raises(trio_mcp.RpcError) as info:
                 await client.call_tool("route", {"region": "eu-west1"})
@@ -99,7 +99,7 @@ async def test_a_tool_never_listed_gets_no_mcp_param_headers(modern_server):
 
 async def test_an_argument_no_header_can_carry_is_the_callers_error(modern_server):
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_http_client(modern_server.url, trust_env=False) as client:
+        async with trio_mcp.open_client(trio_mcp.HTTPTarget(modern_server.url, trust_env=False)) as client:
             await client.list_tools()
             with pytest.raises(ValueError, match="Mcp-Param-Priority"):
                 await client.call_tool("route", {"priority": 2**60})
