@@ -2,7 +2,8 @@
 
 ``nox`` alone runs the test suite. The other sessions: ``nox -s fuzz``
 (Hypothesis property tests at fuzzing size), ``lint``, ``typing``, ``docs``,
-``bench`` and ``peers`` (installs the MCP servers of the interop tests). Add
+``bench``, ``peers`` (installs the MCP servers of the interop tests) and
+``conformance`` (the official MCP conformance harness). Add
 ``-r`` to reuse the virtualenvs of an earlier run, and pass arguments to the
 underlying tool after ``--``, e.g. ``nox -s tests -- -k framing -x``.
 """
@@ -118,6 +119,24 @@ def docs(session: nox.Session) -> None:
     )
 
 
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """Run the official MCP conformance harness against the HTTP client.
+
+    ``tests/conformance/run.py`` installs ``@modelcontextprotocol/conformance``
+    (two pinned versions, with npm, into ``.conformance/``) and runs each leg
+    of ``tests/conformance/scenarios.toml`` with ``tests/conformance/client.py``
+    as the client under test. Every scenario the table judges must show its
+    named SUCCESS checks, no FAILURE or WARNING, and the client's exit 0.
+    First a self-test: a client that does nothing must fail every judged
+    scenario. Arguments go to run.py, e.g. ``-- --leg modern --verbose``.
+    Needs Node.js 20 or later.
+    """
+    session.install("-e", ".[http,validation,auth]")
+    session.run("python", "tests/conformance/run.py", "--self-test", *session.posargs)
+    session.run("python", "tests/conformance/run.py", *session.posargs)
+
+
 #: The official Python MCP client that the benchmarks compare against. It is
 #: installed into the bench session only, never a dependency of trio_mcp, and
 #: pinned: its targets (benchmarks/README.md) are set against this release.
@@ -129,11 +148,25 @@ def bench(session: nox.Session) -> None:
     """Run the benchmarks: trio_mcp against a raw baseline and the official client.
 
     Over stdio (``benchmarks/bench.py``), then over Streamable HTTP
-    (``benchmarks/http_bench.py``, with the ``http`` extra), then server
-    groups (``benchmarks/group_bench.py``: 100 servers in one process).
+    (``benchmarks/http_bench.py``, with the ``http`` extra: against a fast
+    Node server, where the client is the bottleneck, when ``node`` is on the
+    PATH; then against the Python test server), then server groups
+    (``benchmarks/group_bench.py``: 100 servers in one process).
     """
     session.install(".[validation,http]", OFFICIAL_MCP_CLIENT)
     session.run("python", "benchmarks/bench.py", *session.posargs)
     session.run("python", "benchmarks/http_bench.py", *session.posargs)
     # --quick (20 servers, 5 s of crashes) carries over.
     session.run("python", "benchmarks/group_bench.py", *[arg for arg in session.posargs if arg == "--quick"])
+
+
+@nox.session
+def soak(session: nox.Session) -> None:
+    """The HTTP soak: 200,000 calls against a chaos server, both eras, every answer checked.
+
+    Not part of the default run, nor of CI: it takes minutes. Only loopback
+    traffic, bounded in count and time (``benchmarks/soak.py``; pass its
+    options after ``--``, e.g. ``nox -s soak -- --calls 20000``).
+    """
+    session.install(".[http]")
+    session.run("python", "benchmarks/soak.py", *session.posargs)

@@ -39,6 +39,8 @@ import gc
 import importlib.util
 import itertools
 import json
+import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -46,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 import trio
+
+import trio_mcp
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -58,8 +62,6 @@ TARGET = 0.8
 
 if importlib.util.find_spec("trio_mcp") is None:  # a checkout, not installed
     sys.path.insert(0, str(ROOT))
-
-import trio_mcp  # noqa: E402
 
 
 def skip(reason: str) -> int:
@@ -213,10 +215,15 @@ class Official:
         return json.loads(line)
 
     async def measure(self, metric: str, calls: int) -> float:
+        return (await self.measure_cpu(metric, calls))[0]
+
+    async def measure_cpu(self, metric: str, calls: int) -> tuple[float, float]:
+        """The rate of one workload, and the CPU time per call of the official client's process."""
         assert self.process.stdin is not None
         self.process.stdin.write(f"{metric} {calls} {WIDTH}\n")
         self.process.stdin.flush()
-        return float((await trio.to_thread.run_sync(self._read))["rate"])
+        reply = await trio.to_thread.run_sync(self._read)
+        return float(reply["rate"]), float(reply["cpu_per_call"])
 
     def close(self) -> None:
         if self.process.stdin is not None:
@@ -245,25 +252,172 @@ def find_official(config: argparse.Namespace) -> str | None:
     return None
 
 
+# ------------------------------------------------------------ the fast server
+
+FAST_SERVER = HERE / "fast_server.js"
+#: Targets against the fast server: trio_mcp's rate over the official client's, and over raw httpx's.
+FAST_TARGETS = {"official": 1.5, "raw": 0.85}
+
+
+class NodeServer(ServerProcess):
+    """``fast_server.js``: a Node ``http`` responder, so that the client is the bottleneck."""
+
+    def __init__(self, node: str) -> None:
+        self.version = subprocess.run(
+            [node, "--version"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+        self.process = subprocess.Popen([node, str(FAST_SERVER)], stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line.startswith("LISTENING "):
+            self.close()
+            raise RuntimeError(f"the fast server did not start (it said {line!r})")
+        self.url = f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+
+
+async def timed(workload, call, calls: int) -> tuple[float, float]:
+    """Run one workload; its rate and this process's CPU time per call."""
+    gc.collect()
+    start = time.process_time()
+    rate = await workload(call, calls)
+    done = calls if workload is sequential else calls // WIDTH * WIDTH
+    return rate, (time.process_time() - start) / done
+
+
+async def run_fast(config: argparse.Namespace, python: str | None) -> dict[str, Any] | None:
+    """trio_mcp, raw httpx (httpx's own pool, and the pool trio_mcp uses) and the official client, on the fast server.
+
+    Returns ``{"rate": {metric: {contender: [per repetition]}}, "cpu": ...}``,
+    or `None` without Node.js.
+    """
+    import httpx
+
+    from trio_mcp._transports._httpx_client import LeanTransport
+
+    node = shutil.which("node")
+    if node is None:
+        print("Fast-server benchmarks skipped: Node.js (node) is not on PATH.")
+        return None
+    sizes = (
+        {"sequential": 300, "in_flight": 2_560}
+        if config.quick
+        else {"sequential": 2_000, "in_flight": 12_800}
+    )
+    workloads = {"sequential": sequential, "in_flight": in_flight}
+    server = NodeServer(node)
+    official = None
+    rates: dict[str, dict[str, list[float]]] = {metric: {} for metric in workloads}
+    cpu: dict[str, dict[str, list[float]]] = {metric: {} for metric in workloads}
+    try:
+        if python is not None:
+            official = Official(python, server.url)
+        limits = httpx.Limits(max_connections=WIDTH + 8, max_keepalive_connections=WIDTH + 8)
+        timeout = httpx.Timeout(10.0, read=None)
+        async with (
+            trio_mcp.open_client(trio_mcp.HTTPTarget(server.url, trust_env=False)) as client,
+            httpx.AsyncClient(trust_env=False, limits=limits, timeout=timeout) as stock,
+            httpx.AsyncClient(
+                trust_env=False, timeout=timeout, transport=LeanTransport(trust_env=False)
+            ) as lean,
+        ):
+            ours = TrioMCP(client)
+            raw_stock, raw_lean = RawHTTP(stock, server.url), RawHTTP(lean, server.url)
+            raw_stock.name, raw_lean.name = "raw httpx", "raw httpx, lean pool"
+            contenders: list[Any] = [ours, raw_stock, raw_lean]
+            for contender in contenders:
+                if await contender.call("héllo") != "héllo":
+                    raise RuntimeError(f"{contender.name} does not round-trip")
+                await sequential(contender.call, 100)
+                await in_flight(contender.call, 2 * WIDTH)
+            print(f"\nthe fast server (Node {server.version} http, plain JSON): {server.url}")
+            if official is not None:
+                contenders.append(official)
+            for rep in range(config.reps):
+                order = contenders if rep % 2 == 0 else contenders[::-1]
+                for contender in order:
+                    for metric, workload in workloads.items():
+                        if contender is official:
+                            rate, per_call = await official.measure_cpu(metric, sizes[metric])
+                        else:
+                            rate, per_call = await timed(workload, contender.call, sizes[metric])
+                        rates[metric].setdefault(contender.name, []).append(rate)
+                        cpu[metric].setdefault(contender.name, []).append(per_call)
+    finally:
+        if official is not None:
+            official.close()
+        server.close()
+    return {"rate": rates, "cpu": cpu}
+
+
+def report_fast(results: dict[str, Any]) -> bool:
+    """Print the fast server's table; whether every target was met."""
+    labels = {"sequential": "call_tool sequential", "in_flight": f"call_tool {WIDTH} in flight"}
+    ok = True
+    print(
+        f"\n{'metric':24} {'vs':22} {'ratio':>7} {'range':>13} {'target':>7} {'':6} "
+        f"{'cpu/call ours':>13} {'theirs':>8} {'cpu ratio':>9}"
+    )
+    for metric, label in labels.items():
+        rates, cpu = results["rate"][metric], results["cpu"][metric]
+        ours = rates["trio_mcp"]
+        # The strictest raw baseline: whichever raw variant did better in each repetition.
+        raw_names = [name for name in rates if name.startswith("raw")]
+        best_raw = [max(rates[name][i] for name in raw_names) for i in range(len(ours))]
+        best_raw_cpu = [min(cpu[name][i] for name in raw_names) for i in range(len(ours))]
+        rows: list[tuple[str, list[float], list[float], float | None]] = [
+            ("raw httpx (best of both)", best_raw, best_raw_cpu, FAST_TARGETS["raw"]),
+        ]
+        rows += [(name, rates[name], cpu[name], None) for name in raw_names]
+        if "official" in rates:
+            rows.append(("official (mcp)", rates["official"], cpu["official"], FAST_TARGETS["official"]))
+        for name, theirs, their_cpu, target in rows:
+            ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
+            ratio = statistics.median(ratios)
+            cpu_ratio = statistics.median(b / a for a, b in zip(cpu["trio_mcp"], their_cpu, strict=True))
+            verdict = ""
+            if target is not None:
+                met = ratio >= target
+                ok &= met
+                verdict = "met" if met else "MISSED"
+            print(
+                f"{label:24} {name:22} {ratio:6.2f}x {min(ratios):5.2f}..{max(ratios):5.2f} "
+                f"{f'>= {target}' if target else '':>7} {verdict:6} "
+                f"{statistics.median(cpu['trio_mcp']) * 1e3:10.3f} ms {statistics.median(their_cpu) * 1e3:5.3f} ms "
+                f"{cpu_ratio:8.2f}x"
+            )
+    print(
+        "\nratio: trio_mcp's rate over theirs, median of the repetitions' ratios (range: min..max);"
+        "\ncpu ratio: their CPU time per call over trio_mcp's (above 1: trio_mcp spends less)."
+    )
+    print(f"fast-server targets: {'met' if ok else 'NOT met'}")
+    return ok
+
+
 # ------------------------------------------------------------------ the run
 
 
 async def run(config: argparse.Namespace) -> int:
     import httpx
 
+    python = find_official(config)
+    fast = await run_fast(config, python)
+    if fast is not None:
+        report_fast(fast)
+    if config.fast_only:
+        return 0
     sizes = {"sequential": 200, "in_flight": 1_280, "big": 3} if config.quick else {}
     sizes = {"sequential": 2_000, "in_flight": 12_800, "big": 10} | sizes
     server = ServerProcess()
     official = None
     rates: dict[str, dict[str, float]] = {}
+    print(f"\nthe Python server (Trio and h11: it is the bottleneck): {server.url}")
     try:
-        python = find_official(config)
         if python is not None:
             official = Official(python, server.url)
         limits = httpx.Limits(max_connections=WIDTH + 8, max_keepalive_connections=WIDTH + 8)
         timeout = httpx.Timeout(10.0, read=None)
         async with (
-            trio_mcp.open_http_client(server.url, trust_env=False) as client,
+            trio_mcp.open_client(trio_mcp.HTTPTarget(server.url, trust_env=False)) as client,
             httpx.AsyncClient(trust_env=False, limits=limits, timeout=timeout) as http,
         ):
             ours, raw = TrioMCP(client), RawHTTP(http, server.url)
@@ -321,12 +475,13 @@ def report(rates: dict[str, dict[str, float]]) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small counts, one repetition")
-    parser.add_argument("--reps", type=int, default=3, help="repetitions of each metric (best kept)")
+    parser.add_argument("--reps", type=int, help="repetitions of each metric (3; --quick: 1)")
     parser.add_argument("--official-python", help="an interpreter that has the official client (mcp)")
     parser.add_argument("--no-official", action="store_true", help="leave the official client out")
+    parser.add_argument("--fast-only", action="store_true", help="only the fast server's benchmarks")
     config, _ = parser.parse_known_args(argv)
-    if config.quick:
-        config.reps = 1
+    if config.reps is None:
+        config.reps = 1 if config.quick else 3
     if importlib.util.find_spec("httpx") is None:
         return skip("httpx is not installed (pip install 'trio-mcp[http]')")
     if not hasattr(trio_mcp, "open_http_client"):

@@ -106,7 +106,7 @@ class Browser:
 
 @asynccontextmanager
 async def connected(url: str, auth: httpx.Auth):
-    async with trio_mcp.open_http_client(url, auth=auth, trust_env=False) as client:
+    async with trio_mcp.open_client(trio_mcp.HTTPTarget(url, auth=auth, trust_env=False)) as client:
         yield client
 
 
@@ -401,6 +401,19 @@ async def test_hostile_authorization_server(server, scenario, reason):
             if value:
                 assert value not in text
     assert auth.tokens is None
+
+
+async def test_a_huge_refusal_body_is_not_kept_whole(server):
+    # httpx reads a refusal's body before the retry: the flow keeps 1 MiB of it.
+    url = url_of(server, "huge-401")
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    with trio.fail_after(GUARD):
+        async with httpx.AsyncClient(auth=oauth(url), trust_env=False) as http:
+            response = await http.post(url, json=message)
+    assert response.status_code != 401
+    (refusal,) = response.history
+    assert refusal.status_code == 401
+    assert len(refusal.content) == 1024 * 1024
 
 
 async def test_a_reused_code_is_refused(server):

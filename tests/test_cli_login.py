@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
 import subprocess
 import sys
+import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import trio
-from process_support import hostile_server
+from process_support import ServerProcess, hostile_server, server_process
 
 from trio_mcp.auth import ClientInfo, FileTokenStorage, Tokens
 from trio_mcp.cli import EXIT_CODES, EXIT_LOGIN
@@ -235,3 +239,206 @@ async def test_servers_shows_the_server_that_needs_a_login(tmp_path: Path) -> No
         records = {record["name"]: record for record in json.loads(done.stdout)["servers"]}
         assert records["remote"]["state"] == "needs-login"
         assert records["remote"]["restarts"] == 0
+
+
+# ------------------------------------------------------------------ login, against a real authorization server
+
+AUTH_SERVER = ROOT / "tests" / "servers" / "auth_server.py"
+FAKE_BROWSER = ROOT / "tests" / "fake_browser.py"
+
+
+@contextlib.contextmanager
+def auth_server() -> Iterator[ServerProcess]:
+    with server_process([sys.executable, str(AUTH_SERVER)], r"^LISTENING (\d+)$", path="/s/ok/mcp") as server:
+        yield server
+
+
+def scenario_url(server: ServerProcess, scenario: str) -> str:
+    return f"{server.base}/s/{scenario}/mcp"
+
+
+async def login_headless(state: Path, *args: str) -> tuple[subprocess.CompletedProcess[bytes], str]:
+    """``trio-mcp login --headless ...``, the user opening the printed URL and pasting the address back."""
+    import httpx
+
+    env_ = env(state)
+    with trio.fail_after(LIMIT):
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "trio_mcp", "login", "--headless", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env_,
+        )
+        assert process.stdin is not None
+        assert process.stdout is not None
+        assert process.stderr is not None
+        err = b""
+        while b"\n  http" not in err or not err.rstrip().endswith(b"does not load):"):
+            chunk = await process.stderr.receive_some(4096)
+            if not chunk:
+                break
+            err += chunk
+        lines = [line.strip() for line in err.decode().splitlines() if line.startswith("  http")]
+        pasted = ""
+        if lines:
+            async with httpx.AsyncClient(trust_env=False) as browser:
+                answer = await browser.get(lines[0], follow_redirects=False)
+            pasted = answer.headers.get("location", "")
+            await process.stdin.send_all(pasted.encode() + b"\n")
+        await process.stdin.aclose()
+        out = b""
+        async with trio.open_nursery() as nursery:
+
+            async def drain_err() -> None:
+                nonlocal err
+                async for chunk in process.stderr:  # type: ignore[union-attr]
+                    err += chunk
+
+            nursery.start_soon(drain_err)
+            async for chunk in process.stdout:
+                out += chunk
+        code = await process.wait()
+    return subprocess.CompletedProcess(process.args, code, out, err), pasted
+
+
+async def test_headless_login_then_every_command_uses_it_then_logout(tmp_path: Path) -> None:
+    with auth_server() as server:
+        url = scenario_url(server, "ok")
+        before = await cli(tmp_path, "call", "echo", "text=hi", url)
+        assert before.returncode == EXIT_LOGIN, before.stderr
+        assert f"run trio-mcp login {url}" in before.stderr.decode()
+
+        done, pasted = await login_headless(tmp_path, url)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.decode() == f"logged in to {url}\n"
+        assert "code=" in pasted
+        # The code printed nowhere but in the URL the user pasted.
+        code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(pasted).query))["code"]
+        assert code not in done.stderr.decode()
+        assert code not in done.stdout.decode()
+
+        # Kept in the file store, private.
+        store = tmp_path / "trio-mcp" / "auth" / "credentials.json"
+        assert stat.S_IMODE(os.stat(store).st_mode) == 0o600
+
+        listed = await cli(tmp_path, "tools", url)
+        assert listed.returncode == 0, listed.stderr
+        assert "echo" in listed.stdout.decode()
+
+        # Calling a tool needs more scope than the first login asked for: one line says which.
+        called = await cli(tmp_path, "call", "echo", "text=hi", url)
+        assert called.returncode == EXIT_LOGIN, called.stderr
+        assert (
+            called.stderr.decode().splitlines()[-1].endswith(f"run trio-mcp login {url} --scope tools:call")
+        )
+        done, _ = await login_headless(tmp_path, url, "--scope", "tools:call")
+        assert done.returncode == 0, done.stderr
+        called = await cli(tmp_path, "call", "echo", "text=hi", url)
+        assert called.returncode == 0, called.stderr
+        assert called.stdout.decode().strip() == "hi"
+
+        again = await cli(tmp_path, "login", url)
+        assert again.returncode == 0, again.stderr
+        assert again.stdout.decode().startswith(f"already logged in to {url}")
+
+        out = await cli(tmp_path, "logout", url)
+        assert out.returncode == 0, out.stderr
+        after = await cli(tmp_path, "call", "echo", "text=hi", url)
+        assert after.returncode == EXIT_LOGIN
+
+
+async def test_loopback_login_through_the_browser(tmp_path: Path) -> None:
+    """The browser (``BROWSER``) follows the authorization server back to the command's listener."""
+    with auth_server() as server:
+        url = scenario_url(server, "ok")
+        environ = env(tmp_path)
+        environ["BROWSER"] = f"{sys.executable} {FAKE_BROWSER} %s"
+        with trio.fail_after(LIMIT):
+            done = await trio.run_process(
+                [sys.executable, "-m", "trio_mcp", "--json", "login", url],
+                stdin=subprocess.DEVNULL,
+                capture_stdout=True,
+                capture_stderr=True,
+                env=environ,
+                check=False,
+            )
+        assert done.returncode == 0, done.stderr
+        record = json.loads(done.stdout)["login"]
+        assert record["outcome"] == "done"
+        assert record["server"] == url
+        assert "Opening a browser to log in" in done.stderr.decode()
+        called = await cli(tmp_path, "tools", url)
+        assert called.returncode == 0, called.stderr
+        assert "echo" in called.stdout.decode()
+
+
+async def test_a_refused_login_says_why_with_the_login_status(tmp_path: Path) -> None:
+    with auth_server() as server:
+        url = scenario_url(server, "denied")
+        done, _ = await login_headless(tmp_path, url)
+        assert done.returncode == EXIT_LOGIN, done.stderr
+        lines = done.stderr.decode().splitlines()
+        assert lines[-1].startswith(f"trio-mcp: the login to {url} failed:")
+        assert "access_denied" in lines[-1] or "refused" in lines[-1] or "denied" in lines[-1]
+
+
+async def test_login_of_a_configured_server_serves_the_group_and_the_commands(tmp_path: Path) -> None:
+    with auth_server() as server:
+        url = scenario_url(server, "ok")
+        config = tmp_path / "mcp.json"
+        config.write_text(
+            json.dumps(
+                {
+                    "mcpServers": {
+                        "remote": {"url": url},
+                        "keyed": {"url": url, "headers": {"Authorization": "Bearer my-own"}},
+                    }
+                }
+            )
+        )
+        table = await cli(tmp_path, "--config", str(config), "servers")
+        assert "needs-login" in table.stdout.decode()
+
+        done, _ = await login_headless(tmp_path, "--server", "remote", "--config", str(config))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.decode() == "logged in to --server remote\n"
+
+        table = await cli(tmp_path, "--json", "--config", str(config), "servers")
+        states = {record["name"]: record["state"] for record in json.loads(table.stdout)["servers"]}
+        # The entry with its own Authorization header never uses the kept login.
+        assert states == {"remote": "ready", "keyed": "needs-login"}
+        called = await cli(tmp_path, "--config", str(config), "--server", "remote", "call", "echo", "text=hi")
+        assert called.returncode == EXIT_LOGIN, called.stderr
+        wanted = f"run trio-mcp login --server remote --config {config} --scope tools:call"
+        assert called.stderr.decode().splitlines()[-1].endswith(wanted)
+        done, _ = await login_headless(
+            tmp_path, "--server", "remote", "--config", str(config), "--scope", "tools:call"
+        )
+        assert done.returncode == 0, done.stderr
+        called = await cli(tmp_path, "--config", str(config), "call", "remote.echo", "text=hi")
+        assert called.returncode == 0, called.stderr
+        assert called.stdout.decode().strip() == "hi"
+
+        refused = await cli(tmp_path, "login", "--server", "keyed", "--config", str(config))
+        assert refused.returncode == 9
+        assert "Authorization header of its own" in refused.stderr.decode()
+
+
+async def test_login_to_a_server_that_needs_none(tmp_path: Path) -> None:
+    with hostile_server() as server:
+        done = await cli(tmp_path, "login", server.url)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.decode() == f"{server.url} needs no login\n"
+    assert not (tmp_path / "trio-mcp" / "auth" / "credentials.json").exists()
+
+
+async def test_login_whose_authorization_server_cannot_be_reached_says_why(tmp_path: Path) -> None:
+    # The challenge names protected resource metadata on a host that does not answer here.
+    with hostile_server(scenario="auth-401", target="all") as server:
+        done = await cli(tmp_path, "login", "--headless", server.url)
+    assert done.returncode == EXIT_LOGIN, done.stderr
+    lines = done.stderr.decode().splitlines()
+    assert lines[-1].startswith(f"trio-mcp: the login to {server.url} failed:")
+    # Nothing was asked of the user.
+    assert "To log in, open this URL" not in done.stderr.decode()

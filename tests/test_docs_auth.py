@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from process_support import hostile_server
+from process_support import hostile_server, server_process
 
 from trio_mcp.auth import ClientInfo, FileTokenStorage, Tokens
 
@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGE = DOCS / "auth.rst"
 PLACEHOLDER = "http://127.0.0.1:8000/mcp"
+AUTH_SERVER = ROOT / "tests" / "servers" / "auth_server.py"
+FAKE_BROWSER = ROOT / "tests" / "fake_browser.py"
 LIMIT = 60
 
 INCLUDE = re.compile(r"^\.\. literalinclude:: (\S+)\s*$", re.MULTILINE)
@@ -53,19 +55,28 @@ def example_env(tmp_path: Path) -> dict[str, str]:
     environ["PATH"] = f"{stand_ins(tmp_path / 'bin')}{os.pathsep}{environ.get('PATH', '')}"
     environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), environ.get("PYTHONPATH")) if p)
     environ["XDG_STATE_HOME"] = str(tmp_path / "state")
+    # The user's browser: it follows the authorization server back to the listener.
+    environ["BROWSER"] = f"{sys.executable} {FAKE_BROWSER} %s"
     environ["COLUMNS"] = "100"
     return environ
 
 
 def output_matches(expected: list[str], actual: str) -> bool:
+    """Whether ``actual`` reads as ``expected``: a line ``...`` is any number of lines, ``...`` in a line any text."""
     lines = actual.rstrip("\n").split("\n") if actual.strip() else []
-    if len(lines) != len(expected):
-        return False
-    for want, got in zip(expected, lines, strict=True):
+
+    def line_matches(want: str, got: str) -> bool:
         pattern = ".*".join(re.escape(piece) for piece in want.rstrip().split("..."))
-        if not re.fullmatch(pattern, got.rstrip()):
-            return False
-    return True
+        return re.fullmatch(pattern, got.rstrip()) is not None
+
+    def match(i: int, j: int) -> bool:
+        if i == len(expected):
+            return j == len(lines)
+        if expected[i].strip() == "...":
+            return any(match(i + 1, k) for k in range(j, len(lines) + 1))
+        return j < len(lines) and line_matches(expected[i], lines[j]) and match(i + 1, j + 1)
+
+    return match(0, 0)
 
 
 def run_console(name: str, env: dict[str, str], url: str) -> None:
@@ -116,6 +127,41 @@ def runs(name: str):
     return mark
 
 
+@runs("examples/login.console")
+async def test_login(tmp_path: Path) -> None:
+    with server_process([sys.executable, str(AUTH_SERVER)], r"^LISTENING (\d+)$") as server:
+        url = f"{server.base}/s/ok/mcp"
+        await trio.to_thread.run_sync(run_console, "examples/login.console", example_env(tmp_path), url)
+
+
+@runs("examples/app_login.py")
+async def test_app_login(tmp_path: Path) -> None:
+    env = example_env(tmp_path)
+    with server_process([sys.executable, str(AUTH_SERVER)], r"^LISTENING (\d+)$") as server:
+        url = f"{server.base}/s/ok/mcp"
+        program = tmp_path / "app_login.py"
+        program.write_text((DOCS / "examples" / "app_login.py").read_text().replace(PLACEHOLDER, url))
+        with trio.fail_after(LIMIT):
+            done = await trio.run_process(
+                [sys.executable, str(program)], capture_stdout=True, capture_stderr=True, env=env, check=False
+            )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.decode() == "logged in\n"
+        # It logged in through the browser (twice: the login, then the step-up for tools/call) ...
+        assert done.stderr.decode().count("Opening a browser to log in") == 2
+        # ... and the login is the command line's too.
+        with trio.fail_after(LIMIT):
+            listed = await trio.run_process(
+                ["trio-mcp", "call", "echo", "text=shared", url],
+                capture_stdout=True,
+                capture_stderr=True,
+                env=env,
+                check=False,
+            )
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.decode() == "shared\n"
+
+
 @runs("examples/needs_login.console")
 async def test_needs_login(tmp_path: Path) -> None:
     with hostile_server(scenario="auth-401", target="all") as server:
@@ -162,6 +208,9 @@ def test_every_example_of_the_page_runs() -> None:
         (["a ... c"], "a b d\n", False),
         (["x"], "x\ny\n", False),
         ([], "", True),
+        (["a", "...", "d"], "a\nb\nc\nd\n", True),
+        (["a", "...", "d"], "a\nd\n", True),
+        (["a", "...", "d"], "a\nb\n", False),
     ],
 )
 def test_the_comparison_itself(expected: list[str], actual: str, matches: bool) -> None:

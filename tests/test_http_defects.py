@@ -13,6 +13,7 @@ import uuid
 import httpx
 import pytest
 import trio
+from opening_support import http_client
 from process_support import hostile_server
 
 import trio_mcp
@@ -41,7 +42,7 @@ def server(request):
 def open_client(server, scenario, *, client=None, **options):
     headers = {"X-Test-Scenario": scenario, "X-Test-Client": client or uuid.uuid4().hex}
     options.setdefault("trust_env", False)
-    return trio_mcp.open_http_client(server.url, headers=headers, **options)
+    return http_client(server.url, headers=headers, **options)
 
 
 async def stats(server):
@@ -267,3 +268,15 @@ async def test_j_refused_again_the_error_does_not_contradict_itself(modern_serve
             async with open_client(modern_server, "reject-version-always"):
                 pass
     assert "which it lists among those it supports" in str(caught.value)
+
+
+# ------------------------------------------------------------------ start
+
+
+@pytest.mark.parametrize("after", [0, 0.001, 0.05])
+async def test_cancelled_while_connecting_returns(modern_server, after):
+    """Cancelled while the channel starts (or connects): opening returns, nothing hangs."""
+    with trio.fail_after(10):
+        with trio.move_on_after(after):
+            async with open_client(modern_server, "none"):
+                await trio.sleep_forever()

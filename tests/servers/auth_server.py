@@ -67,6 +67,7 @@ BEHAVIOURS = {
     "iss-wrong": "the redirect back carries another iss",
     "denied": "the redirect back carries error=access_denied",
     "short": "access tokens live 1 second",
+    "huge-401": "the MCP server's 401 has a 2 MiB body",
     "refresh-revoked": "every refresh token is refused (invalid_grant)",
     "scope-never": "tools/call needs a scope the AS never grants",
     "offline": "the AS offers offline_access",
@@ -248,9 +249,10 @@ class AuthState(State):
         grant = self.access.get(token)
         if grant is None or grant.expires < time.time() or grant.resource != self.mcp_url(scenario):
             self.count(scenario, "mcp-401")
-            await exchange.json(
-                401, {"error": "invalid_token"}, [("www-authenticate", self.challenge(scenario))]
-            )
+            body = {"error": "invalid_token"}
+            if "huge-401" in flags:
+                body["padding"] = "x" * (2 * 1024 * 1024)
+            await exchange.json(401, body, [("www-authenticate", self.challenge(scenario))])
             return
         if grant.jkt is not None:
             problem, nonce_needed = self.check_rs_proof(request, token, grant, flags)

@@ -27,7 +27,12 @@ Tools: ``echo {text}`` (JSON answer), ``slow {steps}`` (an event stream with
 a ``notifications/progress`` per step when asked for progress), ``big
 {size}`` (a text of ``size`` bytes, as one event), ``ask`` (legacy: an
 ``elicitation/create`` request on the POST stream, then what the client
-said), ``stats`` (what the server saw: see `State.stats`) and ``fault``.
+said), ``stats`` (what the server saw: see `State.stats`), ``fault``, and
+for x-mcp-header (SEP-2243) ``route {region, priority, verbose, note}``,
+whose first three arguments are designated for ``Mcp-Param-*`` headers
+(checked in the 2026-07-28 era as a server checks them: 400 ``-32020`` on a
+mismatch; it answers the ``Mcp-Param-*`` headers it got, as sent), and
+``misrouted``, whose annotation is invalid (on a number).
 
 Scenarios. A scenario changes how ``tools/call`` of ``fault`` is answered
 (``fault`` answers ``"no fault"`` otherwise), or every request with
@@ -80,7 +85,34 @@ TOOLS = [
     {"name": "ask", "inputSchema": {"type": "object"}},
     {"name": "stats", "inputSchema": {"type": "object"}},
     {"name": "fault", "inputSchema": {"type": "object"}},
+    # x-mcp-header (SEP-2243): `route` mirrors three arguments into Mcp-Param-* headers and
+    # answers the headers it got; `misrouted` carries an invalid annotation (on a number).
+    {
+        "name": "route",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "priority": {"type": "integer", "x-mcp-header": "Priority"},
+                "verbose": {"type": "boolean", "x-mcp-header": "Verbose"},
+                "note": {"type": "string"},
+            },
+        },
+    },
+    {
+        "name": "misrouted",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"score": {"type": "number", "x-mcp-header": "Score"}},
+        },
+    },
 ]
+#: The Mcp-Param-* headers `route` must get, by argument.
+ROUTE_HEADERS = {
+    "region": "mcp-param-region",
+    "priority": "mcp-param-priority",
+    "verbose": "mcp-param-verbose",
+}
 
 
 def dumps(message: Any) -> bytes:
@@ -520,6 +552,9 @@ class State:
             if name is None or decode_header_value(name) != call.params.get("name"):
                 await call.error(400, -32020, "Header mismatch: Mcp-Name")
                 return
+            if call.params.get("name") == "route" and (mismatch := route_mismatch(call)) is not None:
+                await call.error(400, -32020, f"Header mismatch: {mismatch}")
+                return
         if meta[VERSION_KEY] != MODERN:
             await call.error(
                 400,
@@ -660,6 +695,13 @@ class State:
             await call.result(text_result(str(args.get("text", ""))))
         elif name == "fault":
             await call.result(text_result("no fault"))
+        elif name == "route":
+            got = {
+                key.decode().lower(): value.decode()
+                for key, value in call.request.raw_headers
+                if key.lower().startswith(b"mcp-param-")
+            }
+            await call.result(text_result(json.dumps(got), structuredContent=got))
         elif name == "stats":
             await call.result(text_result("stats", structuredContent=self.stats()))
         elif name == "big":
@@ -695,6 +737,21 @@ class State:
         await call.exchange.write(sse_event(elicit_message(request_id)))
         await event.wait()
         return session.answers[request_id]
+
+
+def route_mismatch(call: Call) -> str | None:
+    """What is wrong with the Mcp-Param-* headers of a call of `route`, as a SEP-2243 server checks."""
+    args = call.params.get("arguments") or {}
+    for argument, header in ROUTE_HEADERS.items():
+        value, got = args.get(argument), call.request.header(header)
+        if value is None:
+            if got is not None:
+                return f"{header} sent for an absent or null argument"
+            continue
+        want = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        if got is None or decode_header_value(got) != want:
+            return f"{header} is {got!r}, the argument {want!r}"
+    return None
 
 
 def elicit_message(request_id: int) -> dict[str, Any]:

@@ -65,6 +65,7 @@ from .._core.streamable_http import (
     StreamableHTTP,
 )
 from .._errors import ConnectionFailed, HTTPError, MCPError, MessageTooLarge, ProtocolError, ServerGone
+from ._httpx_client import DEFAULT_TIMEOUT, make_client
 from .http_io import (
     consume,
     display_url,
@@ -84,12 +85,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_TIMEOUT", "HTTPChannel"]
 
-#: Timeouts of the client the channel makes: none on reading (a slow tool or
-#: a ``listen`` stream may be silent for minutes; deadlines are the caller's
-#: cancel scopes), bounded connecting, writing and waiting for the pool.
-DEFAULT_TIMEOUT: Final = httpx.Timeout(connect=10.0, read=None, write=30.0, pool=30.0)
-#: Connections of the client the channel makes: every stream in flight holds one.
-DEFAULT_LIMITS: Final = httpx.Limits(max_connections=None, max_keepalive_connections=64)
 #: Redirects (307 and 308, same origin) followed for one request.
 MAX_REDIRECTS: Final = 5
 #: How long closing waits for the ``DELETE`` of a session (and the pool's close).
@@ -200,20 +195,33 @@ class HTTPChannel(Channel):
     async def start(self, start_task: TaskStarter, receiver: Receiver) -> None:
         self._receiver = receiver
         if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=DEFAULT_TIMEOUT,
-                limits=DEFAULT_LIMITS,
-                trust_env=self._trust_env,
-                follow_redirects=False,
-                event_hooks={"response": [note_location]},
-            )
+            self._client = make_client(trust_env=self._trust_env)
         elif self._client.timeout == httpx.Timeout(5.0):
             # httpx's default: 5 s on reads cuts slow tools and every stream.
             self._timeout = DEFAULT_TIMEOUT
         start_task(self._run, "http")
-        await self._ready.wait()
+        try:
+            await self._ready.wait()
+        except BaseException:
+            # Cancelled while starting: end what was started, then say so.
+            self._closing = True
+            with trio.CancelScope(shield=True):
+                with trio.move_on_after(CLOSE_GRACE):
+                    await self._ready.wait()
+                if self._nursery is not None:
+                    self._nursery.cancel_scope.cancel()
+                    with trio.move_on_after(CLOSE_GRACE):
+                        await self._finished.wait()
+                if self._own_client and self._client is not None:
+                    with trio.move_on_after(CLOSE_GRACE):
+                        await self._client.aclose()
+            self._closed.set()
+            raise
 
     async def _run(self) -> None:
+        if self._own_client and self._client is not None:
+            # Keep a redirect's Location with its request: httpx may refuse it first.
+            self._client.event_hooks["response"].append(note_location)
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
@@ -252,7 +260,7 @@ class HTTPChannel(Channel):
         request_id = about.request_id
         method = about.method
         if request_id is not None and method is not None:
-            call = self._core.open(data, method, request_id, about.name, about.revision)
+            call = self._core.open(data, method, request_id, about.name, about.revision, about.headers)
             self._calls[request_id] = call
             nursery.start_soon(self._run_request, call, request_id)
             return

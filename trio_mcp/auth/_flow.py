@@ -38,7 +38,7 @@ from .._core.oauth import AuthorizationFailed, AuthServer, ProtectedResource
 from ._protocols import ClientInfo, MemoryTokenStorage, RedirectHandler, Tokens, TokenStorage
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+    from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 
     from ._jose import SigningKey
 
@@ -49,7 +49,7 @@ DEFAULT_TIMEOUT: Final = 30.0
 #: The largest metadata, registration or token response read, in bytes.
 MAX_BODY: Final = 256 * 1024
 #: The largest body of a 401 or 403 that httpx is let read before a retry.
-MAX_REFUSAL_BODY: Final = 64 * 1024
+MAX_REFUSAL_BODY: Final = 1024 * 1024
 #: Same-origin redirects followed on the flow's own requests.
 MAX_REDIRECTS: Final = 3
 #: Step-ups (403 ``insufficient_scope``) tried per request.
@@ -82,21 +82,27 @@ class _Challenge:
 
 
 class _CappedStream(httpx.AsyncByteStream):
-    """A response body that fails once it passes ``limit`` bytes."""
+    """A response body of which only the first ``limit`` bytes are kept; the rest is read and dropped.
+
+    httpx reads the whole body of a refusal before the flow's retry goes
+    out; a hostile server could make it hold gigabytes. The time it takes
+    is bounded by the caller's deadline, the memory by ``limit``.
+    """
 
     def __init__(self, stream: Any, limit: int) -> None:
         self._stream = stream
-        self._limit = limit
+        self._left = limit
+        self._chunks: Any = None
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        seen = 0
-        async for chunk in self._stream:
-            seen += len(chunk)
-            if seen > self._limit:
-                raise AuthorizationFailed(
-                    f"the server's refusal has a body over {self._limit} bytes", reason="metadata"
-                )
-            yield chunk
+    def __aiter__(self) -> _CappedStream:
+        self._chunks = self._stream.__aiter__()
+        return self
+
+    async def __anext__(self) -> bytes:
+        chunk: bytes = await self._chunks.__anext__()
+        kept = chunk[: self._left]
+        self._left -= len(kept)
+        return kept
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -544,7 +550,7 @@ def _where(url: str) -> str:
 class OAuth(_Flow):
     """The MCP authorization flow for a user: authorization code with PKCE, as an `httpx.Auth`.
 
-    Give it to `open_http_client` (``auth=``). The first request goes out
+    Give it to `trio_mcp.open_http_client` (``auth=``). The first request goes out
     without a token; when the server answers 401, the flow finds the
     server's authorization server (protected resource metadata, then
     authorization server metadata, or the 2025-03-26 fallback), reuses the
@@ -555,13 +561,14 @@ class OAuth(_Flow):
 
     The login runs within the request that needed it, under the caller's
     cancel scope: give that request time for a person to log in, or log in
-    first (`login`).
+    beforehand (``trio-mcp login`` keeps the tokens in a file store that
+    later processes share).
 
     Args:
-        server_url: The MCP server's URL (the same as given to `open_http_client`).
+        server_url: The MCP server's URL (the same as given to `trio_mcp.open_http_client`).
         redirect: The user's part of the login: a `RedirectHandler`. Without
             one the flow uses stored or refreshed tokens only, and a server
-            that needs a login raises `AuthRequired` as without the flow.
+            that needs a login raises `trio_mcp.AuthRequired` as without the flow.
         storage: Where registrations and tokens are kept; a
             `MemoryTokenStorage` by default.
         client: A pre-registered client (its ``issuer`` empty, or the

@@ -37,7 +37,7 @@ def _int_b64(value: int, length: int | None = None) -> str:
 
 
 class SigningKey:
-    """A private key that signs JWTs with one algorithm. Its `repr` shows the algorithm only."""
+    """A private key that signs JWTs with one algorithm. Its ``repr`` shows the algorithm only."""
 
     def __init__(self, key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey, alg: str) -> None:
         self._key = key

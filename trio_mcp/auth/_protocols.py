@@ -21,14 +21,12 @@ None of these objects shows a secret, a token or a code in its ``repr``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from contextlib import AbstractAsyncContextManager  # noqa: TC003 (the docs resolve the annotation)
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import attrs
 import trio
-
-if TYPE_CHECKING:
-    from contextlib import AbstractAsyncContextManager
 
 __all__ = [
     "ClientInfo",
@@ -131,16 +129,11 @@ class TokenStorage(Protocol):
 
 @runtime_checkable
 class PendingRedirect(Protocol):
-    """A redirect being waited for: the URI the authorization server must send the user back to.
-
-    Attributes:
-        redirect_uri: The redirect URI, registered with the authorization
-            server and sent in the authorization and token requests.
-    """
+    """A redirect being waited for: the URI the authorization server must send the user back to."""
 
     @property
     def redirect_uri(self) -> str:
-        """The redirect URI to register and send."""
+        """The redirect URI, registered with the authorization server and sent in the authorization and token requests."""
         ...
 
     async def complete(self, authorization_url: str) -> Mapping[str, str]:

@@ -42,15 +42,19 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+import httpx
 import trio
 
+from .._core.oauth import AuthorizationFailed
 from .._errors import MCPError
 from ._protocols import ClientInfo, Tokens
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import AsyncGenerator, Generator, Iterator, Mapping
 
-__all__ = ["FileTokenStorage", "StorageError", "default_state_dir"]
+    from ._flow import OAuth
+
+__all__ = ["FileTokenStorage", "StorageError", "default_state_dir", "stored_login"]
 
 logger = logging.getLogger("trio_mcp.auth")
 
@@ -413,3 +417,59 @@ def _open_dir(directory: Path) -> Iterator[int]:
         yield fd
     finally:
         os.close(fd)
+
+
+def stored_login(url: str, headers: Mapping[str, str] | None = None) -> httpx.Auth | None:
+    """The authorization the command line and configuration entries use for the server at ``url``.
+
+    An `OAuth` flow on the user's file store (`FileTokenStorage`) with no
+    redirect handler: the login kept for the server (by ``trio-mcp login``,
+    or an application using the same store) is used, and refreshed when it
+    expires, but no new login is ever started: nothing opens a browser or
+    waits for a person. A server that needs a login raises `AuthRequired`,
+    as without the flow, also when its authorization server cannot be used
+    (the ``login`` command then says why).
+
+    `None` when ``headers`` carry an ``Authorization`` header of their own,
+    which then goes as it is.
+    """
+    if headers is not None and any(name.lower() == "authorization" for name in headers):
+        return None
+    from ._flow import OAuth
+
+    return _KeptLogin(OAuth(url, storage=FileTokenStorage()))
+
+
+class _KeptLogin(httpx.Auth):
+    """A flow that can only use a kept login: when it cannot go on, the server's refusal stands."""
+
+    def __init__(self, flow: OAuth) -> None:
+        self._flow = flow
+
+    def __repr__(self) -> str:
+        return f"<kept login: {self._flow!r}>"
+
+    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        """Not supported: the flow runs on an `httpx.AsyncClient` only."""
+        raise RuntimeError("a kept login needs an httpx.AsyncClient")
+
+    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        """The flow's requests, until it ends or cannot go on (then the last answer stands)."""
+        flow = self._flow.async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                try:
+                    outgoing = await flow.asend(response)
+                except StopAsyncIteration:
+                    return
+                except AuthorizationFailed as exc:
+                    logger.info("no login kept for %s can be used (%s)", _shown(str(request.url)), exc.reason)
+                    return
+        finally:
+            await flow.aclose()
+
+
+def _shown(url: str) -> str:
+    return url.split("?", 1)[0]

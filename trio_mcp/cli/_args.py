@@ -109,6 +109,7 @@ COMMANDS: Final = (
     "shell",
     "configs",
     "servers",
+    "login",
     "logout",
 )
 #: What ``complete`` completes the arguments of (and the wire ``ref`` type of each).
@@ -116,7 +117,7 @@ REFS: Final = {"prompt": "ref/prompt", "template": "ref/resource"}
 #: The commands about configuration files, which take no server command.
 CONFIG_COMMANDS: Final = ("configs", "servers")
 #: The commands about the logins kept for remote servers (``._login``).
-LOGIN_COMMANDS: Final = ("logout",)
+LOGIN_COMMANDS: Final = ("login", "logout")
 PROTOCOLS: Final = ("auto", *MODERN_VERSIONS, *LEGACY_VERSIONS)
 DEFAULT_TIMEOUT: Final = 60.0
 
@@ -154,6 +155,7 @@ COMMAND_HELP: Final = {
     "shell": "connect once, then type commands (with history and completion)",
     "configs": "list the configuration files found (Claude, Cursor, VS Code...) and their servers",
     "servers": "start every server of the configuration and show each one's state",
+    "login": "log in to a remote server, and keep the login: login URL | --server NAME",
     "logout": "forget the login kept for a remote server: logout URL | --server NAME",
 }
 
@@ -220,6 +222,25 @@ an empty TRIO_MCP_HISTORY keeps none) and Tab completion of commands, tool,
 prompt and argument names. Otherwise the lines are read from stdin as they
 come, with no prompt, so that a script can be piped in. A server that dies
 ends the shell with its last stderr lines and status 4.
+"""
+
+_LOGIN_DESCRIPTION = """\
+Log in to a remote server that needs a login (the MCP authorization flow,
+OAuth 2.1), and keep the login in the user's file store
+($XDG_STATE_HOME/trio-mcp/auth), where every later command, configuration
+entry and application using that store finds it.
+
+The browser is opened at the authorization server's login page, and the
+command waits (up to five minutes) for it to come back to a listener on
+127.0.0.1. With --headless, the URL is printed instead: open it anywhere,
+log in, and paste back the address the browser ends on (its page does not
+load). A server given with --server NAME is the configuration's entry of
+that name.
+"""
+
+_LOGOUT_DESCRIPTION = """\
+Forget every login kept for a remote server (in the user's file store),
+whichever authorization server it was made at.
 """
 
 _PROMPT_DESCRIPTION = """\
@@ -301,6 +322,10 @@ class Options:
         """The ``--config`` files, most general first."""
         self.server_name = server_name
         """The ``--server`` name: the configuration's server to talk to."""
+        self.headless = False
+        """``login --headless``: print the URL and read the redirect back."""
+        self.scope: str | None = None
+        """``login --scope``: the scopes to ask for (a new login)."""
         self.spec: Any = None
         """The configuration entry of the server, once chosen (a `ServerSpec`)."""
 
@@ -411,10 +436,23 @@ def _command_parser(command: str) -> _ArgumentParser:
         )
     elif command in LOGIN_COMMANDS:
         parser = _ArgumentParser(
-            usage="%(prog)s [OPTIONS] URL | --server NAME [--config FILE]",
-            description=COMMAND_HELP[command][0].upper() + COMMAND_HELP[command][1:] + ".",
+            usage=f"%(prog)s [OPTIONS]{' [--headless] [--scope SCOPE]' if command == 'login' else ''} URL | --server NAME",
+            description=_LOGIN_DESCRIPTION if command == "login" else _LOGOUT_DESCRIPTION,
             **kwargs,
         )
+        if command == "login":
+            parser.add_argument(
+                "--scope",
+                metavar="SCOPE",
+                help="log in again, asking for these scopes (space-separated) on top of those"
+                " of the login kept, as a server that answers 403 insufficient_scope says",
+            )
+            parser.add_argument(
+                "--headless",
+                action="store_true",
+                help="print the URL to open, and read back the address the browser ends on"
+                " (for a machine without a browser)",
+            )
     elif command == "shell":
         parser = _ArgumentParser(
             usage=f"%(prog)s [OPTIONS]{server}", description=_SHELL_DESCRIPTION, **kwargs
@@ -469,7 +507,9 @@ def _main_parser() -> _ArgumentParser:
 
 
 #: Options that take a value as the next word (to find the command word).
-_VALUED: Final = frozenset({"--timeout", "--protocol", "--env", "--cwd", "--header", "--config", "--server"})
+_VALUED: Final = frozenset(
+    {"--timeout", "--protocol", "--env", "--cwd", "--header", "--config", "--server", "--scope"}
+)
 
 
 def _key_value(word: str, what: str) -> tuple[str, str]:
@@ -628,6 +668,8 @@ def parse_args(argv: Sequence[str]) -> Options:
         server_name=ns.server_name,
     )
     options.demo = demo
+    options.headless = getattr(ns, "headless", False)
+    options.scope = getattr(ns, "scope", None)
     if options.uses_configs and not demo:
         raise UsageError(
             'a server command after "--" and a configuration (--config, --server) exclude each other'

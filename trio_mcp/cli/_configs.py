@@ -25,6 +25,7 @@ from .._config import (
     load_config,
 )
 from .._config.spec import shown_url
+from .._errors import AuthRequired
 from ._args import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK, EXIT_TIMEOUT, PROG, Options
 from ._console import Console
 from ._render import join_lines, pretty_json, tool_lines, wire_json
@@ -36,6 +37,7 @@ from ._run import (
     failure_from,
     flush_stdout,
     login_command,
+    wanted_scope,
 )
 from ._shell import execute_shell
 
@@ -273,7 +275,8 @@ def _capped(config: LoadedConfig, seconds: float | None) -> LoadedConfig:
 
 def _status_detail(status: ServerStatus, loaded: Loaded, options: Options) -> str:
     if status.state == "needs-login":
-        return f"needs a login: run {login_command(options, status.name)}"
+        scope = wanted_scope(status.error) if isinstance(status.error, AuthRequired) else None
+        return f"needs a login: run {login_command(options, status.name, scope)}"
     if status.state == "invalid" and isinstance(status.error, ConfigError):
         return _short_error(status.error)
     if status.state in ("failed", "restarting", "starting") and (status.reason or status.error):
@@ -320,15 +323,15 @@ async def _run_group(options: Options, loaded: Loaded, console: Console) -> tupl
     import trio
 
     from .._group import open_servers
+    from .._options import ClientOptions
 
     _route_group_log(options, console)
     timeout = options.timeout
     probe = PROBE_TIMEOUT if timeout is None else min(PROBE_TIMEOUT, timeout / 4)
     output = ""
     with trio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
-        async with open_servers(
-            _capped(loaded.config, timeout), protocol=options.protocol, probe_timeout=probe
-        ) as group:
+        client_options = ClientOptions(protocol=options.protocol, probe_timeout=probe)
+        async with open_servers(_capped(loaded.config, timeout), options=client_options) as group:
             if options.command == "servers":
                 output = _render_servers(options, group, loaded)
             else:

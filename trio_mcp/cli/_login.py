@@ -11,16 +11,28 @@ store finds them. ``logout`` forgets what is kept for the server.
 
 from __future__ import annotations
 
+import contextlib
 import urllib.parse
 from typing import TYPE_CHECKING, Any, Final
 
-from ._args import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, PROG, Options
+from ._args import (
+    EXIT_CONFIG,
+    EXIT_INTERRUPTED,
+    EXIT_LOGIN,
+    EXIT_OK,
+    EXIT_TIMEOUT,
+    EXIT_USAGE,
+    PROG,
+    Options,
+)
 from ._console import Console
 from ._render import pretty_json
-from ._run import Failure, emit_stdout_json, failure_from, flush_stdout
+from ._run import Budget, Failure, emit_stdout_json, failure_from, first_leaf, flush_stdout
 
 if TYPE_CHECKING:
-    from ..auth import FileTokenStorage
+    from collections.abc import AsyncIterator, Mapping
+
+    from ..auth import ClientInfo, FileTokenStorage, PendingRedirect, RedirectHandler, Tokens
 
 JSON = Any
 
@@ -98,11 +110,120 @@ async def _logout(options: Options, url: str, storage: FileTokenStorage) -> list
     return sorted(set(forgotten))
 
 
+class _Watched:
+    """The user's part of the login, watched: whether it ran, and the command's budget paused meanwhile."""
+
+    def __init__(self, inner: RedirectHandler, budget: Budget) -> None:
+        self.inner = inner
+        self.budget = budget
+        self.ran = False
+
+    @contextlib.asynccontextmanager
+    async def listen(self) -> AsyncIterator[PendingRedirect]:
+        async with self.inner.listen() as pending:
+            yield _WatchedPending(pending, self)
+
+
+class _WatchedPending:
+    def __init__(self, inner: PendingRedirect, owner: _Watched) -> None:
+        self.inner = inner
+        self.owner = owner
+
+    @property
+    def redirect_uri(self) -> str:
+        return self.inner.redirect_uri
+
+    async def complete(self, authorization_url: str) -> Mapping[str, str]:
+        import trio
+
+        self.owner.ran = True
+        # A person is logging in: the command's --timeout does not count
+        # this wait, which has a bound of its own.
+        self.owner.budget.pause()
+        try:
+            with trio.move_on_after(LOGIN_WAIT):
+                return await self.inner.complete(authorization_url)
+            raise Failure(EXIT_TIMEOUT, f"nobody logged in within {LOGIN_WAIT:g} s", kind="timeout")
+        finally:
+            self.owner.budget.resume()
+
+
+class _FreshLogin:
+    """The file store, but with no tokens to find: the flow logs in anew (and keeps what it gets)."""
+
+    def __init__(self, storage: FileTokenStorage) -> None:
+        self.storage = storage
+
+    async def get_client(self, resource: str, issuer: str) -> ClientInfo | None:
+        return await self.storage.get_client(resource, issuer)
+
+    async def set_client(self, resource: str, issuer: str, client: ClientInfo) -> None:
+        await self.storage.set_client(resource, issuer, client)
+
+    async def get_tokens(self, resource: str, issuer: str, client_id: str) -> Tokens | None:
+        import trio
+
+        await trio.lowlevel.checkpoint()
+        return None
+
+    async def set_tokens(self, resource: str, issuer: str, client_id: str, tokens: Tokens) -> None:
+        await self.storage.set_tokens(resource, issuer, client_id, tokens)
+
+    async def forget(self, resource: str, issuer: str | None = None) -> None:
+        await self.storage.forget(resource, issuer)
+
+
+async def _kept_scopes(storage: FileTokenStorage, url: str) -> list[str]:
+    """The scopes granted to the logins kept for the server at ``url``."""
+    scopes: list[str] = []
+    for resource, issuer in await storage.resources():
+        if not resource_covers(resource, url):
+            continue
+        client = await storage.get_client(resource, issuer)
+        tokens = None if client is None else await storage.get_tokens(resource, issuer, client.client_id)
+        if tokens is not None and tokens.scope:
+            scopes += tokens.scope.split()
+    return scopes
+
+
+async def _login(options: Options, url: str, headers: dict[str, str], storage: FileTokenStorage) -> str:
+    """Log in to the server at ``url``: ``"done"``, ``"already"`` (a kept login works) or ``"none"`` (none needed)."""
+    from .._open import open_client
+    from .._options import ClientOptions
+    from .._targets import HTTPTarget
+    from ..auth import HeadlessRedirect, LoopbackRedirect, OAuth
+
+    budget = Budget(options.timeout)
+    handler: RedirectHandler = HeadlessRedirect() if options.headless else LoopbackRedirect()
+    watched = _Watched(handler, budget)
+    if options.scope:
+        # More scope: a new login, for what the kept one has and what is asked (step-up is a union).
+        scope = " ".join(dict.fromkeys([*await _kept_scopes(storage, url), *options.scope.split()]))
+        auth = OAuth(url, redirect=watched, storage=_FreshLogin(storage), scope=scope)
+    else:
+        auth = OAuth(url, redirect=watched, storage=storage)
+    with budget.scope:
+        budget.start()
+        async with open_client(
+            HTTPTarget(url, headers=headers, auth=auth), ClientOptions(request_timeout=None)
+        ):
+            pass
+    if budget.scope.cancelled_caught:
+        raise Failure(EXIT_TIMEOUT, f"timed out after {options.timeout:g} s while logging in", kind="timeout")
+    if watched.ran:
+        return "done"
+    return "already" if auth.tokens is not None else "none"
+
+
 def execute_login(options: Options) -> int:
     """Run ``login`` or ``logout``; the exit status."""
     console = Console()
     try:
-        url, _headers, named = login_target(options, console)
+        url, headers, named = login_target(options, console)
+        if options.command == "login" and any(name.lower() == "authorization" for name in headers):
+            raise _LoginFailure(
+                f"{named} is reached with an Authorization header of its own: it needs no login"
+            )
     except _LoginFailure as exc:
         status = EXIT_CONFIG if options.server_name is not None else EXIT_USAGE
         return Failure(status, str(exc), kind="config" if status == EXIT_CONFIG else "usage").report(
@@ -110,14 +231,34 @@ def execute_login(options: Options) -> int:
         )
     import trio
 
-    from ..auth import FileTokenStorage
+    from ..auth import AuthorizationFailed, FileTokenStorage, RedirectError
 
     storage = FileTokenStorage()
+    outcome = ""
+    forgotten: list[str] = []
     try:
-        forgotten = trio.run(_logout, options, url, storage)
+        if options.command == "login":
+            outcome = trio.run(_login, options, url, headers, storage)
+        else:
+            forgotten = trio.run(_logout, options, url, storage)
     except BaseException as exc:
-        failure = failure_from(exc, options, console, "logout")
+        leaf = first_leaf(exc)
+        if isinstance(leaf, AuthorizationFailed | RedirectError):
+            return Failure(EXIT_LOGIN, f"the login to {named} failed: {leaf}", kind="login").report(
+                options, console, emit_stdout_json
+            )
+        failure = failure_from(exc, options, console, options.command)
         return EXIT_INTERRUPTED if failure is None else failure.report(options, console, emit_stdout_json)
+    if options.command == "login":
+        if options.json_output:
+            record = {"server": url, "outcome": outcome, "storage": str(storage.path)}
+            return flush_stdout(pretty_json({"login": record}) + "\n")
+        text = {
+            "done": f"logged in to {named}",
+            "already": f"already logged in to {named} (to log in again: {PROG} logout {named} first)",
+            "none": f"{named} needs no login",
+        }[outcome]
+        return flush_stdout(text + "\n")
     if options.json_output:
         return flush_stdout(pretty_json({"logout": {"server": url, "forgotten": forgotten}}) + "\n")
     if forgotten:

@@ -1,0 +1,3 @@
+// Loaded with `node --import`: registers node20-hooks.mjs.
+import { register } from 'node:module';
+register('./node20-hooks.mjs', import.meta.url);
