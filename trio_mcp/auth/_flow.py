@@ -38,6 +38,7 @@ from .._core.oauth import AuthorizationFailed, AuthServer, ProtectedResource
 from ._protocols import ClientInfo, MemoryTokenStorage, RedirectHandler, Tokens, TokenStorage
 
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 
     from ._jose import SigningKey
@@ -254,7 +255,9 @@ class _Flow(httpx.Auth):
             if self._http is not None:
                 await run(self._http)
             else:
-                async with httpx.AsyncClient(follow_redirects=False, timeout=self._timeout) as http:
+                async with httpx.AsyncClient(
+                    follow_redirects=False, timeout=self._timeout, verify=_ssl_context()
+                ) as http:
                     await run(http)
         finally:
             self._busy = None
@@ -536,6 +539,17 @@ class _Flow(httpx.Auth):
         return await self._storage.get_tokens(context.resource, context.issuer, client.client_id)
 
 
+_SSL_CONTEXT: ssl.SSLContext | None = None
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """The TLS context of the flow's own clients, made once: loading the CA bundle is the costly part of a client."""
+    global _SSL_CONTEXT
+    if _SSL_CONTEXT is None:
+        _SSL_CONTEXT = httpx.create_ssl_context()
+    return _SSL_CONTEXT
+
+
 def _where(url: str) -> str:
     """A URL fit for a message: no query, no fragment, no user info."""
     try:
@@ -586,7 +600,8 @@ class OAuth(_Flow):
             ``auth`` extra.
         timeout: The timeout of each request the flow makes itself, in seconds.
         http_client: An `httpx.AsyncClient` for those requests (proxies,
-            TLS); not closed. By default one is made for each grant.
+            TLS); not closed. By default one is made for each grant (it
+            honours the proxy variables of the environment).
     """
 
     def __init__(
