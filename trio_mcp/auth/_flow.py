@@ -8,8 +8,8 @@ when the server answers 401 or 403, discovery, the grant, and one retry.
 How it stays Trio-safe:
 
 * The flow overrides ``async_auth_flow`` and never reads the MCP server's
-  response body, which may be an endless event stream; a refusal's body is
-  capped before httpx reads it.
+  response body, which may be an endless event stream, nor a refusal's
+  (whose connection is then closed, not reused for the retry).
 * Its own requests (metadata, registration, tokens) go through a client of
   their own, each with its own timeout, following redirects only on the
   same origin; nothing it holds (a client, a listener, a cancel scope)
@@ -49,8 +49,6 @@ __all__ = ["ClientCredentials", "EnterpriseManaged", "JWTBearer", "OAuth"]
 DEFAULT_TIMEOUT: Final = 30.0
 #: The largest metadata, registration or token response read, in bytes.
 MAX_BODY: Final = 256 * 1024
-#: The largest body of a 401 or 403 that httpx is let read before a retry.
-MAX_REFUSAL_BODY: Final = 1024 * 1024
 #: Same-origin redirects followed on the flow's own requests.
 MAX_REDIRECTS: Final = 3
 #: Step-ups (403 ``insufficient_scope``) tried per request.
@@ -82,28 +80,24 @@ class _Challenge:
         return cls(response.status_code, scheme, params)
 
 
-class _CappedStream(httpx.AsyncByteStream):
-    """A response body of which only the first ``limit`` bytes are kept; the rest is read and dropped.
+class _Unread(httpx.AsyncByteStream):
+    """A refusal's body, left unread: httpx reads it (to nothing) before the retry goes out.
 
-    httpx reads the whole body of a refusal before the flow's retry goes
-    out; a hostile server could make it hold gigabytes. The time it takes
-    is bounded by the caller's deadline, the memory by ``limit``.
+    Closing a response before its end closes its connection instead of
+    putting it back in the pool. That is the point: the retry may go out
+    long after the refusal (a person logged in meanwhile), by when the
+    server may have closed that idle connection, and a POST sent on it
+    would fail. And a hostile server's endless refusal costs nothing.
     """
 
-    def __init__(self, stream: Any, limit: int) -> None:
+    def __init__(self, stream: Any) -> None:
         self._stream = stream
-        self._left = limit
-        self._chunks: Any = None
 
-    def __aiter__(self) -> _CappedStream:
-        self._chunks = self._stream.__aiter__()
+    def __aiter__(self) -> _Unread:
         return self
 
     async def __anext__(self) -> bytes:
-        chunk: bytes = await self._chunks.__anext__()
-        kept = chunk[: self._left]
-        self._left -= len(kept)
-        return kept
+        raise StopAsyncIteration
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -198,7 +192,7 @@ class _Flow(httpx.Auth):
                     return
             except _CannotAuthorize:
                 return
-            response.stream = _CappedStream(response.stream, MAX_REFUSAL_BODY)
+            response.stream = _Unread(response.stream)
             used = self._apply(request)
             response = yield request
 
