@@ -567,10 +567,13 @@ class OAuth(_Flow):
     registration) and sends the user to log in through ``redirect``. A 403
     ``insufficient_scope`` asks once for the union of the scopes.
 
-    The login runs within the request that needed it, under the caller's
-    cancel scope: give that request time for a person to log in, or log in
-    beforehand (``trio-mcp login`` keeps the tokens in a file store that
-    later processes share).
+    The login runs within the request that needed it, under that request's
+    cancel scope: give it time for a person to log in, or log in beforehand
+    (``trio-mcp login`` keeps the tokens in a file store that later
+    processes share). The first request of a connection is the era probe,
+    bounded by the opener's ``probe_timeout`` (10 s by default), and then
+    ``initialize``, bounded by ``handshake_timeout``: when a person may have
+    to log in on connecting, give both the time it takes.
 
     Args:
         server_url: The MCP server's URL (the same as given to `trio_mcp.open_http_client`).
