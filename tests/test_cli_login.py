@@ -423,3 +423,22 @@ async def test_login_of_a_configured_server_serves_the_group_and_the_commands(tm
         refused = await cli(tmp_path, "login", "--server", "keyed", "--config", str(config))
         assert refused.returncode == 9
         assert "Authorization header of its own" in refused.stderr.decode()
+
+
+async def test_login_to_a_server_that_needs_none(tmp_path: Path) -> None:
+    with hostile_server() as server:
+        done = await cli(tmp_path, "login", server.url)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.decode() == f"{server.url} needs no login\n"
+    assert not (tmp_path / "trio-mcp" / "auth" / "credentials.json").exists()
+
+
+async def test_login_whose_authorization_server_cannot_be_reached_says_why(tmp_path: Path) -> None:
+    # The challenge names protected resource metadata on a host that does not answer here.
+    with hostile_server(scenario="auth-401", target="all") as server:
+        done = await cli(tmp_path, "login", "--headless", server.url)
+    assert done.returncode == EXIT_LOGIN, done.stderr
+    lines = done.stderr.decode().splitlines()
+    assert lines[-1].startswith(f"trio-mcp: the login to {server.url} failed:")
+    # Nothing was asked of the user.
+    assert "To log in, open this URL" not in done.stderr.decode()

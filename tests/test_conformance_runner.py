@@ -239,3 +239,19 @@ def test_a_known_failure_that_is_not_strict_may_pass():
 def test_a_bad_known_failure_is_refused(known, error):
     with pytest.raises(ValueError, match=error):
         _known_table(known)
+
+
+def test_the_run_passes_only_when_every_leg_is_as_the_table_says():
+    table = _known_table({"leg": "defect 3f"})
+    known = run.judge_leg(table, table.legs["leg"], {"s": [check("a", "FAILURE")]}, {"s": [0]})
+    passed = run.judge_leg(table, table.legs["other"], {"s": [check("a")]}, {"s": [0]})
+    assert run.verdict([known, passed]) == 0
+    failed = run.judge_leg(table, table.legs["other"], {"s": [check("a", "FAILURE")]}, {"s": [0]})
+    assert run.verdict([known, failed]) == 1
+    stale = run.judge_leg(table, table.legs["leg"], {"s": [check("a")]}, {"s": [0]})
+    assert run.verdict([stale, passed]) == 1
+    unclean = run.judge_leg(table, table.legs["other"], {"s": [check("a")]}, {"s": [0]})
+    unclean.clean = False
+    assert run.verdict([unclean]) == 1
+    unknown = run.judge_leg(table, table.legs["other"], {"s": [check("a")], "new": []}, {"s": [0]})
+    assert run.verdict([unknown]) == 1

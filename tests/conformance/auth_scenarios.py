@@ -83,9 +83,8 @@ async def use(url: str, auth: httpx.Auth, *, call: str | None = "test-tool") -> 
     with trio.fail_after(STEP_TIMEOUT):
         # The login runs within the first request, the era probe: its budget
         # must leave room for it (10 s by default, too short on a loaded machine).
-        async with trio_mcp.open_http_client(
-            url, auth=auth, probe_timeout=STEP_TIMEOUT, handshake_timeout=STEP_TIMEOUT
-        ) as client:
+        options = trio_mcp.ClientOptions(probe_timeout=STEP_TIMEOUT, handshake_timeout=STEP_TIMEOUT)
+        async with trio_mcp.open_client(trio_mcp.HTTPTarget(url, auth=auth), options) as client:
             tools = await client.list_tools()
             names = [tool.name for tool in tools]
             if call is not None and call in names:

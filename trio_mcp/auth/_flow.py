@@ -558,7 +558,7 @@ def _where(url: str) -> str:
 class OAuth(_Flow):
     """The MCP authorization flow for a user: authorization code with PKCE, as an `httpx.Auth`.
 
-    Give it to `trio_mcp.open_http_client` (``auth=``). The first request goes out
+    Give it to a `trio_mcp.HTTPTarget` (``auth=``). The first request goes out
     without a token; when the server answers 401, the flow finds the
     server's authorization server (protected resource metadata, then
     authorization server metadata, or the 2025-03-26 fallback), reuses the
@@ -571,12 +571,12 @@ class OAuth(_Flow):
     cancel scope: give it time for a person to log in, or log in beforehand
     (``trio-mcp login`` keeps the tokens in a file store that later
     processes share). The first request of a connection is the era probe,
-    bounded by the opener's ``probe_timeout`` (10 s by default), and then
+    bounded by the client's ``probe_timeout`` (10 s by default), and then
     ``initialize``, bounded by ``handshake_timeout``: when a person may have
     to log in on connecting, give both the time it takes.
 
     Args:
-        server_url: The MCP server's URL (the same as given to `trio_mcp.open_http_client`).
+        server_url: The MCP server's URL (the same as the target's).
         redirect: The user's part of the login: a `RedirectHandler`. Without
             one the flow uses stored or refreshed tokens only, and a server
             that needs a login raises `trio_mcp.AuthRequired` as without the flow.

@@ -41,6 +41,9 @@ length of one command; without ``--``, the bundled demo server
     VS Code, Windsurf), each with its servers and whether each is usable.
 ``servers``
     Start every server of the configuration, and show each one's state.
+``login URL|--server NAME [--headless] [--scope SCOPE]``, ``logout URL|--server NAME``
+    Log in to a remote server that needs a login, keeping the login in the
+    user's file store for every later command; forget it.
 
 With ``--config FILE`` (repeatable) or ``--server NAME``, the servers are
 those of a configuration file (for ``servers`` and ``--server`` without
