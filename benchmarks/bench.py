@@ -5,7 +5,7 @@ smoke run, ``--json PATH`` to keep the numbers. See benchmarks/README.md.
 
 The machine may be shared and noisy, so only RATIOS measured in one run are
 reported. Two layers are measured: trio_mcp's stdio transport
-(``StdioTransport.request``) and its client (``client.call_tool``, end to
+(``Session.request``, over a ``ProcessTarget``) and its client (``client.call_tool``, end to
 end). The contenders (trio_mcp; the raw baselines of raw_baseline.py: the
 single-task client, on the sequential metrics only, and the writer+reader
 client in its two write modes; and, for ``call_tool``, the official ``mcp``
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import inspect
 import json
 import os
 import platform
@@ -350,7 +349,7 @@ async def throughput(config: argparse.Namespace, official_python: str | None) ->
         open_sequential_client(SERVER_ARGV) as raw_one_task,
         open_raw_client(SERVER_ARGV, "send_all") as raw_send_all,
         open_raw_client(SERVER_ARGV, "os.write") as raw_os_write,
-        trio_mcp.open_stdio_transport(sys.executable, [str(SERVER)]) as wire,
+        trio_mcp.open_session(trio_mcp.ProcessTarget(sys.executable, [str(SERVER)])) as wire,
         trio_mcp.open_stdio_client(sys.executable, [str(SERVER)]) as client,
     ):
         pipelined = [
@@ -448,8 +447,12 @@ async def validation(config: argparse.Namespace) -> dict[str, Any]:
             await client.call_tool("forecast", {"city": f"city {i}"})
 
     async with (
-        trio_mcp.open_stdio_client(sys.executable, [str(SERVER)], on_log=logged.append) as checked,
-        trio_mcp.open_stdio_client(sys.executable, [str(SERVER)], validate_output="off") as unchecked,
+        trio_mcp.open_stdio_client(
+            sys.executable, [str(SERVER)], trio_mcp.ClientOptions(on_log=logged.append)
+        ) as checked,
+        trio_mcp.open_stdio_client(
+            sys.executable, [str(SERVER)], trio_mcp.ClientOptions(validate_output="off")
+        ) as unchecked,
     ):
         runs = [(VALIDATED, checked), (UNVALIDATED, unchecked)]
         for _, client in runs:
@@ -563,7 +566,7 @@ def memory_child(name: str, count: int) -> dict[str, Any]:
 
     async def run() -> dict[str, Any]:
         if name == OURS:
-            client: Any = trio_mcp.open_stdio_transport(sys.executable, [str(SERVER)])
+            client: Any = trio_mcp.open_session(trio_mcp.ProcessTarget(sys.executable, [str(SERVER)]))
         else:
             client = open_raw_client(SERVER_ARGV)
         async with client as opened:
@@ -642,12 +645,9 @@ FLOOR = "trio tasks (floor)"
 
 
 def _has_request_timeout() -> bool:
-    """Whether ``open_stdio_transport`` takes a connection-wide ``request_timeout``."""
-    if "request_timeout" in inspect.signature(trio_mcp.open_stdio_transport).parameters:
-        return True
+    """Whether a session takes a connection-wide ``request_timeout``."""
     try:
-        # The options are keyword arguments defined once, in an options class.
-        trio_mcp.open_stdio_transport(sys.executable, request_timeout=1.0)
+        trio_mcp.SessionOptions(request_timeout=1.0)
     except TypeError:
         return False
     return True
@@ -737,7 +737,9 @@ async def expire_all(count: int, budget: float) -> tuple[float, float] | None:
         except trio_mcp.RequestTimeout:
             timed_out += 1
 
-    async with trio_mcp.open_stdio_transport(sys.executable, [str(SERVER)], request_timeout=budget) as wire:
+    async with trio_mcp.open_session(
+        trio_mcp.ProcessTarget(sys.executable, [str(SERVER)]), trio_mcp.SessionOptions(request_timeout=budget)
+    ) as wire:
         await check(wire.request)
         first_start = trio.current_time()
         try:
@@ -781,7 +783,7 @@ async def cancellation(config: argparse.Namespace) -> dict[str, Any]:
         if name == FLOOR:
             return await cancel_all(None, count)
         if name == CANCEL:
-            async with trio_mcp.open_stdio_transport(sys.executable, [str(SERVER)]) as wire:
+            async with trio_mcp.open_session(trio_mcp.ProcessTarget(sys.executable, [str(SERVER)])) as wire:
                 await check(wire.request)
                 return await cancel_all(wire.request, count)
         # The budget must outlast sending every request: a second, doubled
@@ -1086,7 +1088,7 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
         " better); its cpu column is the same for the CPU time per call."
     )
     print(
-        "trio_mcp is StdioTransport.request in the transport rows and client.call_tool in the call_tool"
+        "trio_mcp is Session.request in the transport rows and client.call_tool in the call_tool"
         " rows; the raw clients send tools/call with the modern _meta envelope; the official client is"
         f" mcp=={OFFICIAL_PIN} (anyio on asyncio, in its own process)."
     )

@@ -196,7 +196,12 @@ def run_crash_loop(count: int, seconds: float) -> dict[str, Any]:
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         wall = time.perf_counter()
         with trio.move_on_after(seconds):
-            async with trio_mcp.open_servers(specs, restart=policy, on_event=on_event, protocol="2025-11-25"):
+            async with trio_mcp.open_servers(
+                specs,
+                restart=policy,
+                on_event=on_event,
+                options=trio_mcp.ClientOptions(protocol="2025-11-25"),
+            ):
                 await trio.sleep_forever()
         wall = time.perf_counter() - wall
         after = resource.getrusage(resource.RUSAGE_SELF)

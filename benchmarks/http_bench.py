@@ -49,6 +49,8 @@ from typing import Any
 
 import trio
 
+import trio_mcp
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SERVER = ROOT / "tests" / "servers" / "http_server.py"
@@ -60,8 +62,6 @@ TARGET = 0.8
 
 if importlib.util.find_spec("trio_mcp") is None:  # a checkout, not installed
     sys.path.insert(0, str(ROOT))
-
-import trio_mcp  # noqa: E402
 
 
 def skip(reason: str) -> int:
@@ -314,7 +314,7 @@ async def run_fast(config: argparse.Namespace, python: str | None) -> dict[str, 
         limits = httpx.Limits(max_connections=WIDTH + 8, max_keepalive_connections=WIDTH + 8)
         timeout = httpx.Timeout(10.0, read=None)
         async with (
-            trio_mcp.open_http_client(server.url, trust_env=False) as client,
+            trio_mcp.open_client(trio_mcp.HTTPTarget(server.url, trust_env=False)) as client,
             httpx.AsyncClient(trust_env=False, limits=limits, timeout=timeout) as stock,
             httpx.AsyncClient(
                 trust_env=False, timeout=timeout, transport=LeanTransport(trust_env=False)
@@ -417,7 +417,7 @@ async def run(config: argparse.Namespace) -> int:
         limits = httpx.Limits(max_connections=WIDTH + 8, max_keepalive_connections=WIDTH + 8)
         timeout = httpx.Timeout(10.0, read=None)
         async with (
-            trio_mcp.open_http_client(server.url, trust_env=False) as client,
+            trio_mcp.open_client(trio_mcp.HTTPTarget(server.url, trust_env=False)) as client,
             httpx.AsyncClient(trust_env=False, limits=limits, timeout=timeout) as http,
         ):
             ours, raw = TrioMCP(client), RawHTTP(http, server.url)

@@ -43,6 +43,8 @@ from typing import Any
 
 import trio
 
+import trio_mcp
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CHAOS = ROOT / "tests" / "servers" / "chaos_server.py"
@@ -52,8 +54,6 @@ SLACK = {"fds": 8, "tasks": 16, "server connections": 8}
 
 if importlib.util.find_spec("trio_mcp") is None:  # a checkout, not installed
     sys.path.insert(0, str(ROOT))
-
-import trio_mcp  # noqa: E402
 
 
 class Server:
@@ -147,7 +147,9 @@ async def soak_era(url: str, protocol: str, tally: Tally, quota: int, config: ar
     while tally.started < quota:
         alive = True
         try:
-            async with trio_mcp.open_http_client(url, trust_env=False, protocol=protocol) as client:
+            async with trio_mcp.open_client(
+                trio_mcp.HTTPTarget(url, trust_env=False), trio_mcp.ClientOptions(protocol=protocol)
+            ) as client:
 
                 async def worker(number: int, client: trio_mcp.Client = client) -> None:
                     nonlocal alive

@@ -36,7 +36,7 @@ import trio
 
 from trio_mcp._channel import Channel
 from trio_mcp._errors import MCPError, ServerGone
-from trio_mcp._options import ConnectionOptions, SinkOptions
+from trio_mcp._options import SessionOptions
 from trio_mcp._session import Session
 
 __all__ = [
@@ -303,8 +303,7 @@ class ScriptedChannel(Channel):
 async def scripted_session(
     script: list[Step],
     *,
-    options: ConnectionOptions | None = None,
-    sink: SinkOptions | None = None,
+    options: SessionOptions | None = None,
     check: bool = True,
 ) -> AsyncIterator[tuple[Session, ScriptedChannel]]:
     """A started `Session` over a `ScriptedChannel` playing ``script``.
@@ -313,7 +312,7 @@ async def scripted_session(
     ``check``, the channel's `ScriptedChannel.check` runs.
     """
     channel = ScriptedChannel(script)
-    async with Session(channel, options, sink) as session:
+    async with Session(channel, options) as session:
         yield session, channel
     if check:
         channel.check()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from opening_support import process_client
 
 import trio_mcp
 
@@ -43,7 +44,7 @@ def server_args(*flags: str) -> list[str]:
 
 def open_client(*flags: str, **kwargs: Any):
     """``open_stdio_client`` on ``mcp_server.py FLAGS...``."""
-    return trio_mcp.open_stdio_client(sys.executable, server_args(*flags), **kwargs)
+    return process_client(sys.executable, server_args(*flags), **kwargs)
 
 
 def parse(lines: list[str]) -> list[dict[str, Any]]:

@@ -106,7 +106,7 @@ class Browser:
 
 @asynccontextmanager
 async def connected(url: str, auth: httpx.Auth):
-    async with trio_mcp.open_http_client(url, auth=auth, trust_env=False) as client:
+    async with trio_mcp.open_client(trio_mcp.HTTPTarget(url, auth=auth, trust_env=False)) as client:
         yield client
 
 

@@ -112,8 +112,9 @@ async def test_the_users_exception_wins_over_a_failure_inside_the_library():
     """The body raises while a background task fails (during the close): the body's error reaches
     the caller, with the internal failure attached, not the other way round."""
     with trio.fail_after(LIMIT), pytest.raises(ValueError, match="mine") as info:
-        async with trio_mcp.open_stdio_client(
-            sys.executable, ["-c", POLITE_LEGACY], protocol="2025-11-25", on_stderr=explode
+        async with trio_mcp.open_client(
+            trio_mcp.ProcessTarget(sys.executable, ["-c", POLITE_LEGACY], on_stderr=explode),
+            trio_mcp.ClientOptions(protocol="2025-11-25"),
         ):
             raise ValueError("mine")
     error = info.value
@@ -125,46 +126,52 @@ async def test_a_failure_inside_the_library_while_the_body_waits_is_reported_not
     """Without an exception of the user's, the internal failure is raised as a bug report (and the
     cancellation it caused never escapes the block)."""
     with trio.fail_after(LIMIT), pytest.raises(TrioMCPInternalError):
-        async with trio_mcp.open_stdio_transport(
-            sys.executable,
-            ["-c", "import sys; sys.stderr.write('x\\n'); sys.stderr.flush(); sys.stdin.read()"],
-            on_stderr=explode,
+        async with trio_mcp.open_session(
+            trio_mcp.ProcessTarget(
+                sys.executable,
+                ["-c", "import sys; sys.stderr.write('x\\n'); sys.stderr.flush(); sys.stdin.read()"],
+                on_stderr=explode,
+            )
         ):
             await trio.sleep(LIMIT)
 
 
-# ------------------------------------------------------- one client at a time
+# ------------------------------------------------------- built by the openers
 
 
-async def test_one_client_at_a_time_and_an_exited_client_answers_nothing():
+def test_a_client_is_made_by_the_openers_only():
+    with pytest.raises(TypeError, match=r"open_client\(target\)"):
+        trio_mcp.Client()
+
+
+async def test_a_client_hook_answers_the_server_while_the_client_lives():
     asked = []
 
     async def on_elicitation(params):
         asked.append(params)
         return {"action": "accept", "content": {"name": "Ada"}}
 
+    options = trio_mcp.ClientOptions(protocol="2025-11-25", on_elicitation=on_elicitation)
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_stdio_transport(sys.executable, server_args("--era", "legacy")) as session:
-            async with trio_mcp.open_client(
-                session, protocol="2025-11-25", on_elicitation=on_elicitation
-            ) as client:
-                with pytest.raises(RuntimeError, match="already has a client"):
-                    async with trio_mcp.open_client(session, protocol="2025-11-25"):
-                        pass
-                answered = await client.call_tool("ask")
-                assert answered.structured_content["answer"]["action"] == "accept"
-            assert len(asked) == 1
-            # The client left: its hook answers no more, and the server's
-            # request gets "method not found".
+        async with trio_mcp.open_stdio_client(
+            sys.executable, server_args("--era", "legacy"), options
+        ) as client:
+            answered = await client.call_tool("ask")
+            assert answered.structured_content["answer"]["action"] == "accept"
+    assert len(asked) == 1
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_session(
+            trio_mcp.ProcessTarget(sys.executable, server_args("--era", "legacy"))
+        ) as session:
+            # A bare session runs no handshake of its own, and has no hooks:
+            # the server's request gets "method not found".
+            hello = {"name": "raw", "version": "0"}
+            await session.request(
+                "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": hello}
+            )
+            await session.notify("notifications/initialized")
             raw = await session.request("tools/call", {"name": "ask"})
-            assert len(asked) == 1
             assert "error" in raw["structuredContent"]
-            # And a new client may take the session.
-            async with trio_mcp.open_client(
-                session, protocol="2025-11-25", on_elicitation=on_elicitation
-            ) as again:
-                await again.call_tool("ask")
-            assert len(asked) == 2
 
 
 # ---------------------------------------------------------- notifications
@@ -237,27 +244,3 @@ async def test_a_failing_client_callback_fails_no_call(era):
                 while not any("the application's bug" in line for line in logs):  # noqa: ASYNC110
                     await trio.sleep(0.01)
     assert any("raised ValueError" in line and "the application's bug" in line for line in logs)
-
-
-async def test_notifications_read_while_a_client_is_attached_reach_it_after_it_detached():
-    """The sink's backlog is delivered to the client that was attached when each notification was read,
-    even once it has left its block (nothing is silently dropped)."""
-    got = []
-    release = trio.Event()
-
-    async def on_notification(note):
-        await release.wait()  # a slow consumer: the second log waits in the backlog
-        got.append(note["params"]["data"])
-
-    with trio.fail_after(LIMIT):
-        async with trio_mcp.open_stdio_transport(sys.executable, server_args("--era", "legacy")) as session:
-            async with trio_mcp.open_client(
-                session, protocol="2025-11-25", on_notification=on_notification
-            ) as client:
-                await client.call_tool("log", {"level": "info", "message": "one"})
-                await client.call_tool("log", {"level": "info", "message": "two"})
-            assert session.attachment is None
-            release.set()
-            while len(got) < 2:  # noqa: ASYNC110
-                await trio.sleep(0.01)
-    assert got == ["one", "two"]

@@ -8,12 +8,13 @@ from __future__ import annotations
 import pytest
 import trio
 
+import trio_mcp
 from trio_mcp import RequestTimeout, ServerGone
 from trio_mcp.testing import FakeServer, open_fake_client
 
 
 def listen_tasks(client) -> list[str]:
-    return [task.name for task in client.transport._nursery.child_tasks if task.name == "trio_mcp:listen"]
+    return [task.name for task in client.session._nursery.child_tasks if task.name == "trio_mcp:listen"]
 
 
 async def test_cancelling_the_caller_before_the_acknowledgement_withdraws_the_listen(autojump_clock):
@@ -26,7 +27,7 @@ async def test_cancelling_the_caller_before_the_acknowledgement_withdraws_the_li
         (request,) = [r for r in server.requests if r.method == "subscriptions/listen"]
         with trio.fail_after(1):
             await request.wait_cancelled()  # the withdrawal crosses the stream
-        assert client.transport._conn.in_flight == 0
+        assert client.session._conn.in_flight == 0
         assert listen_tasks(client) == []
         (listen,) = [m for m in server.received if m.get("method") == "subscriptions/listen"]
         cancels = [m for m in server.received if m.get("method") == "notifications/cancelled"]
@@ -35,11 +36,11 @@ async def test_cancelling_the_caller_before_the_acknowledgement_withdraws_the_li
 
 async def test_a_listen_never_acknowledged_times_out_and_is_withdrawn(autojump_clock):
     server = FakeServer(tools=["a"], manual=True)
-    async with open_fake_client(server, request_timeout=3) as client:
+    async with open_fake_client(server, trio_mcp.ClientOptions(request_timeout=3)) as client:
         with pytest.raises(RequestTimeout, match="not acknowledged"):
             async with client.listen(tools=True):
                 pytest.fail("never acknowledged, so never entered")
-        assert client.transport._conn.in_flight == 0
+        assert client.session._conn.in_flight == 0
         assert listen_tasks(client) == []
 
 
@@ -52,7 +53,9 @@ async def test_a_failing_on_notification_does_not_break_a_listen(autojump_clock)
 
     server = FakeServer(tools=["a"], manual=True)
     server.on_tool("a", lambda request: "done")
-    async with open_fake_client(server, on_notification=broken, on_log=logged.append) as client:
+    async with open_fake_client(
+        server, trio_mcp.ClientOptions(on_notification=broken, on_log=logged.append)
+    ) as client:
         got: list[str] = []
         async with trio.open_nursery() as nursery:
 
@@ -100,7 +103,7 @@ async def test_a_request_refused_before_it_is_sent_leaves_no_request_behind(auto
         for bad in ({"x": {1, 2}}, {"x": object()}, {"x": b"bytes"}):
             with pytest.raises(TypeError, match="JSON"):
                 await client.request("tools/list", bad)
-        assert client.transport.statistics().requests_in_flight == 0
+        assert client.session.statistics().requests_in_flight == 0
         # The next request is the first the server sees, and is answered.
         assert [tool["name"] for tool in (await client.request("tools/list"))["tools"]] == ["a"]
     assert [m.get("method") for m in server.received] == ["server/discover", "tools/list"]

@@ -167,3 +167,37 @@ async def test_unacknowledged_listen_times_out_and_is_cancelled():
     (listen,) = requests(sent, "subscriptions/listen")
     (cancel,) = notifications(sent, "notifications/cancelled")
     assert cancel["params"]["requestId"] == listen["id"]
+
+
+# ------------------------------------------------------- the initialize era
+
+
+async def test_listen_in_the_initialize_era_picks_the_servers_own_notifications():
+    """No ``subscriptions/listen`` there: the stream takes the list changes the server sends
+    on its own, and subscribes to the resources asked for (unsubscribing as it ends)."""
+    with trio.fail_after(LIMIT):
+        async with open_client("--era", "legacy") as client:
+            async with client.listen(tools=True, resource_uris=["file:///a"]) as sub:
+                assert sub.acknowledged == {"toolsListChanged": True, "resourceSubscriptions": ["file:///a"]}
+                await client.call_tool("touch", {"tools": True, "prompts": True, "uri": "file:///a"})
+                got = [await anext(sub), await anext(sub)]
+            sent = await wire(client)
+    assert sorted(note["method"] for note in got) == [
+        "notifications/resources/updated",
+        "notifications/tools/list_changed",
+    ]
+    assert not requests(sent, "subscriptions/listen")
+    assert [m["params"]["uri"] for m in requests(sent, "resources/subscribe")] == ["file:///a"]
+    assert [m["params"]["uri"] for m in requests(sent, "resources/unsubscribe")] == ["file:///a"]
+
+
+async def test_listen_in_the_initialize_era_ends_with_server_gone_when_the_server_dies():
+    with trio.fail_after(LIMIT):
+        async with open_client("--era", "legacy") as client:
+            async with client.listen(tools=True) as sub:
+                await client.call_tool("touch", {"tools": True})
+                await client.call_tool("exit")
+                first = await anext(sub)
+                with pytest.raises(ServerGone):
+                    await anext(sub)
+    assert first["method"] == "notifications/tools/list_changed"

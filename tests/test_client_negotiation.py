@@ -18,6 +18,7 @@ import sys
 
 import pytest
 import trio
+import trio.testing
 from client_support import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
@@ -35,7 +36,7 @@ from client_support import (
 )
 
 import trio_mcp
-from trio_mcp import RequestTimeout, RpcError, ServerGone, VersionMismatch
+from trio_mcp import RequestTimeout, ServerGone, VersionMismatch
 
 CLIENT_INFO_WIRE = {"name": "trio-mcp", "version": trio_mcp.__version__}
 
@@ -433,36 +434,36 @@ async def test_initialize_is_never_cancelled_when_the_caller_gives_up(tmp_path):
     assert init["id"] not in [c["params"].get("requestId") for c in cancels]
 
 
-# ------------------------------------------------------------ open_client
+# ------------------------------------------------------------ targets
 
 
-async def test_open_client_over_a_transport_you_opened():
-    """``open_client`` speaks over your transport and leaves it open."""
+async def test_a_session_speaks_raw_json_rpc_to_the_same_target():
+    """``open_session`` over a target gives a bare session: no handshake, requests as sent."""
+    target = trio_mcp.ProcessTarget(sys.executable, server_args("--era", "legacy"))
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_stdio_transport(sys.executable, server_args("--era", "legacy")) as transport:
-            async with trio_mcp.open_client(transport) as client:
-                assert client.transport is transport
-                assert client.era == "legacy"
-                assert (await client.call_tool("echo", {"text": "mine"})).text == "mine"
-            assert await transport.request("ping") == {}
+        async with trio_mcp.open_session(target) as session:
+            assert session.statistics().requests_sent == 0  # nothing sent on its own
+            assert await session.request("ping") == {}
+        async with trio_mcp.open_client(target) as client:
+            assert client.era == "legacy"
+            assert (await client.call_tool("echo", {"text": "mine"})).text == "mine"
 
 
-async def test_open_client_modern_over_a_transport_you_opened():
+async def test_a_target_may_refuse_a_restart_after_a_death_on_the_probe():
+    """``restart_after_probe_death=False``: the death on the probe is the opener's error."""
+    flags = server_args("--era", "legacy", "--discover", "exit")
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_stdio_transport(sys.executable, server_args("--era", "modern")) as transport:
-            async with trio_mcp.open_client(transport, protocol=MODERN) as client:
-                assert client.era == "modern"
-                assert (await client.call_tool("add", {"a": 2, "b": 3})).structured_content == {"sum": 5}
-            with pytest.raises(RpcError):
-                # No envelope: the modern server refuses it, over the still-open transport.
-                await transport.request("tools/list")
+        target = trio_mcp.ProcessTarget(sys.executable, flags, restart_after_probe_death=False)
+        with pytest.raises(ServerGone) as caught:
+            async with trio_mcp.open_client(target):
+                pytest.fail("connected")  # pragma: no cover
+        assert caught.value.previous is None
+        # The same server is started again when its target allows it (the default).
+        async with trio_mcp.open_client(trio_mcp.ProcessTarget(sys.executable, flags)) as client:
+            assert client.era == "legacy"
 
 
-async def test_open_client_does_not_restart_a_server_that_died_on_the_probe():
-    with trio.fail_after(LIMIT):
-        async with trio_mcp.open_stdio_transport(
-            sys.executable, server_args("--era", "legacy", "--discover", "exit")
-        ) as transport:
-            with pytest.raises(ServerGone):
-                async with trio_mcp.open_client(transport):
-                    pytest.fail("connected")  # pragma: no cover
+async def test_a_stream_target_is_never_restarted():
+    assert trio_mcp.StreamTarget(trio.testing.memory_stream_pair()[0]).restart_after_probe_death is False
+    assert trio_mcp.HTTPTarget("http://127.0.0.1:1/mcp").restart_after_probe_death is False
+    assert trio_mcp.ProcessTarget("x").restart_after_probe_death is True

@@ -683,9 +683,6 @@ async def test_modern_only_methods_are_not_supported_in_the_legacy_era():
             assert caught.value.method == "server/discover"
             assert caught.value.era == "legacy"
             with pytest.raises(NotSupported):
-                async with client.listen(tools=True):
-                    pytest.fail("listening")  # pragma: no cover
-            with pytest.raises(NotSupported):
                 await client.call_tool("ask", input_responses={"name": {"action": "decline"}})
             with pytest.raises(NotSupported):
                 await client.call_tool("ask", request_state="x")

@@ -50,7 +50,9 @@ def test_the_table_of_the_session_is_valid():
     for name in table.scenarios:
         # A judged scenario must never be excused by a not_judged pattern too.
         assert table.why_not_judged(name) is None, name
-    assert table.why_not_judged("auth/metadata-default") is not None
+    assert table.why_not_judged("sep-2640-client-no-prefetch") is not None
+    # The authorization flows are judged.
+    assert "auth/metadata-default" in table.scenarios
 
 
 def test_a_scenario_passes_with_every_check_a_success_and_exit_0():
@@ -237,3 +239,19 @@ def test_a_known_failure_that_is_not_strict_may_pass():
 def test_a_bad_known_failure_is_refused(known, error):
     with pytest.raises(ValueError, match=error):
         _known_table(known)
+
+
+def test_the_run_passes_only_when_every_leg_is_as_the_table_says():
+    table = _known_table({"leg": "defect 3f"})
+    known = run.judge_leg(table, table.legs["leg"], {"s": [check("a", "FAILURE")]}, {"s": [0]})
+    passed = run.judge_leg(table, table.legs["other"], {"s": [check("a")]}, {"s": [0]})
+    assert run.verdict([known, passed]) == 0
+    failed = run.judge_leg(table, table.legs["other"], {"s": [check("a", "FAILURE")]}, {"s": [0]})
+    assert run.verdict([known, failed]) == 1
+    stale = run.judge_leg(table, table.legs["leg"], {"s": [check("a")]}, {"s": [0]})
+    assert run.verdict([stale, passed]) == 1
+    unclean = run.judge_leg(table, table.legs["other"], {"s": [check("a")]}, {"s": [0]})
+    unclean.clean = False
+    assert run.verdict([unclean]) == 1
+    unknown = run.judge_leg(table, table.legs["other"], {"s": [check("a")], "new": []}, {"s": [0]})
+    assert run.verdict([unknown]) == 1

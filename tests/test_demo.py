@@ -37,6 +37,7 @@ import pytest
 import trio
 import trio.testing
 from client_support import Collector
+from opening_support import process_client
 from schema_support import by_method, defs, envelope_definition, result_definition, schema_problem, validator
 
 import trio_mcp
@@ -1073,7 +1074,7 @@ class Tap:
 
 
 def open_demo(**options: Any):
-    return trio_mcp.open_stdio_client(DEMO[0], DEMO[1:], env=ENV, **options)
+    return process_client(DEMO[0], DEMO[1:], env=ENV, **options)
 
 
 class Answers:

@@ -12,7 +12,7 @@ block is checked depends on its language and on the comment right before it
   needs no Trio, such as reading a configuration file). Marked ``client``, a block is a fragment that
   runs inside ``async with trio_mcp.open_stdio_client(...) as client:``,
   connected to the demo server (``client-legacy``: in the initialize era;
-  ``transport``: inside ``open_stdio_transport``, as ``wire``, after the
+  ``transport``: inside ``open_session``, as ``wire``, after the
   initialize handshake; ``listen``: connected to a `trio_mcp.testing.FakeServer`
   that serves ``subscriptions/listen``, which the demo does not). Marked
   ``pytest``, a block is a test module, run by pytest with pytest-trio's
@@ -387,7 +387,8 @@ trio.run(main)
     "client-legacy": PRELUDE
     + """
 async def main():
-    async with trio_mcp.open_stdio_client(DEMO[0], DEMO[1:], protocol="2025-11-25") as client:
+    options = trio_mcp.ClientOptions(protocol="2025-11-25")
+    async with trio_mcp.open_stdio_client(DEMO[0], DEMO[1:], options) as client:
         assert client.era == "legacy"
 {code}
 
@@ -396,7 +397,7 @@ trio.run(main)
     "transport": PRELUDE
     + """
 async def main():
-    async with trio_mcp.open_stdio_transport(DEMO[0], DEMO[1:]) as wire:
+    async with trio_mcp.open_session(trio_mcp.ProcessTarget(DEMO[0], DEMO[1:])) as wire:
         await wire.request(
             "initialize",
             {
@@ -1117,3 +1118,11 @@ def test_the_reference_documents_every_public_name():
     page = (DOCS / "reference.rst").read_text(encoding="utf-8")
     documented = set(re.findall(r"^\.\. auto(?:function|class|exception|data)::\s+(\w+)", page, re.MULTILINE))
     assert documented >= set(trio_mcp.__all__), set(trio_mcp.__all__) - documented
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/quickstart.rst"])
+def test_a_newcomer_meets_the_one_way_in_first(page):
+    """The first program of the README and of the quick start opens a target with `trio_mcp.open_client`."""
+    first = next(block for block in BLOCKS if block.source == page and block.lang == "python")
+    assert "trio_mcp.open_client(" in first.code
+    assert "trio_mcp.ProcessTarget(" in first.code

@@ -95,6 +95,135 @@ def test_exported_name_exists_and_is_public(name: str) -> None:
         )
 
 
+#: The whole public surface. A name added or removed is a decision, made here too.
+PUBLIC = frozenset(
+    {
+        # the way in: where a server is, and the openers
+        "Target", "ProcessTarget", "HTTPTarget", "StreamTarget",
+        "open_client", "connect_client", "open_session", "connect_session",
+        "open_stdio_client", "open_http_client",
+        # options, each defined once
+        "ClientOptions", "SessionOptions",
+        # what the openers give
+        "Client", "Session", "SessionStatistics", "Subscription", "Pages", "NotificationStream",
+        # groups and configuration files
+        "open_servers", "open_server", "ServerGroup", "RestartPolicy", "ServerStatus", "ServerEvent",
+        "Listed", "ServerSpec", "ConfigSource", "LoadedConfig", "DiscoveredConfig",
+        "load_config", "parse_config", "discover_configs",
+        # errors
+        "MCPError", "SpawnFailed", "ServerGone", "TransportClosed", "RequestTimeout", "RpcError",
+        "ProtocolError", "MessageTooLarge", "VersionMismatch", "NotSupported", "InputRequestFailed",
+        "OutputValidationError", "ConfigError", "UnknownName", "HTTPError", "ConnectionFailed",
+        "AuthRequired", "ServerBusy", "SessionExpired", "TrioMCPInternalError",
+        # the protocol's types
+        "Annotations", "AudioContent", "BlobResourceContents", "CallToolResult", "CompleteResult",
+        "Completion", "ContentBlock", "CreateMessageParams", "CreateMessageResult", "DiscoverResult",
+        "ElicitFormParams", "ElicitRequestParams", "ElicitResult", "ElicitUrlParams", "EmbeddedResource",
+        "GetPromptResult", "Icon", "ImageContent", "Implementation", "InitializeResult", "InputRequest",
+        "InputRequiredResult", "ListPromptsResult", "ListResourcesResult", "ListResourceTemplatesResult",
+        "ListRootsResult", "ListToolsResult", "ModelHint", "ModelPreferences", "Prompt", "PromptArgument",
+        "PromptMessage", "ReadResourceResult", "Resource", "ResourceLink", "ResourceTemplate", "Root",
+        "SamplingMessage", "ServerCapabilities", "TextContent", "TextResourceContents", "Tool",
+        "ToolAnnotations", "ToolChoice", "ToolResultContent", "ToolUseContent", "UnknownContent",
+    }
+)  # fmt: skip
+
+#: The public members of the two classes every user meets: narrow on purpose
+#: (the session's callbacks for its channel and its hooks for a client are
+#: private; a client is made by the openers only).
+SESSION_MEMBERS = frozenset(
+    {
+        "aclose", "check_usable", "closing", "failure", "name", "notifications", "notify", "pid",
+        "request", "request_timeout", "statistics", "stderr_tail", "wait_failed",
+    }
+)  # fmt: skip
+CLIENT_MEMBERS = frozenset(
+    {
+        "aclose", "call_tool", "complete", "discover", "failure", "get_prompt", "input_timeout",
+        "invalidate_cache", "iter_prompts", "iter_resource_templates", "iter_resources", "iter_tools",
+        "list_prompts", "list_prompts_page", "list_resource_templates", "list_resource_templates_page",
+        "list_resources", "list_resources_page", "list_tools", "list_tools_page", "listen", "max_rounds",
+        "name", "pid", "ping", "read_resource", "request", "set_logging_level", "statistics",
+        "stderr_tail", "subscribe_resource", "unsubscribe_resource", "wait_failed",
+        # attributes set as the handshake ends
+        "session", "era", "protocol_version", "server_info", "server_capabilities", "instructions",
+        "discover_result", "options", "client_info", "log_level",
+    }
+)  # fmt: skip
+
+
+def test_the_public_surface_is_the_one_decided() -> None:
+    assert set(trio_mcp.__all__) == PUBLIC
+
+
+def _members(obj: object) -> set[str]:
+    return {name for name in dir(obj) if not name.startswith("_")}
+
+
+async def test_a_session_and_a_client_show_only_their_public_members() -> None:
+    from trio_mcp.testing import FakeServer, open_fake_client
+
+    async with open_fake_client(FakeServer()) as client:
+        assert _members(client) == CLIENT_MEMBERS
+        assert _members(client.session) == SESSION_MEMBERS
+
+
+def test_a_client_is_made_by_the_openers_only() -> None:
+    with pytest.raises(TypeError, match="open_client"):
+        trio_mcp.Client()
+
+
+def test_no_opener_or_class_takes_loose_keyword_options() -> None:
+    """Options travel as one typed object (`ClientOptions`, `SessionOptions`), never as ``**options``.
+
+    Every public function, every public class's constructor, and every
+    method of the client and the session.
+    """
+    for name in sorted(PUBLIC):
+        obj = getattr(trio_mcp, name)
+        callables = [obj] if inspect.isfunction(obj) else []
+        if inspect.isclass(obj) and "__init__" in vars(obj):
+            callables.append(obj.__init__)
+        if obj in (trio_mcp.Client, trio_mcp.Session):
+            callables += [member for _, member in inspect.getmembers(obj, inspect.isfunction)]
+        for function in callables:
+            kinds = {parameter.kind for parameter in inspect.signature(function).parameters.values()}
+            assert inspect.Parameter.VAR_KEYWORD not in kinds, f"{name}.{function.__name__} takes **kwargs"
+
+
+def test_no_module_defines_a_typed_dict() -> None:
+    """An option is a field of its options class and nothing else: no parallel TypedDict."""
+    found = [
+        f"{path.name}: {node.name}"
+        for path in sorted(_package_dir().rglob("*.py"))
+        for node in ast.walk(ast_support.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef)
+        and any(ast.unparse(base).endswith("TypedDict") for base in node.bases)
+    ]
+    assert found == []
+
+
+#: The one exported exception that cannot live in ``_errors``: it is a
+#: `trio.TooSlowError` too, and ``_errors`` imports no Trio (the pure core
+#: raises its exceptions, and ``import trio_mcp`` loads only them).
+OUTSIDE_ERRORS = {"RequestTimeout": "trio_mcp._session"}
+
+
+def test_every_exception_class_is_defined_in_errors() -> None:
+    """One exception tree in one module, so that one docs page can draw it."""
+    homes = {}
+    for path in sorted(_package_dir().rglob("*.py")):
+        module = ".".join((PACKAGE, *path.relative_to(_package_dir()).with_suffix("").parts))
+        module = module.removesuffix(".__init__")
+        for node in ast.walk(ast_support.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name in PUBLIC:
+                homes[node.name] = module
+    for name in sorted(PUBLIC):
+        obj = getattr(trio_mcp, name)
+        if inspect.isclass(obj) and issubclass(obj, BaseException):
+            assert homes[name] == OUTSIDE_ERRORS.get(name, "trio_mcp._errors"), name
+
+
 # ------------------------------------------------------------ exceptions
 
 

@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 import trio
 import trio.lowlevel
@@ -30,7 +31,6 @@ import trio_mcp
 from trio_mcp import (
     ConfigError,
     LoadedConfig,
-    NotSupported,
     RequestTimeout,
     RestartPolicy,
     ServerGone,
@@ -48,7 +48,7 @@ GUARD = 60
 #: Restart quickly, so that the tests do not wait on the default delays.
 FAST = RestartPolicy(initial_delay=0.05, max_delay=0.2, max_restarts=3, window=300)
 #: The initialize era, without the server/discover probe: faster starts.
-PINNED = {"protocol": "2025-11-25", "kill_grace": 1.0}
+PINNED = trio_mcp.ClientOptions(protocol="2025-11-25")
 
 
 def spec(name: str, *flags: str, **fields) -> ServerSpec:
@@ -107,7 +107,7 @@ async def whoami(servers: trio_mcp.ServerGroup, name: str) -> tuple[str, int]:
 async def test_every_server_starts_and_calls_go_to_the_right_one() -> None:
     specs = [spec("alpha"), spec("beta", "--tools", "extra"), spec("gamma")]
     with trio.fail_after(GUARD):
-        async with open_servers(specs, **PINNED) as servers:
+        async with open_servers(specs, options=PINNED) as servers:
             assert servers.names == ("alpha", "beta", "gamma")
             assert [status.state for status in servers.statuses()] == ["ready"] * 3
             names = [entry.name for entry in servers.tools]
@@ -154,7 +154,7 @@ async def test_broken_servers_start_alongside_and_never_block_the_others(tmp_pat
     )
     policy = RestartPolicy(initial_delay=30, max_delay=30)
     with trio.fail_after(GUARD):
-        async with open_servers(config, restart=policy, **PINNED) as servers:
+        async with open_servers(config, restart=policy, options=PINNED) as servers:
             states = {status.name: status.state for status in servers.statuses()}
             assert states == {
                 "good": "ready",
@@ -188,7 +188,7 @@ async def test_a_server_that_dies_is_restarted_and_calls_in_flight_fail(tmp_path
     starts = tmp_path / "starts"
     specs = [spec("steady"), spec("fragile", "--starts", str(starts))]
     with trio.fail_after(GUARD):
-        async with open_servers(specs, restart=FAST, **PINNED) as servers:
+        async with open_servers(specs, restart=FAST, options=PINNED) as servers:
             events = servers.events()
             _, first = await whoami(servers, "fragile")
             with pytest.raises(ServerGone) as caught:
@@ -220,7 +220,7 @@ async def test_a_server_that_dies_is_restarted_and_calls_in_flight_fail(tmp_path
 async def test_a_call_during_a_restart_waits_within_the_callers_scope() -> None:
     policy = RestartPolicy(initial_delay=60, max_delay=60)
     with trio.fail_after(GUARD):
-        async with open_servers([spec("slowpoke")], restart=policy, **PINNED) as servers:
+        async with open_servers([spec("slowpoke")], restart=policy, options=PINNED) as servers:
             events = servers.events()
             _, first = await whoami(servers, "slowpoke")
             os.kill(first, signal.SIGKILL)
@@ -251,7 +251,7 @@ async def test_a_crash_loop_ends_in_failed_and_restart_revives_it(tmp_path: Path
             [spec("loop", "--exit-at-once", "5", "--starts", str(starts)), spec("fine")],
             restart=FAST,
             on_event=seen.append,
-            **PINNED,
+            options=PINNED,
         ) as servers:
             events = servers.events()
             failed = await until(events, lambda e: e.server == "loop" and e.state == "failed")
@@ -280,7 +280,9 @@ async def test_a_server_that_hangs_at_start_times_out_and_fails(tmp_path: Path) 
     policy = RestartPolicy(initial_delay=0.05, max_delay=0.1, max_start_failures=2)
     with trio.fail_after(GUARD):
         async with open_servers(
-            [spec("stuck", "--hang", "--starts", str(starts), startup_timeout=0.5)], restart=policy, **PINNED
+            [spec("stuck", "--hang", "--starts", str(starts), startup_timeout=0.5)],
+            restart=policy,
+            options=PINNED,
         ) as servers:
             events = servers.events()
             await until(events, lambda e: e.state == "failed")
@@ -299,7 +301,7 @@ async def test_every_server_crashing_at_once_comes_back_spread_out(tmp_path: Pat
     policy = RestartPolicy(initial_delay=0.2, max_delay=2)
     specs = [spec(f"s{i}", "--starts", str(starts)) for i in range(count)]
     with trio.fail_after(GUARD):
-        async with open_servers([*specs, spec("witness")], restart=policy, seed=1, **PINNED) as servers:
+        async with open_servers([*specs, spec("witness")], restart=policy, seed=1, options=PINNED) as servers:
             events = servers.events()
             first = {f"s{i}": servers.status(f"s{i}").pid for i in range(count)}
             for pid in first.values():
@@ -325,7 +327,7 @@ async def test_backing_off_costs_no_cpu(tmp_path: Path) -> None:
     policy = RestartPolicy(initial_delay=2, max_delay=2, jitter="none")
     specs = [spec(f"c{i}", "--exit-at-once", "1") for i in range(5)]
     with trio.fail_after(GUARD):
-        async with open_servers(specs, restart=policy, **PINNED) as servers:
+        async with open_servers(specs, restart=policy, options=PINNED) as servers:
             assert {status.state for status in servers.statuses()} == {"restarting"}
             before_wall, before_cpu = time.monotonic(), time.process_time()
             await trio.sleep(1)
@@ -337,7 +339,7 @@ async def test_backing_off_costs_no_cpu(tmp_path: Path) -> None:
 
 async def test_list_changed_refreshes_the_catalogue() -> None:
     with trio.fail_after(GUARD):
-        async with open_servers([spec("shop"), spec("other")], **PINNED) as servers:
+        async with open_servers([spec("shop"), spec("other")], options=PINNED) as servers:
             events = servers.events()
             assert "shop__fresh" not in [entry.name for entry in servers.tools]
             await servers.call_tool("shop__add_tool", {"name": "fresh"})
@@ -350,7 +352,7 @@ async def test_list_changed_refreshes_the_catalogue() -> None:
 async def test_the_catalogue_follows_restarts_and_a_down_server_is_absent(tmp_path: Path) -> None:
     policy = RestartPolicy(initial_delay=60, max_delay=60)
     with trio.fail_after(GUARD):
-        async with open_servers([spec("up"), spec("down")], restart=policy, **PINNED) as servers:
+        async with open_servers([spec("up"), spec("down")], restart=policy, options=PINNED) as servers:
             events = servers.events()
             await servers.call_tool("down__add_tool", {"name": "temporary"})
             await until(events, lambda e: e.catalogue)
@@ -373,7 +375,7 @@ async def test_the_catalogue_follows_restarts_and_a_down_server_is_absent(tmp_pa
 async def test_allow_and_deny_lists_filter_the_catalogue() -> None:
     specs = [spec("open", tools_deny={"die", "sleep"}), spec("closed", tools_allow={"whoami", "nothing"})]
     with trio.fail_after(GUARD):
-        async with open_servers(specs, **PINNED) as servers:
+        async with open_servers(specs, options=PINNED) as servers:
             assert [entry.name for entry in servers.tools] == [
                 "open__whoami",
                 "open__add_tool",
@@ -394,7 +396,7 @@ async def test_leaving_the_block_stops_everything_and_leaks_nothing(tmp_path: Pa
         spec("hanging", "--hang", "--starts", str(starts), startup_timeout=0.5),
     ]
     with trio.fail_after(GUARD):
-        async with open_servers(specs, restart=FAST, **PINNED) as servers:
+        async with open_servers(specs, restart=FAST, options=PINNED) as servers:
             events = servers.events()
             await whoami(servers, "ready")
         # The events end with the group.
@@ -410,7 +412,7 @@ async def test_leaving_the_block_stops_everything_and_leaks_nothing(tmp_path: Pa
 
 async def test_an_error_in_the_block_comes_out_unwrapped() -> None:
     with trio.fail_after(GUARD), pytest.raises(KeyError, match="mine"):
-        async with open_servers([spec("one"), spec("two")], **PINNED):
+        async with open_servers([spec("one"), spec("two")], options=PINNED):
             raise KeyError("mine")
 
 
@@ -418,7 +420,7 @@ async def test_cancelling_the_start_stops_the_servers(tmp_path: Path) -> None:
     starts = tmp_path / "starts"
     with trio.fail_after(GUARD):
         with trio.move_on_after(0.5) as scope:
-            async with open_servers([spec("slow", "--hang", "--starts", str(starts))], **PINNED):
+            async with open_servers([spec("slow", "--hang", "--starts", str(starts))], options=PINNED):
                 raise AssertionError("entered although the server never started")
         assert scope.cancelled_caught
     assert all(not running(pid) for pid in started_pids(starts))
@@ -426,7 +428,7 @@ async def test_cancelling_the_start_stops_the_servers(tmp_path: Path) -> None:
 
 async def test_the_era_is_probed_in_auto_mode() -> None:
     with trio.fail_after(GUARD):
-        async with open_servers([spec("auto")], kill_grace=1.0) as servers:
+        async with open_servers([spec("auto")], options=trio_mcp.ClientOptions()) as servers:
             client = await servers.client("auto")
             assert client.era == "legacy"
             assert (await whoami(servers, "auto"))[0] == "auto"
@@ -444,12 +446,8 @@ def test_bad_configurations_and_options_are_refused() -> None:
         open_servers({"a": spec("b")})
     with pytest.raises(ValueError, match="two servers are named 'a'"):
         open_servers([spec("a"), spec("a")])
-    with pytest.raises(TypeError, match="'env', which each server's entry sets"):
-        open_servers([spec("a")], env={"X": "1"})
-    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
-        open_servers([spec("a")], bogus=1)
-    with pytest.raises(ValueError, match="probe_timeout"):
-        open_servers([spec("a")], probe_timeout=-1)
+    with pytest.raises(TypeError, match="ClientOptions"):
+        open_servers([spec("a")], options={"probe_timeout": 1})
     with pytest.raises(TypeError, match="RestartPolicy"):
         open_servers([spec("a")], restart={"max_restarts": 1})
 
@@ -457,7 +455,7 @@ def test_bad_configurations_and_options_are_refused() -> None:
 async def test_open_server_opens_one_entry() -> None:
     entry = spec("single", env={"GREETING": "hi"}, request_timeout=30)
     with trio.fail_after(GUARD):
-        async with open_server(entry, **PINNED) as client:
+        async with open_server(entry, options=PINNED) as client:
             assert client.session.request_timeout == 30
             result = await client.call_tool("whoami")
             assert result.content[0].text.startswith("single ")
@@ -465,41 +463,14 @@ async def test_open_server_opens_one_entry() -> None:
             async with open_server(spec("off", enabled=False)):
                 pass
         with pytest.raises(RequestTimeout, match=r"did not start within 0\.3 s"):
-            async with open_server(spec("stuck", "--hang", startup_timeout=0.3), **PINNED):
+            async with open_server(spec("stuck", "--hang", startup_timeout=0.3), options=PINNED):
                 pass
-    with pytest.raises(TypeError, match="'cwd'"):
-        async with open_server(entry, cwd="/"):
-            pass
-
-
-def test_stdio_arguments_turn_an_entry_into_opener_arguments() -> None:
-    from trio_mcp._group import stdio_arguments
-
-    entry = ServerSpec(
-        name="x",
-        command="node",
-        args=["index.js"],
-        env={"A": "1"},
-        inherit_env=False,
-        cwd="/srv",
-        request_timeout=5,
-    )
-    assert stdio_arguments(entry) == (
-        "node",
-        ("index.js",),
-        {"inherit_env": False, "env": {"A": "1"}, "cwd": "/srv", "request_timeout": 5},
-    )
-    assert stdio_arguments(ServerSpec(name="y", command="srv")) == ("srv", (), {"inherit_env": True})
-    with pytest.raises(NotSupported):
-        stdio_arguments(ServerSpec(name="z", transport="http", url="https://x/mcp"))
-    with pytest.raises(ConfigError, match="no command"):
-        stdio_arguments(ServerSpec(name="w"))
 
 
 async def test_a_listen_stream_survives_restarts() -> None:
     policy = RestartPolicy(initial_delay=60, max_delay=60)
     with trio.fail_after(GUARD):
-        async with open_servers([spec("news")], restart=policy, **PINNED) as servers:
+        async with open_servers([spec("news")], restart=policy, options=PINNED) as servers:
             events = servers.events()
             async with servers.listen("news", tools=True) as notes:
                 await servers.call_tool("news__add_tool", {"name": "one"})
@@ -517,7 +488,7 @@ async def test_a_listen_stream_survives_restarts() -> None:
                 async with servers.listen("olds"):
                     pass
         # The group closed: a stream still open ends.
-        async with open_servers([spec("brief")], **PINNED) as servers:
+        async with open_servers([spec("brief")], options=PINNED) as servers:
             listening = servers.listen("brief", tools=True)
             notes = await listening.__aenter__()
         assert [note async for note in notes] == []
@@ -525,7 +496,7 @@ async def test_a_listen_stream_survives_restarts() -> None:
 
 
 async def test_a_group_is_entered_once() -> None:
-    group = open_servers([spec("once")], **PINNED)
+    group = open_servers([spec("once")], options=PINNED)
     with trio.fail_after(GUARD):
         async with group:
             with pytest.raises(RuntimeError, match="entered once"):
@@ -537,7 +508,7 @@ async def test_an_entry_the_opener_refuses_fails_alone() -> None:
         ServerSpec(name="bad", command=sys.executable, env={"PORT": 8080})
     bad = ServerSpec(name="bad", command=sys.executable, env={"A=B": "x"})
     with trio.fail_after(GUARD):
-        async with open_servers([bad, spec("good")], **PINNED) as servers:
+        async with open_servers([bad, spec("good")], options=PINNED) as servers:
             status = servers.status("bad")
             assert status.state == "failed"
             assert isinstance(status.error, SpawnFailed)
@@ -548,7 +519,7 @@ async def test_an_entry_the_opener_refuses_fails_alone() -> None:
 async def test_prompts_and_resources_go_to_their_server() -> None:
     demo = ServerSpec(name="demo", command=sys.executable, args=["-m", "trio_mcp.demo"])
     with trio.fail_after(GUARD):
-        async with open_servers([demo, spec("other")], kill_grace=1.0) as servers:
+        async with open_servers([demo, spec("other")], options=trio_mcp.ClientOptions()) as servers:
             assert [(entry.name, entry.server) for entry in servers.prompts] == [
                 ("demo__greet", "demo"),
                 ("other__hello", "other"),
@@ -573,7 +544,9 @@ async def test_the_callers_on_notification_still_gets_every_notification() -> No
         seen.append(note["method"])
 
     with trio.fail_after(GUARD):
-        async with open_servers([spec("chatty")], on_notification=on_notification, **PINNED) as servers:
+        async with open_servers(
+            [spec("chatty")], options=attrs.evolve(PINNED, on_notification=on_notification)
+        ) as servers:
             events = servers.events()
             await servers.call_tool("chatty__add_tool", {"name": "more"})
             await until(events, lambda e: e.catalogue)
@@ -608,7 +581,7 @@ async def test_remote_entries_join_the_group_over_http() -> None:
             "locked": ServerSpec(name="locked", transport="http", url=http.url, headers=remote),
         }
         with trio.fail_after(GUARD):
-            async with open_servers(config, **PINNED) as servers:
+            async with open_servers(config, options=PINNED) as servers:
                 states = {status.name: status.state for status in servers.statuses()}
                 assert states == {"local": "ready", "remote": "ready", "locked": "needs-login"}
                 locked = servers.status("locked")
@@ -621,8 +594,8 @@ async def test_remote_entries_join_the_group_over_http() -> None:
                 assert (await whoami(servers, "local"))[0] == "local"
                 assert servers.status("remote").pid is None
 
-            async with open_server(config["remote"], **PINNED) as client:
+            async with open_server(config["remote"], options=PINNED) as client:
                 assert "echo" in [tool.name for tool in await client.list_tools()]
             with pytest.raises(trio_mcp.AuthRequired):
-                async with open_server(config["locked"], **PINNED):
+                async with open_server(config["locked"], options=PINNED):
                     pass

@@ -26,7 +26,7 @@ from trio_mcp import ConfigError, RestartPolicy, ServerGone, ServerSpec, load_co
 
 SERVER = Path(__file__).parent / "servers" / "group_server.py"
 GUARD = 60
-PINNED = {"protocol": "2025-11-25", "kill_grace": 1.0}
+PINNED = trio_mcp.ClientOptions(protocol="2025-11-25")
 NEVER = RestartPolicy(mode="never")
 SECRET = "hunter2-s3cr3t"
 
@@ -64,7 +64,7 @@ async def test_a_secret_expanded_into_the_command_line_is_never_shown(
     assert config.servers["dies"].args[-1] == f"--key={SECRET}"  # the server gets the value
     seen: list[trio_mcp.ServerEvent] = []
     with trio.fail_after(GUARD):
-        async with open_servers(config, restart=NEVER, on_event=seen.append, **PINNED) as servers:
+        async with open_servers(config, restart=NEVER, on_event=seen.append, options=PINNED) as servers:
             dead = servers.status("dies")
             assert dead.state == "failed"
             assert isinstance(dead.error, ServerGone)
@@ -113,7 +113,7 @@ async def test_an_entry_with_a_bad_option_is_invalid_and_the_others_start(tmp_pa
         assert (error.file, error.server, error.field) == (str(path), name, "startup_timeout")
         assert str(error).startswith(f"{path}: server {name!r}: startup_timeout: ")
     with trio.fail_after(GUARD):
-        async with open_servers(config, **PINNED) as servers:
+        async with open_servers(config, options=PINNED) as servers:
             assert servers.status("good").state == "ready"
             assert servers.status("bad").state == "invalid"
             assert servers.status("over").state == "invalid"
@@ -158,7 +158,7 @@ async def test_two_servers_whose_names_collided_are_both_callable() -> None:
     digest = hashlib.sha256(b"a.b\0x").hexdigest()[:8]
     specs = [spec("a.b", "--tools", "x"), spec("a_b", "--tools", f"x_{digest}")]
     with trio.fail_after(GUARD):
-        async with open_servers(specs, **PINNED) as servers:
+        async with open_servers(specs, options=PINNED) as servers:
             pairs = {(entry.server, entry.item.name): entry.name for entry in servers.tools}
             assert ("a.b", "x") in pairs
             assert ("a_b", f"x_{digest}") in pairs
@@ -187,7 +187,7 @@ async def test_entering_at_once_lets_a_ready_server_work_beside_a_hanging_one() 
     # waited for the hanging server's whole startup_timeout.
     specs = [spec("hangs", "--hang", startup_timeout=GUARD / 2), spec("good")]
     with trio.fail_after(GUARD / 3):
-        async with open_servers(specs, restart=NEVER, wait=False, **PINNED) as servers:
+        async with open_servers(specs, restart=NEVER, wait=False, options=PINNED) as servers:
             assert servers.status("hangs").state == "starting"
             status = await servers.wait_ready("good")
             assert status.state == "ready"
@@ -200,7 +200,7 @@ async def test_entering_at_once_lets_a_ready_server_work_beside_a_hanging_one() 
 async def test_state_changes_can_be_awaited() -> None:
     specs = [spec("hangs", "--hang", startup_timeout=0.5), spec("good"), spec("off", enabled=False)]
     with trio.fail_after(GUARD):
-        async with open_servers(specs, restart=NEVER, wait=False, **PINNED) as servers:
+        async with open_servers(specs, restart=NEVER, wait=False, options=PINNED) as servers:
             failed = await servers.wait_until("hangs", "failed")
             assert failed.state == "failed"
             assert "startup_timeout" in str(failed.error)
@@ -222,7 +222,7 @@ async def test_a_dead_server_stops_saying_ready_at_once() -> None:
     # with the dead process's pid, until the supervisor caught up.
     policy = RestartPolicy(initial_delay=30, max_delay=30)
     with trio.fail_after(GUARD):
-        async with open_servers([spec("victim"), spec("other")], restart=policy, **PINNED) as servers:
+        async with open_servers([spec("victim"), spec("other")], restart=policy, options=PINNED) as servers:
             pid = servers.status("victim").pid
             os.kill(pid, signal.SIGKILL)
             deadline = trio.current_time() + GUARD / 2
@@ -246,7 +246,7 @@ async def test_a_client_kept_across_a_restart_raises_server_gone_whenever_used()
     # session (to start it again), the old client raised TransportClosed.
     policy = RestartPolicy(initial_delay=0.05, max_delay=0.1)
     with trio.fail_after(GUARD):
-        async with open_servers([spec("s")], restart=policy, **PINNED) as servers:
+        async with open_servers([spec("s")], restart=policy, options=PINNED) as servers:
             events = servers.events()
             old = await servers.client("s")
             first = servers.status("s").pid
@@ -276,7 +276,7 @@ async def test_a_command_line_given_as_the_command_gets_a_hint_naming_the_fix(tm
     fix = '"command": "npx", "args": ["-y", "some-mcp-server"]'
     assert [warning for warning in config.warnings if fix in warning]
     with trio.fail_after(GUARD):
-        async with open_servers(config, **PINNED) as servers:
+        async with open_servers(config, options=PINNED) as servers:
             status = servers.status("pkg")
             assert status.state == "failed"
             assert isinstance(status.error, trio_mcp.SpawnFailed)
@@ -298,7 +298,7 @@ async def test_a_command_in_the_home_folder_is_found_as_a_shell_would(tmp_path: 
     assert config.servers["home"].command == str(server)
     assert config.servers["home"].cwd == str(home)
     with trio.fail_after(GUARD):
-        async with open_servers(config, **PINNED) as servers:
+        async with open_servers(config, options=PINNED) as servers:
             assert servers.status("home").state == "ready", servers.status("home").error
             tag, _ = (await servers.call_tool("home__whoami")).content[0].text.split()
             assert tag == "home"

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from opening_support import process_client
 
 import trio_mcp
 from trio_mcp import RequestTimeout, ServerGone
@@ -36,7 +37,7 @@ GUARD = 20
 
 def hostile(mode: str, **options):
     options.setdefault("protocol", "2025-11-25")
-    return trio_mcp.open_stdio_client(sys.executable, [str(HOSTILE), mode], **options)
+    return process_client(sys.executable, [str(HOSTILE), mode], **options)
 
 
 # ------------------------------------------------------ 1. bounded close
@@ -132,7 +133,9 @@ async def _withdraw(count: int, *, budget: float | None) -> int:
     flight until all of them had ended.
     """
     counter = [0]
-    async with trio_mcp.open_stdio_transport(sys.executable, [str(LIFE)], request_timeout=budget) as wire:
+    async with trio_mcp.open_session(
+        trio_mcp.ProcessTarget(sys.executable, [str(LIFE)]), trio_mcp.SessionOptions(request_timeout=budget)
+    ) as wire:
 
         async def one() -> None:
             with contextlib.suppress(RequestTimeout):
@@ -195,7 +198,9 @@ async def test_errors_name_the_server_so_that_servers_with_one_command_differ():
     errors = []
     with trio.fail_after(GUARD):
         for tag in ("one", "two", "three"):
-            async with trio_mcp.open_stdio_transport(sys.executable, [str(LIFE), "--tag", tag]) as wire:
+            async with trio_mcp.open_session(
+                trio_mcp.ProcessTarget(sys.executable, [str(LIFE), "--tag", tag])
+            ) as wire:
                 with pytest.raises(ServerGone) as info:
                     await wire.request("kill")
                 errors.append((info.value, wire.pid))
@@ -213,8 +218,9 @@ async def test_errors_name_the_server_so_that_servers_with_one_command_differ():
 
 async def test_request_timeout_and_logs_name_the_server(caplog):
     with trio.fail_after(GUARD):
-        async with trio_mcp.open_stdio_transport(
-            sys.executable, [str(LIFE), "--tag", "t1"], request_timeout=0.2
+        async with trio_mcp.open_session(
+            trio_mcp.ProcessTarget(sys.executable, [str(LIFE), "--tag", "t1"]),
+            trio_mcp.SessionOptions(request_timeout=0.2),
         ) as wire:
             with pytest.raises(RequestTimeout) as info:
                 await wire.request("hang")

@@ -287,7 +287,10 @@ async def test_legacy_server_request_answered_by_post():
         ]
         with trio.fail_after(LIMIT):
             async with trio_mcp.open_http_client(
-                server.url, on_elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}}
+                server.url,
+                trio_mcp.ClientOptions(
+                    on_elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}}
+                ),
             ) as client:
                 result = await client.call_tool("greet", {})
         nursery.cancel_scope.cancel()
@@ -329,7 +332,7 @@ async def test_legacy_stream_cut_is_resumed_and_replayed_request_not_answered_tw
         server = await serve(nursery, McpScript("legacy", {"tools/call": tracking_call}, get=get))
         with trio.fail_after(LIMIT):
             async with trio_mcp.open_http_client(
-                server.url, on_roots=lambda: roots_asked.append(1) or []
+                server.url, trio_mcp.ClientOptions(on_roots=lambda: roots_asked.append(1) or [])
             ) as client:
                 result = await client.call_tool("x", {})
         nursery.cancel_scope.cancel()
@@ -390,7 +393,7 @@ async def test_everything_style_400_for_an_unknown_session_opens_a_new_one():
     async with trio.open_nursery() as nursery:
         server = await serve(nursery, script)
         with trio.fail_after(LIMIT):
-            async with trio_mcp.open_http_client(server.url, cache=False) as client:
+            async with trio_mcp.open_http_client(server.url, trio_mcp.ClientOptions(cache=False)) as client:
                 assert await client.list_tools() == []
         nursery.cancel_scope.cancel()
     assert len(server.posted("initialize")) == 2
@@ -484,7 +487,7 @@ async def test_fallback_to_http_sse_of_2024_11_05():
         with trio.fail_after(LIMIT):
             async with trio_mcp.open_http_client(server.url) as client:
                 assert client.protocol_version == "2024-11-05"
-                assert client.session.channel.transport == "sse"
+                assert client.session._channel.transport == "sse"
                 assert await client.list_tools() == []
         nursery.cancel_scope.cancel()
     assert [m.get("method") for m in posted][:2] == ["initialize", "notifications/initialized"]
@@ -528,7 +531,9 @@ async def test_401_is_auth_required_with_the_challenge():
         server = HttpServer(handler)
         await server.start(nursery)
         with trio.fail_after(LIMIT), pytest.raises(trio_mcp.AuthRequired) as caught:
-            async with trio_mcp.open_http_client(server.url, headers={"Authorization": "Bearer old"}):
+            async with trio_mcp.open_client(
+                trio_mcp.HTTPTarget(server.url, headers={"Authorization": "Bearer old"})
+            ):
                 pass
         nursery.cancel_scope.cancel()
     error = caught.value
@@ -550,7 +555,7 @@ async def test_auth_hook_sends_the_token_on_every_request():
     async with trio.open_nursery() as nursery:
         server = await serve(nursery, McpScript("legacy"))
         with trio.fail_after(LIMIT):
-            async with trio_mcp.open_http_client(server.url, auth=Token()) as client:
+            async with trio_mcp.open_client(trio_mcp.HTTPTarget(server.url, auth=Token())) as client:
                 await client.list_tools()
         nursery.cancel_scope.cancel()
     assert {r.headers.get("authorization") for r in server.requests} == {"Bearer t0k3n"}
@@ -595,7 +600,9 @@ async def test_redirects_307_followed_302_refused():
             assert [r.method for r in server.requests[:2]] == ["POST", "POST"]
             assert server.requests[1].json["method"] == "server/discover"
             with pytest.raises(trio_mcp.HTTPError, match=r"302.*'/mcp'") as caught:
-                async with trio_mcp.open_http_client(base + "/found", protocol=MODERN):
+                async with trio_mcp.open_http_client(
+                    base + "/found", trio_mcp.ClientOptions(protocol=MODERN)
+                ):
                     pass
         nursery.cancel_scope.cancel()
     assert caught.value.__cause__ is not None or caught.value.status == 302
@@ -616,7 +623,7 @@ async def test_wrong_content_type_and_empty_bodies():
             nursery, McpScript("modern", {"tools/call": html, "tools/list": empty, "prompts/list": accepted})
         )
         with trio.fail_after(LIMIT):
-            async with trio_mcp.open_http_client(server.url, cache=False) as client:
+            async with trio_mcp.open_http_client(server.url, trio_mcp.ClientOptions(cache=False)) as client:
                 with pytest.raises(trio_mcp.HTTPError, match="text/html") as caught:
                     await client.call_tool("echo", {})
                 assert caught.value.body == "<html>proxy login</html>"
@@ -698,7 +705,7 @@ async def test_huge_event_is_refused_at_the_cap():
         server = await serve(nursery, McpScript("modern", {"tools/call": call, "tools/list": body}))
         with trio.fail_after(LIMIT):
             async with trio_mcp.open_http_client(
-                server.url, max_message_bytes=100_000, cache=False
+                server.url, trio_mcp.ClientOptions(max_message_bytes=100_000, cache=False)
             ) as client:
                 with pytest.raises(trio_mcp.MessageTooLarge):
                     await client.call_tool("big", {})
@@ -715,7 +722,9 @@ async def test_json_answer_under_another_id_is_still_the_answer():
     async with trio.open_nursery() as nursery:
         server = await serve(nursery, McpScript("modern", {"tools/call": call}))
         with trio.fail_after(LIMIT):
-            async with trio_mcp.open_http_client(server.url, on_log=logs.append) as client:
+            async with trio_mcp.open_http_client(
+                server.url, trio_mcp.ClientOptions(on_log=logs.append)
+            ) as client:
                 result = await client.call_tool("echo", {})
         nursery.cancel_scope.cancel()
     assert result.content == []
@@ -731,7 +740,9 @@ async def test_bring_your_own_client_is_not_closed_and_gets_no_read_timeout():
         server = await serve(nursery, McpScript("modern", {"tools/call": call}))
         async with httpx.AsyncClient() as http_client:
             with trio.fail_after(LIMIT):
-                async with trio_mcp.open_http_client(server.url, http_client=http_client) as client:
+                async with trio_mcp.open_client(
+                    trio_mcp.HTTPTarget(server.url, http_client=http_client)
+                ) as client:
                     assert (await client.call_tool("slow", {})).content == []
             assert not http_client.is_closed
         nursery.cancel_scope.cancel()
@@ -741,8 +752,10 @@ async def test_user_headers_cannot_replace_protocol_headers():
     async with trio.open_nursery() as nursery:
         server = await serve(nursery, McpScript("modern"))
         with trio.fail_after(LIMIT):
-            async with trio_mcp.open_http_client(
-                server.url, headers={"MCP-Protocol-Version": "1999-01-01", "X-Tenant": "t1"}
+            async with trio_mcp.open_client(
+                trio_mcp.HTTPTarget(
+                    server.url, headers={"MCP-Protocol-Version": "1999-01-01", "X-Tenant": "t1"}
+                )
             ):
                 pass
         nursery.cancel_scope.cancel()
@@ -753,9 +766,11 @@ async def test_user_headers_cannot_replace_protocol_headers():
 
 def test_bad_urls_are_refused_before_connecting():
     with pytest.raises(ValueError, match="http:// or https://"):
-        trio_mcp.open_http_transport("ftp://example.com/mcp")
+        trio_mcp.open_session(trio_mcp.HTTPTarget("ftp://example.com/mcp"))
     with pytest.raises(TypeError, match="unexpected keyword argument 'kill_grace'"):
-        trio_mcp.open_http_transport("http://127.0.0.1/mcp", kill_grace=1)
+        trio_mcp.open_session(
+            trio_mcp.HTTPTarget("http://127.0.0.1/mcp"), trio_mcp.SessionOptions(kill_grace=1)
+        )
 
 
 def test_import_trio_mcp_and_the_stdio_path_never_import_httpx():
@@ -786,7 +801,7 @@ async def test_many_cancelled_calls_leave_nothing_behind():
         server = await serve(nursery, McpScript("modern", {"tools/call": call}))
         with trio.fail_after(LIMIT):
             async with trio_mcp.open_http_client(server.url) as client:
-                channel = client.session.channel
+                channel = client.session._channel
                 async with trio.open_nursery() as calls:
                     for _ in range(20):
                         calls.start_soon(client.call_tool, "forever", {})
@@ -823,7 +838,7 @@ async def test_a_new_session_is_told_the_log_level_and_subscriptions_again():
     async with trio.open_nursery() as nursery:
         server = await serve(nursery, script)
         with trio.fail_after(LIMIT):
-            async with trio_mcp.open_http_client(server.url, cache=False) as client:
+            async with trio_mcp.open_http_client(server.url, trio_mcp.ClientOptions(cache=False)) as client:
                 await client.set_logging_level("warning")
                 await client.subscribe_resource("file:///a")
                 await client.subscribe_resource("file:///b")

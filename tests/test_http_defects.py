@@ -13,6 +13,7 @@ import uuid
 import httpx
 import pytest
 import trio
+from opening_support import http_client
 from process_support import hostile_server
 
 import trio_mcp
@@ -41,7 +42,7 @@ def server(request):
 def open_client(server, scenario, *, client=None, **options):
     headers = {"X-Test-Scenario": scenario, "X-Test-Client": client or uuid.uuid4().hex}
     options.setdefault("trust_env", False)
-    return trio_mcp.open_http_client(server.url, headers=headers, **options)
+    return http_client(server.url, headers=headers, **options)
 
 
 async def stats(server):

@@ -18,6 +18,7 @@ from email.utils import formatdate
 import httpx
 import pytest
 import trio
+from opening_support import http_client
 from process_support import hostile_server
 
 import trio_mcp
@@ -35,7 +36,9 @@ async def test_in_process_server_happy_path(http_server, protocol, era):
     """The same server, in the test's own Trio run: both eras work, the initialize era
     opens one session, a GET stream, and deletes the session on close."""
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_http_client(http_server.url, protocol=protocol, trust_env=False) as client:
+        async with trio_mcp.open_client(
+            trio_mcp.HTTPTarget(http_server.url, trust_env=False), trio_mcp.ClientOptions(protocol=protocol)
+        ) as client:
             assert client.era == era
             assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
             assert (await client.call_tool("slow", {"steps": 2})).text == "done"
@@ -79,7 +82,7 @@ def open_client(server, scenario, *, target=None, **options):
     if target is not None:
         headers["X-Test-Target"] = target
     options.setdefault("trust_env", False)
-    return trio_mcp.open_http_client(server.url, headers=headers, **options)
+    return http_client(server.url, headers=headers, **options)
 
 
 async def server_stats(server):
@@ -230,7 +233,7 @@ async def test_server_closing_kept_alive_connections(server):
 
 async def test_connection_refused():
     with socket_port() as port, trio.fail_after(LIMIT), pytest.raises(trio_mcp.ConnectionFailed):
-        async with trio_mcp.open_http_client(f"http://127.0.0.1:{port}/mcp", trust_env=False):
+        async with trio_mcp.open_client(trio_mcp.HTTPTarget(f"http://127.0.0.1:{port}/mcp", trust_env=False)):
             pass  # pragma: no cover
 
 
@@ -392,12 +395,14 @@ async def test_token_in_headers_or_from_an_auth_hook(server):
     auth = TokenOn401()
     with trio.fail_after(LIMIT):
         client_headers = {"X-Test-Scenario": "auth-token", "X-Test-Target": "all"}
-        async with trio_mcp.open_http_client(
-            server.url, headers={**client_headers, "Authorization": "Bearer good-token"}, trust_env=False
+        async with trio_mcp.open_client(
+            trio_mcp.HTTPTarget(
+                server.url, headers={**client_headers, "Authorization": "Bearer good-token"}, trust_env=False
+            )
         ) as client:
             assert (await client.call_tool("echo", {"text": "with header"})).text == "with header"
-        async with trio_mcp.open_http_client(
-            server.url, headers=client_headers, auth=auth, trust_env=False
+        async with trio_mcp.open_client(
+            trio_mcp.HTTPTarget(server.url, headers=client_headers, auth=auth, trust_env=False)
         ) as client:
             assert (await client.call_tool("echo", {"text": "with hook"})).text == "with hook"
     assert auth.challenges

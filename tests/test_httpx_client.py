@@ -207,9 +207,27 @@ async def test_an_unsupported_scheme_is_refused():
             await http.post("ftp://127.0.0.1/mcp", **call("x"))
 
 
-def test_the_channels_client():
-    client = make_client(trust_env=False)
+@pytest.mark.parametrize("trust_env", [False, True])
+def test_the_channels_client(monkeypatch, trust_env):
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    client = make_client(trust_env=trust_env)
     assert client.timeout == httpx.Timeout(connect=10.0, read=None, write=30.0, pool=30.0)
     assert not client.follow_redirects
-    assert not client.trust_env
+    assert client.trust_env == trust_env
     assert isinstance(client._transport, LeanTransport)
+
+
+async def test_a_proxy_in_the_environment_still_applies(monkeypatch):
+    """httpx applies the environment's proxies only without a transport of the
+    client's own: then the channel's client keeps httpx's pool."""
+    async with chaos("--calm") as base:
+        # The "proxy" is the chaos server itself, which answers whatever the
+        # target: a host that does not exist is reached through it, or not at all.
+        monkeypatch.setenv("HTTP_PROXY", base)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        async with make_client(trust_env=True) as client:
+            assert not isinstance(client._transport, LeanTransport)
+            answer = await client.post("http://example.invalid/mcp", **call("via the proxy"))
+        assert text_of(answer) == "via the proxy"

@@ -34,7 +34,7 @@ from channel_support import (
 )
 
 from trio_mcp._errors import ProtocolError, RpcError, ServerGone, TransportClosed
-from trio_mcp._options import ConnectionOptions, SinkOptions
+from trio_mcp._options import SessionOptions
 from trio_mcp._session import RequestTimeout, Session
 
 GUARD = 100  # virtual seconds: a test that waits this long has hung
@@ -166,13 +166,13 @@ async def test_a_cancelled_request_tells_the_server_and_drops_the_late_answer(au
         Answer({"next": True}),
     ]
     with trio.fail_after(GUARD):
-        async with scripted_session(script, options=ConnectionOptions(on_log=logged.append)) as (session, _):
+        async with scripted_session(script, options=SessionOptions(on_log=logged.append)) as (session, _):
             with trio.move_on_after(3) as scope:
                 await session.request("slow")
             assert scope.cancelled_caught
             assert trio.current_time() == 3
             assert await session.request("next") == {"next": True}
-            assert session.statistics().lines_dropped == 1
+            assert session.statistics().messages_dropped == 1
     assert any("late answer to abandoned request 1 (slow)" in line for line in logged)
 
 
@@ -183,7 +183,7 @@ async def test_request_timeout_withdraws_the_request_at_its_deadline(autojump_cl
         Expect("next"),
         Answer({"next": True}),
     ]
-    options = ConnectionOptions(request_timeout=5)
+    options = SessionOptions(request_timeout=5)
     with trio.fail_after(GUARD):
         async with scripted_session(script, options=options) as (session, _):
             with pytest.raises(RequestTimeout) as caught:
@@ -205,7 +205,7 @@ async def test_request_timeout_expires_each_request_at_its_own_deadline(autojump
         expired[method] = trio.current_time()
 
     with trio.fail_after(GUARD):
-        async with scripted_session(script, options=ConnectionOptions(request_timeout=5)) as (session, _):
+        async with scripted_session(script, options=SessionOptions(request_timeout=5)) as (session, _):
             async with trio.open_nursery() as nursery:
                 for method in ("a", "b", "c"):
                     nursery.start_soon(one, session, method)
@@ -216,7 +216,7 @@ async def test_request_timeout_expires_each_request_at_its_own_deadline(autojump
 async def test_an_answer_before_the_deadline_is_not_timed_out(autojump_clock):
     script = [Expect("a"), Sleep(4.5), Answer({"in": "time"}), Expect("b"), Sleep(4.5), Answer({"b": 1})]
     with trio.fail_after(GUARD):
-        async with scripted_session(script, options=ConnectionOptions(request_timeout=5)) as (session, _):
+        async with scripted_session(script, options=SessionOptions(request_timeout=5)) as (session, _):
             assert await session.request("a") == {"in": "time"}
             assert await session.request("b") == {"b": 1}
             assert trio.current_time() == 9
@@ -225,7 +225,7 @@ async def test_an_answer_before_the_deadline_is_not_timed_out(autojump_clock):
 async def test_long_lived_requests_have_no_request_timeout(autojump_clock):
     script = [Expect("subscriptions/listen"), Sleep(60), Answer({"done": True})]
     with trio.fail_after(GUARD):
-        async with scripted_session(script, options=ConnectionOptions(request_timeout=1)) as (session, _):
+        async with scripted_session(script, options=SessionOptions(request_timeout=1)) as (session, _):
             assert await session.request("subscriptions/listen", {}, long_lived=True) == {"done": True}
             assert trio.current_time() == 60
 
@@ -318,7 +318,10 @@ async def test_notifications_reach_their_request_the_sink_and_every_subscriber(a
     sunk: list[dict] = []
     taken: list[dict] = []
     with trio.fail_after(GUARD):
-        async with scripted_session(script, sink=SinkOptions(on_notification=sunk.append)) as (session, _):
+        async with scripted_session(script, options=SessionOptions(on_notification=sunk.append)) as (
+            session,
+            _,
+        ):
             stream = session.notifications()
             async with trio.open_nursery() as nursery:
 
@@ -394,10 +397,13 @@ async def test_server_requests_go_to_the_handler_and_are_answered(autojump_clock
         ExpectNothing(10),
     ]
     with trio.fail_after(GUARD):
-        async with scripted_session(script, sink=SinkOptions(on_request=on_request)) as (session, channel):
+        async with scripted_session(script, options=SessionOptions(on_request=on_request)) as (
+            session,
+            channel,
+        ):
             await trio.sleep(20)
             assert channel.played == len(script)
-            assert session.statistics().server_requests == 2
+            assert session.statistics().server_requests_received == 2
     assert asked == [("roots/list", {}), ("sampling/createMessage", {})]
 
 
@@ -433,10 +439,10 @@ async def test_hostile_lines_are_dropped_counted_and_logged(autojump_clock):
         Answer({"tools": []}),
     ]
     with trio.fail_after(GUARD):
-        options = ConnectionOptions(on_log=logged.append)
+        options = SessionOptions(on_log=logged.append)
         async with scripted_session(script, options=options) as (session, _):
             assert await session.request("tools/list") == {"tools": []}
-            assert session.statistics().lines_dropped == 3
+            assert session.statistics().messages_dropped == 3
     assert any("not JSON" in line for line in logged)
     assert any("unknown request id 99" in line for line in logged)
     assert any("empty JSON-RPC batch" in line for line in logged)
@@ -445,7 +451,7 @@ async def test_hostile_lines_are_dropped_counted_and_logged(autojump_clock):
 async def test_a_timeout_names_what_was_dropped(autojump_clock):
     script = [Expect("slow"), Line(b'{"jsonrpc": "2.0", "id": 5, "result": {}}'), cancelled(1, "timed out")]
     with trio.fail_after(GUARD):
-        async with scripted_session(script, options=ConnectionOptions(request_timeout=1)) as (session, _):
+        async with scripted_session(script, options=SessionOptions(request_timeout=1)) as (session, _):
             with pytest.raises(RequestTimeout, match="1 lines or responses were dropped so far"):
                 await session.request("slow")
 
@@ -454,7 +460,7 @@ async def test_on_wire_sees_every_line_both_ways(autojump_clock):
     wire: list[tuple[str, bytes]] = []
     script = [Expect("ping"), Answer({}), Notify("notifications/message", {})]
     with trio.fail_after(GUARD):
-        options = ConnectionOptions(on_wire=lambda direction, data: wire.append((direction, data)))
+        options = SessionOptions(on_wire=lambda direction, data: wire.append((direction, data)))
         async with scripted_session(script, options=options) as (session, channel):
             await session.request("ping")
             await trio.testing.wait_all_tasks_blocked()
@@ -483,5 +489,5 @@ async def test_statistics_count_what_went_by(autojump_clock):
     assert statistics.requests_sent == 2
     assert statistics.requests_in_flight == 0
     assert statistics.notifications_received == 1
-    assert statistics.lines_dropped == 0
+    assert statistics.messages_dropped == 0
     assert statistics.pid is None

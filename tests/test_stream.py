@@ -31,7 +31,9 @@ async def test_a_client_over_an_in_memory_stream(protocol):
     with trio.fail_after(GUARD):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(serve, server_end, server_end)
-            async with trio_mcp.open_stream_client(client_end, name="demo", protocol=protocol) as client:
+            async with trio_mcp.open_client(
+                trio_mcp.StreamTarget(client_end, name="demo"), trio_mcp.ClientOptions(protocol=protocol)
+            ) as client:
                 assert client.server_info.name == "trio-mcp-demo"
                 assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
                 assert client.session.name == "server 'demo'"
@@ -49,7 +51,7 @@ async def test_a_client_over_a_tcp_socket():
             (listener,) = await nursery.start(partial(trio.serve_tcp, handler, 0, host="127.0.0.1"))
             port = listener.socket.getsockname()[1]
             stream = await trio.open_tcp_stream("127.0.0.1", port)
-            async with trio_mcp.open_stream_client(stream) as client:
+            async with trio_mcp.open_client(trio_mcp.StreamTarget(stream)) as client:
                 assert client.era == "modern"
                 results = {}
 
@@ -74,7 +76,7 @@ async def test_a_client_over_the_pipes_of_a_child_process():
         assert proc.stdout is not None
         try:
             stream = trio.StapledStream(proc.stdin, proc.stdout)
-            async with trio_mcp.open_stream_client(stream, name="demo child") as client:
+            async with trio_mcp.open_client(trio_mcp.StreamTarget(stream, name="demo child")) as client:
                 assert (await client.call_tool("echo", {"text": "piped"})).text == "piped"
             # Closing the stream closed the child's stdin: the demo exits on its own.
             assert await proc.wait() == 0
@@ -89,7 +91,9 @@ async def test_wrap_client_stream_runs_in_a_nursery_of_yours_and_closes_with_the
     with trio.fail_after(GUARD):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(serve, server_end, server_end)
-            client = await trio_mcp.wrap_client_stream(nursery, client_end, protocol="2025-11-25")
+            client = await trio_mcp.connect_client(
+                nursery, trio_mcp.StreamTarget(client_end), trio_mcp.ClientOptions(protocol="2025-11-25")
+            )
             assert client.era == "legacy"
             assert (await client.call_tool("add", {"a": 2, "b": 3})).text == "5"
             await client.aclose()
@@ -123,7 +127,7 @@ async def test_the_end_of_the_stream_fails_what_is_in_flight_with_server_gone():
     with trio.fail_after(GUARD):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(answer_discover_then_hang_up)
-            async with trio_mcp.open_stream_client(client_end, name="short-lived") as client:
+            async with trio_mcp.open_client(trio_mcp.StreamTarget(client_end, name="short-lived")) as client:
                 with pytest.raises(ServerGone, match="'short-lived' closed the connection"):
                     await client.call_tool("echo")
                 with pytest.raises(ServerGone):
@@ -135,7 +139,7 @@ async def test_a_raw_session_over_a_stream():
     with trio.fail_after(GUARD):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(serve, server_end, server_end)
-            async with trio_mcp.open_stream_transport(client_end) as session:
+            async with trio_mcp.open_session(trio_mcp.StreamTarget(client_end)) as session:
                 result = await session.request(
                     "initialize",
                     {
@@ -157,7 +161,7 @@ async def read_to_end(stream: trio.abc.ReceiveStream) -> bytes:
 
 async def test_closing_writes_what_was_sent_before(autojump_clock):
     client_end, server_end = trio.testing.memory_stream_pair()
-    async with trio_mcp.open_stream_transport(client_end) as wire:
+    async with trio_mcp.open_session(trio_mcp.StreamTarget(client_end)) as wire:
         await wire.notify("notifications/initialized")
     # The notification was queued for the writer when the block ended: it
     # still reaches the peer, then the end of the stream.
@@ -167,7 +171,7 @@ async def test_closing_writes_what_was_sent_before(autojump_clock):
 
 async def test_closing_gives_up_on_a_peer_that_does_not_read(autojump_clock):
     client_end, server_end = trio.testing.lockstep_stream_pair()
-    async with trio_mcp.open_stream_transport(client_end) as wire:
+    async with trio_mcp.open_session(trio_mcp.StreamTarget(client_end)) as wire:
         await wire.notify("notifications/initialized")
         start = trio.current_time()
     # Nobody reads the other end: closing waits the close grace, then gives up.

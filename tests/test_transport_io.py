@@ -28,6 +28,7 @@ import pytest
 import trio
 import trio.testing
 from client_support import Collector
+from opening_support import process_session
 
 import trio_mcp
 from trio_mcp import (
@@ -36,7 +37,6 @@ from trio_mcp import (
     ProtocolError,
     RpcError,
     SpawnFailed,
-    open_stdio_transport,
 )
 
 SERVER = Path(__file__).parent / "servers" / "io_server.py"
@@ -50,9 +50,9 @@ SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 # ------------------------------------------------------------------ helpers
 
 
-def open_server(*args: str, mode: str = "script", **kwargs: Any) -> trio_mcp.StdioTransport:
-    """A transport to ``io_server.py MODE ARGS...``, run by this interpreter."""
-    return open_stdio_transport(sys.executable, [str(SERVER), mode, *args], **kwargs)
+def open_server(*args: str, mode: str = "script", **kwargs: Any):
+    """A session with ``io_server.py MODE ARGS...``, run by this interpreter."""
+    return process_session(sys.executable, [str(SERVER), mode, *args], **kwargs)
 
 
 def ops(*items: list[Any], **extra: Any) -> dict[str, Any]:
@@ -184,7 +184,7 @@ async def test_command_path_with_spaces_and_metacharacters(tmp_path):
     )
     command.chmod(0o755)
     with trio.fail_after(LIMIT):
-        async with open_stdio_transport(command, ["script", "x"]) as wire:
+        async with trio_mcp.open_session(trio_mcp.ProcessTarget(command, ["script", "x"])) as wire:
             result = await wire.request("whoami")
     assert result["argv"] == ["x"]
 
@@ -230,7 +230,7 @@ async def test_spawn_failed_for_a_missing_command():
     """A command not found raises `SpawnFailed` (an `MCPError`) naming the command."""
     command = "trio-mcp-test-no-such-command"
     with trio.fail_after(LIMIT), pytest.raises(SpawnFailed) as info:
-        async with open_stdio_transport(command):
+        async with trio_mcp.open_session(trio_mcp.ProcessTarget(command)):
             pytest.fail("the body must not run")
     assert isinstance(info.value, MCPError)
     assert command in str(info.value)
@@ -241,7 +241,7 @@ async def test_spawn_failed_for_a_missing_path(tmp_path):
     """A command path that does not exist raises `SpawnFailed` naming it."""
     command = str(tmp_path / "missing-server")
     with trio.fail_after(LIMIT), pytest.raises(SpawnFailed) as info:
-        async with open_stdio_transport(command):
+        async with trio_mcp.open_session(trio_mcp.ProcessTarget(command)):
             pytest.fail("the body must not run")
     assert command in str(info.value)
 
@@ -259,7 +259,7 @@ async def test_spawn_failed_for_a_file_that_is_not_executable(tmp_path):
     command.write_text(SERVER.read_text())
     command.chmod(stat.S_IRUSR | stat.S_IWUSR)
     with trio.fail_after(LIMIT), pytest.raises(SpawnFailed) as info:
-        async with open_stdio_transport(command, ["script"]):
+        async with trio_mcp.open_session(trio_mcp.ProcessTarget(command, ["script"])):
             pytest.fail("the body must not run")
     assert str(command) in str(info.value)
 
@@ -284,24 +284,21 @@ async def test_spawn_failed_for_a_nul_byte_before_any_syscall(monkeypatch, kwarg
     monkeypatch.setattr(trio.lowlevel, "open_process", must_not_spawn)
     kwargs = {"command": sys.executable, "args": [str(SERVER), "script"], **kwargs}
     with trio.fail_after(LIMIT), pytest.raises(SpawnFailed):
-        async with open_stdio_transport(kwargs.pop("command"), kwargs.pop("args"), **kwargs):
+        async with process_session(kwargs.pop("command"), kwargs.pop("args"), **kwargs):
             pytest.fail("the body must not run")
 
 
-async def test_a_failed_transport_keeps_raising_spawn_failed():
-    """After a failed spawn, the same transport raises `SpawnFailed` from
-    ``request`` and ``notify`` too."""
-    wire = open_stdio_transport("trio-mcp-test-no-such-command")
+async def test_a_target_that_cannot_start_raises_spawn_failed_each_time():
+    """A target is a value: each opening tries again, and fails the same way, leaving nothing behind."""
+    target = trio_mcp.ProcessTarget("trio-mcp-test-no-such-command")
     with trio.fail_after(LIMIT):
-        with pytest.raises(SpawnFailed):
-            async with wire:
-                pytest.fail("the body must not run")
-        with pytest.raises(SpawnFailed):
-            await wire.request("tools/list", {})
-        with pytest.raises(SpawnFailed):
-            await wire.request("tools/list", {})
-        with pytest.raises(SpawnFailed):
-            await wire.notify("notifications/initialized")
+        for _ in range(2):
+            with pytest.raises(SpawnFailed):
+                async with trio_mcp.open_session(target):
+                    pytest.fail("the body must not run")
+            with pytest.raises(SpawnFailed):
+                async with trio_mcp.open_client(target):
+                    pytest.fail("the body must not run")
 
 
 # ------------------------------------------------------------------ framing
@@ -513,7 +510,7 @@ async def test_statistics_count_what_crossed_the_wire():
     assert stats.requests_sent == 1
     assert stats.requests_in_flight == 0
     assert stats.notifications_received == 2
-    assert stats.lines_dropped == 2
+    assert stats.messages_dropped == 2
 
 
 # ------------------------------------------------------------- notifications

@@ -26,14 +26,15 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
+from opening_support import process_session
 
+import trio_mcp
 from trio_mcp import (
     MCPError,
     RequestTimeout,
     ServerGone,
     SpawnFailed,
     TransportClosed,
-    open_stdio_transport,
 )
 
 SERVER = Path(__file__).parent / "servers" / "life_server.py"
@@ -51,7 +52,7 @@ BIG = {"blob": "x" * (1024 * 1024)}
 
 def life_server(*flags: str, **options):
     """A transport to ``life_server.py`` started with ``flags``."""
-    return open_stdio_transport(sys.executable, [str(SERVER), *flags], **options)
+    return process_session(sys.executable, [str(SERVER), *flags], **options)
 
 
 def running(pid: int) -> bool:
@@ -176,10 +177,10 @@ async def test_server_gone_is_an_mcp_error_with_a_useful_message():
     assert isinstance(exc, MCPError)
     text = str(exc)
     # The command by its file name (the arguments' long paths shortened), and the pid.
-    assert f"server '{os.path.basename(wire.command)} " in text
+    assert f"server '{os.path.basename(sys.executable)} " in text
     assert "life_server.py" in text
     assert f"(pid {wire.pid})" in text
-    assert exc.command == wire.command
+    assert exc.command == sys.executable
     assert "3" in text
     assert "fatal: no configuration file" in text
     assert exc.stderr_tail.endswith("fatal: no configuration file\n")
@@ -540,13 +541,13 @@ async def test_close_is_shielded_from_an_already_cancelled_scope():
 
 async def test_entering_under_a_cancelled_scope_leaves_nothing_running():
     """close: entering and leaving inside an already-expired move_on_after(0) leaves no process behind."""
-    transport = life_server("--ignore-eof", kill_grace=0.5)
+    transport = None
     with trio.fail_after(GUARD):
         with trio.move_on_after(0) as scope:
-            async with transport:
+            async with life_server("--ignore-eof", kill_grace=0.5) as transport:
                 await trio.sleep_forever()
     assert scope.cancelled_caught
-    if transport.pid is not None:
+    if transport is not None and transport.pid is not None:
         assert transport.statistics().returncode is not None
         assert not running(transport.pid)
 
@@ -608,7 +609,7 @@ async def run_one(kind: str, tmp_path: Path) -> int | None:
     """Open, use and close one transport in the way ``kind`` names; return the server's pid."""
     if kind == "spawn-failed":
         with pytest.raises(SpawnFailed):
-            async with open_stdio_transport(str(tmp_path / "no-such-server")):
+            async with trio_mcp.open_session(trio_mcp.ProcessTarget(str(tmp_path / "no-such-server"))):
                 pass
         return None
     flags = {"polite": (), "stubborn": ("--ignore-eof",), "exited": ("--exit-at-once", "2")}.get(kind, ())
@@ -684,7 +685,7 @@ async def test_user_exception_propagates_unwrapped_while_death_is_being_handled(
 async def test_spawn_failed_is_unwrapped(tmp_path):
     """No ExceptionGroup: SpawnFailed surfaces as itself from entering the block."""
     with pytest.raises(SpawnFailed) as info:
-        async with open_stdio_transport(str(tmp_path / "no-such-server")):
+        async with trio_mcp.open_session(trio_mcp.ProcessTarget(str(tmp_path / "no-such-server"))):
             pass
     assert type(info.value) is SpawnFailed
 
@@ -767,9 +768,8 @@ def test_invalid_request_timeout_is_rejected_at_construction(request_timeout):
 
 def test_boundary_values_are_accepted():
     """kill_grace policy: kill_grace=0 and request_timeout=None are valid choices."""
-    wire = life_server(kill_grace=0, request_timeout=None)
-    assert wire.kill_grace == 0
-    assert wire.request_timeout is None
+    assert trio_mcp.ProcessTarget("x", kill_grace=0).kill_grace == 0
+    assert trio_mcp.SessionOptions(request_timeout=None).request_timeout is None
 
 
 async def test_request_timeout_names_what_was_dropped():
@@ -780,7 +780,10 @@ async def test_request_timeout_names_what_was_dropped():
         "    print(json.dumps({'jsonrpc': '2.0', 'id': 0, 'result': {}}), flush=True)\n"
     )
     with trio.fail_after(GUARD):
-        async with open_stdio_transport(sys.executable, ["-c", wrong_id], request_timeout=0.5) as wire:
+        async with trio_mcp.open_session(
+            trio_mcp.ProcessTarget(sys.executable, ["-c", wrong_id]),
+            trio_mcp.SessionOptions(request_timeout=0.5),
+        ) as wire:
             with pytest.raises(RequestTimeout) as info:
                 await wire.request("tools/list")
     assert "unknown request id 0" in str(info.value)
@@ -798,7 +801,7 @@ async def test_request_timeout_names_what_was_dropped():
 def test_arguments_of_the_wrong_type_are_rejected_at_construction(args, env):
     """Construction: args and env hold strings only; a caller's mistake is a TypeError, before any spawn."""
     with pytest.raises(TypeError):
-        open_stdio_transport(sys.executable, args, env=env)
+        trio_mcp.open_session(trio_mcp.ProcessTarget(sys.executable, args, env=env))
 
 
 # ------------------------------------------------------------ wait_failed
@@ -870,7 +873,7 @@ async def test_a_server_that_dies_halfway_through_an_answer_is_gone_not_garbled(
 
     with trio.fail_after(GUARD):
         async with open_stdio_client(
-            sys.executable, ["-c", DIES_MID_ANSWER], protocol="2025-11-25"
+            sys.executable, ["-c", DIES_MID_ANSWER], trio_mcp.ClientOptions(protocol="2025-11-25")
         ) as client:
             with pytest.raises(ServerGone) as caught:
                 await client.call_tool("anything")
@@ -886,5 +889,5 @@ async def test_a_whole_last_message_without_its_newline_is_still_read():
         "sys.stdout.flush(); sys.exit(0)"
     )
     with trio.fail_after(GUARD):
-        async with open_stdio_transport(sys.executable, ["-c", script]) as wire:
+        async with trio_mcp.open_session(trio_mcp.ProcessTarget(sys.executable, ["-c", script])) as wire:
             assert await wire.request("anything") == {"ok": 1}

@@ -21,7 +21,8 @@ import pytest
 import trio
 from schema_support import NO_SCHEMAS, SCHEMA_DIR, envelope_definition, validator
 
-from trio_mcp import RequestTimeout, open_stdio_transport
+import trio_mcp
+from trio_mcp import RequestTimeout
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -41,8 +42,9 @@ def check(message: dict, revision: str, definition: str) -> None:
 async def written_lines() -> list[str]:
     """Drive the transport through every kind of line it writes; return them as the server read them."""
     with trio.fail_after(10):
-        async with open_stdio_transport(
-            sys.executable, [str(SERVER)], request_timeout=0.3, on_log=lambda _: None
+        async with trio_mcp.open_session(
+            trio_mcp.ProcessTarget(sys.executable, [str(SERVER)]),
+            trio_mcp.SessionOptions(request_timeout=0.3, on_log=lambda _: None),
         ) as wire:
             await wire.request("tools/list", {"_meta": {"progressToken": "p1"}})
             await wire.request("ping")

@@ -32,8 +32,9 @@ def legacy_server():
 async def test_a_tool_with_an_invalid_annotation_is_left_out_of_the_listing_with_why(modern_server):
     logs: list[str] = []
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_http_client(
-            modern_server.url, trust_env=False, on_log=logs.append
+        async with trio_mcp.open_client(
+            trio_mcp.HTTPTarget(modern_server.url, trust_env=False),
+            trio_mcp.ClientOptions(on_log=logs.append),
         ) as client:
             assert client.era == "modern"
             names = [tool.name for tool in await client.list_tools()]
@@ -51,10 +52,56 @@ async def test_a_tool_with_an_invalid_annotation_is_left_out_of_the_listing_with
 async def test_the_initialize_era_lists_every_tool(legacy_server):
     logs: list[str] = []
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_http_client(
-            legacy_server.url, trust_env=False, on_log=logs.append
+        async with trio_mcp.open_client(
+            trio_mcp.HTTPTarget(legacy_server.url, trust_env=False),
+            trio_mcp.ClientOptions(on_log=logs.append),
         ) as client:
             assert client.era == "legacy"
             names = [tool.name for tool in await client.list_tools()]
     assert "misrouted" in names
     assert not [line for line in logs if "x-mcp-header" in line]
+
+
+async def test_designated_arguments_go_in_mcp_param_headers(modern_server):
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_http_client(modern_server.url, trust_env=False) as client:
+            await client.list_tools()
+            # The server checks each header against its argument (400 -32020 otherwise) and
+            # answers the headers it got, as they were sent.
+            result = await client.call_tool(
+                "route", {"region": "Zürich 1", "priority": 42, "verbose": False, "note": "not a header"}
+            )
+            assert result.structured_content == {
+                "mcp-param-region": "=?base64?WsO8cmljaCAx?=",
+                "mcp-param-priority": "42",
+                "mcp-param-verbose": "false",
+            }
+            # Null and absent arguments send none.
+            result = await client.call_tool("route", {"region": "eu-west1", "verbose": None})
+            assert result.structured_content == {"mcp-param-region": "eu-west1"}
+            # Through the multi round-trip path too (a callback makes the call take it).
+            notes = []
+            result = await client.call_tool("route", {"priority": -7}, on_notification=notes.append)
+            assert result.structured_content == {"mcp-param-priority": "-7"}
+
+
+async def test_a_tool_never_listed_gets_no_mcp_param_headers(modern_server):
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_http_client(modern_server.url, trust_env=False) as client:
+            # The server wants the headers: without a listing the client cannot know them.
+            with pytest.raises(trio_mcp.RpcError) as info:
+                await client.call_tool("route", {"region": "eu-west1"})
+            assert info.value.code == -32020
+            await client.list_tools()
+            result = await client.call_tool("route", {"region": "eu-west1"})
+            assert result.structured_content == {"mcp-param-region": "eu-west1"}
+
+
+async def test_an_argument_no_header_can_carry_is_the_callers_error(modern_server):
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_http_client(modern_server.url, trust_env=False) as client:
+            await client.list_tools()
+            with pytest.raises(ValueError, match="Mcp-Param-Priority"):
+                await client.call_tool("route", {"priority": 2**60})
+            # Nothing was sent, and the connection goes on.
+            assert (await client.call_tool("echo", {"text": "still here"})).text == "still here"

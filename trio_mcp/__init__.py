@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from . import _errors
 from ._errors import (
     AuthRequired as AuthRequired,
+    ConfigError as ConfigError,
     ConnectionFailed as ConnectionFailed,
     HTTPError as HTTPError,
     InputRequestFailed as InputRequestFailed,
@@ -30,6 +31,7 @@ from ._errors import (
     SpawnFailed as SpawnFailed,
     TransportClosed as TransportClosed,
     TrioMCPInternalError as TrioMCPInternalError,
+    UnknownName as UnknownName,
     VersionMismatch as VersionMismatch,
 )
 
@@ -40,7 +42,6 @@ if TYPE_CHECKING:
         Subscription as Subscription,
     )
     from ._config import (
-        ConfigError as ConfigError,
         ConfigSource as ConfigSource,
         DiscoveredConfig as DiscoveredConfig,
         LoadedConfig as LoadedConfig,
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
         ServerEvent as ServerEvent,
         ServerGroup as ServerGroup,
         ServerStatus as ServerStatus,
-        UnknownName as UnknownName,
         open_server as open_server,
         open_servers as open_servers,
     )
@@ -110,27 +110,27 @@ if TYPE_CHECKING:
         UnknownContent as UnknownContent,
     )
     from ._open import (
-        StdioTransport as StdioTransport,
+        connect_client as connect_client,
+        connect_session as connect_session,
         open_client as open_client,
         open_http_client as open_http_client,
-        open_http_transport as open_http_transport,
+        open_session as open_session,
         open_stdio_client as open_stdio_client,
-        open_stdio_transport as open_stdio_transport,
-        open_stream_client as open_stream_client,
-        open_stream_transport as open_stream_transport,
-        wrap_client_stream as wrap_client_stream,
     )
     from ._options import (
         ClientOptions as ClientOptions,
-        ConnectionOptions as ConnectionOptions,
-        ProcessOptions as ProcessOptions,
-        SinkOptions as SinkOptions,
+        SessionOptions as SessionOptions,
     )
     from ._session import (
-        Attachment as Attachment,
         RequestTimeout as RequestTimeout,
         Session as Session,
-        TransportStatistics as TransportStatistics,
+        SessionStatistics as SessionStatistics,
+    )
+    from ._targets import (
+        HTTPTarget as HTTPTarget,
+        ProcessTarget as ProcessTarget,
+        StreamTarget as StreamTarget,
+        Target as Target,
     )
 
 from ._version import __version__ as __version__
@@ -145,24 +145,20 @@ _LAZY: dict[str, str] = {
     "ServerEvent": "_group",
     "ServerGroup": "_group",
     "ServerStatus": "_group",
-    "UnknownName": "_group",
     "open_server": "_group",
     "open_servers": "_group",
-    "StdioTransport": "_open",
+    "connect_client": "_open",
+    "connect_session": "_open",
     "open_client": "_open",
     "open_http_client": "_open",
-    "open_http_transport": "_open",
+    "open_session": "_open",
     "open_stdio_client": "_open",
-    "open_stdio_transport": "_open",
-    "open_stream_client": "_open",
-    "open_stream_transport": "_open",
-    "wrap_client_stream": "_open",
     "ClientOptions": "_options",
-    "ConnectionOptions": "_options",
-    "ProcessOptions": "_options",
-    "SinkOptions": "_options",
-    "Attachment": "_session",
-    "ConfigError": "_config",
+    "SessionOptions": "_options",
+    "HTTPTarget": "_targets",
+    "ProcessTarget": "_targets",
+    "StreamTarget": "_targets",
+    "Target": "_targets",
     "ConfigSource": "_config",
     "DiscoveredConfig": "_config",
     "LoadedConfig": "_config",
@@ -173,7 +169,7 @@ _LAZY: dict[str, str] = {
     "NotificationStream": "_delivery",
     "RequestTimeout": "_session",
     "Session": "_session",
-    "TransportStatistics": "_session",
+    "SessionStatistics": "_session",
     "Annotations": "_models",
     "AudioContent": "_models",
     "BlobResourceContents": "_models",

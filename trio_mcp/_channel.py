@@ -68,20 +68,29 @@ class Outgoing:
         method: The method, or `None` for our answer to a server request.
         request_id: Our id, when the message is one of our requests.
         params: The params the session was given (not copied; not changed).
+        headers: Extra HTTP headers of this request, already encoded: the
+            ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call``
+            (x-mcp-header). Channels without headers ignore them.
 
     Attributes:
         method: The method, or `None` for our answer to a server request.
         request_id: Our id, when the message is one of our requests.
+        headers: Extra HTTP headers of this request (see Args).
     """
 
-    __slots__ = ("method", "params", "request_id")
+    __slots__ = ("headers", "method", "params", "request_id")
 
     def __init__(
-        self, method: str | None, request_id: int | None = None, params: dict[str, JSON] | None = None
+        self,
+        method: str | None,
+        request_id: int | None = None,
+        params: dict[str, JSON] | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
     ) -> None:
         self.method = method
         self.request_id = request_id
         self.params = params
+        self.headers = headers
 
     @property
     def name(self) -> str | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 __all__ = [
     "AuthRequired",
+    "ConfigError",
     "ConnectionFailed",
     "HTTPError",
     "InputRequestFailed",
@@ -27,6 +28,7 @@ __all__ = [
     "SpawnFailed",
     "TransportClosed",
     "TrioMCPInternalError",
+    "UnknownName",
     "VersionMismatch",
 ]
 
@@ -43,11 +45,11 @@ class MCPError(Exception):
 class SpawnFailed(MCPError):
     """The server command could not be started.
 
-    Raised when the ``async with`` of `open_stdio_transport` is entered: the
-    executable does not exist or is not executable, the working directory is
-    missing, or the command, an argument, or an environment key or value
-    contains a NUL byte (refused before any system call). A transport whose
-    spawn failed raises the same error again from every later call.
+    Raised when an opener (`open_client`, `open_session`, ...) starts a
+    `ProcessTarget`: the executable does not exist or is not executable, the
+    working directory is missing, or the command, an argument, or an
+    environment key or value contains a NUL byte (refused before any system
+    call). Nothing is left running.
 
     Attributes:
         command: The command that was asked for, as given.
@@ -389,6 +391,46 @@ class SessionExpired(HTTPError):
     another "unknown session" error) to a request of a live session; this is
     raised when that fails too.
     """
+
+
+class ConfigError(MCPError):
+    """A configuration file, or one entry in it, is wrong.
+
+    The message names the file, the server and the field, and never shows an
+    expanded value (it may be a secret).
+
+    Attributes:
+        file: The file the error is in, or ``None`` for a dict or JSON text.
+        server: The server entry at fault, or ``None`` when the whole file is.
+        field: The field at fault (``"args"``, ``"env.TOKEN"``), or ``None``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        server: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.file = file
+        self.server = server
+        self.field = field
+
+
+class UnknownName(MCPError, LookupError):
+    """A group has no server, tool or prompt by that name.
+
+    Attributes:
+        name: The name asked for.
+        kind: ``"server"``, ``"tool"`` or ``"prompt"``.
+    """
+
+    def __init__(self, message: str, *, name: str = "", kind: str = "") -> None:
+        super().__init__(message)
+        self.name = name
+        self.kind = kind
 
 
 class TrioMCPInternalError(Exception):

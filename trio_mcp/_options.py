@@ -1,18 +1,17 @@
-"""Every option of the package, defined once, with its default and its check.
+"""Every option of the package, defined once, with its type, default, check and documentation.
 
-Options come in three groups, one frozen attrs class each:
+An option is a field of one frozen attrs class, and nowhere else:
 
 * `ConnectionOptions`: the JSON-RPC session over any transport (budgets,
-  buffers, the diagnostics callback);
-* `ProcessOptions`: starting and stopping a server as a child process;
-* `ClientOptions`: the MCP client on top (era negotiation, hooks, caching).
+  buffers, the diagnostics callback); the base of the two classes below.
+* `ClientOptions`: the MCP client on top (era negotiation, hooks, caching),
+  which `open_client` and `connect_client` take.
+* `SessionOptions`: a session used without a client, which `open_session`
+  and `connect_session` take.
 
-The public functions take the options as keyword arguments, typed by the
-`TypedDict` of each group (``**options: Unpack[...]``), and build the
-classes with `split_options`, which refuses unknown names and checks every
-value in one place. The classes themselves are public too: build one once
-and pass its fields around (``attrs.asdict``), or read the defaults from
-them.
+Where a server is, and how its process is started and stopped, is not an
+option but the target's own parameters (`trio_mcp._targets`). A bad value is
+refused as the class is built, before anything starts.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import attrs
 
@@ -46,13 +45,16 @@ __all__ = [
     "ConnectionOptions",
     "ElicitationHook",
     "NotificationCallback",
-    "ProcessOptions",
     "RequestHandler",
     "RootsHook",
     "SamplingHook",
-    "SinkOptions",
+    "SessionOptions",
+    "at_least",
+    "callable_or_none",
     "command_line",
-    "split_options",
+    "environment",
+    "path_or_none",
+    "seconds",
 ]
 
 JSON: TypeAlias = Any
@@ -93,7 +95,7 @@ PROTOCOLS: Final = ("auto", *MODERN_VERSIONS, *LEGACY_VERSIONS)
 # ------------------------------------------------------------- validators
 
 
-def _seconds(name: str, *, zero: bool = False, none: bool = False) -> Callable[[Any, Any, Any], None]:
+def seconds(name: str, *, zero: bool = False, none: bool = False) -> Callable[[Any, Any, Any], None]:
     """A validator: a finite number of seconds (> 0, or >= 0 with ``zero``; `None` allowed with ``none``)."""
     rule = (">= 0" if zero else "> 0") + (" or None" if none else "")
 
@@ -108,7 +110,9 @@ def _seconds(name: str, *, zero: bool = False, none: bool = False) -> Callable[[
     return check
 
 
-def _at_least(name: str, floor: int) -> Callable[[Any, Any, Any], None]:
+def at_least(name: str, floor: int) -> Callable[[Any, Any, Any], None]:
+    """A validator: an integer >= ``floor``."""
+
     def check(_: Any, __: Any, value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name} must be an integer >= {floor}, not {value!r}")
@@ -118,7 +122,9 @@ def _at_least(name: str, floor: int) -> Callable[[Any, Any, Any], None]:
     return check
 
 
-def _callable_or_none(name: str) -> Callable[[Any, Any, Any], None]:
+def callable_or_none(name: str) -> Callable[[Any, Any, Any], None]:
+    """A validator: a callable, or `None`."""
+
     def check(_: Any, __: Any, value: Any) -> None:
         if value is not None and not callable(value):
             raise TypeError(f"{name} must be callable or None, not {type(value).__name__}")
@@ -149,24 +155,28 @@ def command_line(command: str | os.PathLike[str], args: object) -> tuple[str, tu
     return program, items
 
 
-def _environment(value: object) -> dict[str, str] | None:
-    if value is None:
+def environment(value: Mapping[str, str] | None) -> dict[str, str] | None:
+    """Check an ``env`` mapping (strings to strings); return a copy."""
+    given: object = value
+    if given is None:
         return None
-    if not isinstance(value, Mapping):
-        raise TypeError(f"env must be a mapping of strings to strings, not {type(value).__name__}")
-    env = dict(value)
+    if not isinstance(given, Mapping):
+        raise TypeError(f"env must be a mapping of strings to strings, not {type(given).__name__}")
+    env: dict[object, object] = dict(given)
     for key, item in env.items():
         if not isinstance(key, str) or not isinstance(item, str):
             raise TypeError(f"the command, args and env must be strings, not {key!r}: {item!r}")
-    return env
+    return {str(key): str(item) for key, item in env.items()}
 
 
-def _path_or_none(value: object) -> str | None:
-    if value is None:
+def path_or_none(value: str | os.PathLike[str] | None) -> str | None:
+    """Check a ``cwd``; return it as a string."""
+    given: object = value
+    if given is None:
         return None
-    if not isinstance(value, str | os.PathLike):
-        raise TypeError(f"cwd must be a path or None, not {type(value).__name__}")
-    path = os.fspath(value)
+    if not isinstance(given, str | os.PathLike):
+        raise TypeError(f"cwd must be a path or None, not {type(given).__name__}")
+    path = os.fspath(given)
     if not isinstance(path, str):
         raise TypeError("cwd must be a str path")
     return path
@@ -179,30 +189,26 @@ def _path_or_none(value: object) -> str | None:
 class ConnectionOptions:
     """Options of the JSON-RPC session, over whatever transport carries it."""
 
-    on_log: Callable[[str], object] | None = attrs.field(default=None, validator=_callable_or_none("on_log"))
+    on_log: Callable[[str], object] | None = attrs.field(default=None, validator=callable_or_none("on_log"))
     """Called with the session's own diagnostics (dropped lines, late answers,
     refused requests, a dead server), each naming the server. Repeated
     diagnostics are rate-limited: after a burst, one line says how many were
     suppressed. Default: the ``trio_mcp.transport`` logger at INFO."""
-    request_timeout: float | None = attrs.field(
-        default=None, validator=_seconds("request_timeout", none=True)
-    )
+    request_timeout: float | None = attrs.field(default=None, validator=seconds("request_timeout", none=True))
     """A budget, in seconds, that every request of this connection gets; `None`
     (the default) for none. Off by default: bound a call with
     `trio.fail_after` or `trio.move_on_after` around it, the Trio way. A
     request over budget raises `RequestTimeout` and is withdrawn from the
     server."""
-    max_message_bytes: int = attrs.field(
-        default=64 * 1024 * 1024, validator=_at_least("max_message_bytes", 1)
-    )
+    max_message_bytes: int = attrs.field(default=64 * 1024 * 1024, validator=at_least("max_message_bytes", 1))
     """The longest message accepted from the server, in bytes; a longer one is
     discarded as it streams in, and fails the request it answered with
     `MessageTooLarge` when its id can be recovered."""
-    notification_buffer: int = attrs.field(default=256, validator=_at_least("notification_buffer", 0))
+    notification_buffer: int = attrs.field(default=256, validator=at_least("notification_buffer", 0))
     """How many notifications a `Session.notifications` stream holds for a
     slow consumer before newer ones are dropped (and counted)."""
     on_wire: Callable[[str, bytes], object] | None = attrs.field(
-        default=None, validator=_callable_or_none("on_wire")
+        default=None, validator=callable_or_none("on_wire")
     )
     """Called with every message the session sends, as ``("out", line)``, and
     every message it reads, as ``("in", line)``: the raw bytes, for
@@ -211,66 +217,24 @@ class ConnectionOptions:
 
 
 @attrs.frozen(kw_only=True)
-class SinkOptions:
-    """Where a session without a client sends what no request claims."""
+class SessionOptions(ConnectionOptions):
+    """The options of a session used without a client (`open_session`, `connect_session`).
+
+    Every option of the connection (`ClientOptions` has them too), and where
+    the session sends what no request of yours claims.
+    """
 
     on_notification: NotificationCallback | None = attrs.field(
-        default=None, validator=_callable_or_none("on_notification")
+        default=None, validator=callable_or_none("on_notification")
     )
     """The connection-wide sink, called in a task of its own with every
     notification that no request claims, one at a time. May be sync or
     async."""
-    on_request: RequestHandler | None = attrs.field(default=None, validator=_callable_or_none("on_request"))
+    on_request: RequestHandler | None = attrs.field(default=None, validator=callable_or_none("on_request"))
     """``(method, params) -> result``, answering requests the server sends
     (initialize era). Raise `RpcError` to answer with an error; return `None`
     to send no answer at all. Without it such requests are answered with
     ``-32601``. ``ping`` is always answered. May be sync or async."""
-
-
-# ---------------------------------------------------------------- process
-
-
-def _shown_as(value: object) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise TypeError("shown_as must be a sequence of strings (a command line), or None")
-    items = tuple(value)
-    if not items or not all(isinstance(item, str) for item in items):
-        raise TypeError("shown_as must be a non-empty sequence of strings (a command line), or None")
-    return items
-
-
-@attrs.frozen(kw_only=True)
-class ProcessOptions:
-    """How a server is started as a child process, and how it is stopped."""
-
-    env: dict[str, str] | None = attrs.field(default=None, converter=_environment)
-    """Environment variables for the server, layered over the inherited
-    environment (unless ``inherit_env`` is false)."""
-    inherit_env: bool = True
-    """`False` gives the server exactly ``env`` and nothing else."""
-    cwd: str | None = attrs.field(default=None, converter=_path_or_none)
-    """The server's working directory; by default, ours."""
-    on_stderr: Callable[[str], object] | None = attrs.field(
-        default=None, validator=_callable_or_none("on_stderr")
-    )
-    """Called with each line the server writes to stderr, decoded leniently,
-    without its newline. stderr is always drained, so a chatty server never
-    blocks. Default: the ``trio_mcp.server`` logger at DEBUG. Keep it quick:
-    it runs in the draining task."""
-    kill_grace: float = attrs.field(default=2.0, validator=_seconds("kill_grace", zero=True))
-    """Seconds the server gets to exit after its stdin is closed, before its
-    process group is terminated. Closing never takes longer than the caller's
-    own deadline either: a close inside ``trio.move_on_after(1)`` is over in
-    about a second."""
-    stderr_tail_bytes: int = attrs.field(default=8 * 1024, validator=_at_least("stderr_tail_bytes", 0))
-    """How much of the end of stderr `ServerGone` carries."""
-    shown_as: tuple[str, ...] | None = attrs.field(default=None, converter=_shown_as)
-    """The command line that messages, logs and errors show instead of the
-    real one (which may hold a secret that a ``${VAR}`` put there): a
-    configuration entry's command and arguments as written. Default: the
-    real command line."""
 
 
 # ----------------------------------------------------------------- client
@@ -302,7 +266,7 @@ def _validate_output(_: Any, __: Any, value: Any) -> None:
         raise ValueError(f"validate_output must be one of {list(OUTPUT_MODES)}, not {value!r}")
 
 
-def _capabilities(value: object) -> dict[str, JSON] | None:
+def _capabilities(value: Mapping[str, JSON] | None) -> dict[str, JSON] | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):
@@ -311,19 +275,29 @@ def _capabilities(value: object) -> dict[str, JSON] | None:
 
 
 @attrs.frozen(kw_only=True)
-class ClientOptions:
-    """How the client negotiates, answers the server's questions, and caches."""
+class ClientOptions(ConnectionOptions):
+    """The options of a client: how it negotiates, answers the server's questions, and caches.
+
+    Give one to `open_client` or `connect_client`::
+
+        options = trio_mcp.ClientOptions(on_sampling=my_model, request_timeout=30)
+        async with trio_mcp.open_client(target, options) as client:
+            ...
+
+    The first five options are the connection's (a `SessionOptions` has them
+    too); the others are the client's.
+    """
 
     protocol: str = attrs.field(default="auto", validator=_protocol)
     """``"auto"`` (probe with ``server/discover``, fall back to
     ``initialize``), ``"2026-07-28"``, or an initialize-era revision such as
     ``"2025-11-25"`` (offered in ``initialize``; the server may choose another
     initialize-era revision)."""
-    probe_timeout: float = attrs.field(default=10.0, validator=_seconds("probe_timeout"))
+    probe_timeout: float = attrs.field(default=10.0, validator=seconds("probe_timeout"))
     """How long ``auto`` waits for the probe's answer before it takes the
     server for an initialize-era one."""
     handshake_timeout: float | None = attrs.field(
-        default=60.0, validator=_seconds("handshake_timeout", none=True)
+        default=60.0, validator=seconds("handshake_timeout", none=True)
     )
     """The budget of the handshake the library runs itself (``initialize``,
     or a pinned ``server/discover``); `None` for none. Exceeded, it raises
@@ -333,12 +307,12 @@ class ClientOptions:
     )
     """``(name, version)`` or an `Implementation`, sent to the server."""
     on_elicitation: ElicitationHook | None = attrs.field(
-        default=None, validator=_callable_or_none("on_elicitation")
+        default=None, validator=callable_or_none("on_elicitation")
     )
     """Answers elicitation requests (form or URL mode), sync or async, as
     ``(params) -> ElicitResult | dict``. Giving it declares the
     ``elicitation`` capability."""
-    on_sampling: SamplingHook | None = attrs.field(default=None, validator=_callable_or_none("on_sampling"))
+    on_sampling: SamplingHook | None = attrs.field(default=None, validator=callable_or_none("on_sampling"))
     """Answers sampling requests with your model's reply, sync or async, as
     ``(params) -> CreateMessageResult | dict``; declares ``sampling``."""
     sampling_tools: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
@@ -346,11 +320,11 @@ class ClientOptions:
     (``params.tools`` and ``params.tool_choice``) and may answer with
     `ToolUseContent`; declares ``sampling.tools`` (revision 2025-11-25 and
     later). Without it such requests are refused. Needs ``on_sampling``."""
-    on_roots: RootsHook | None = attrs.field(default=None, validator=_callable_or_none("on_roots"))
+    on_roots: RootsHook | None = attrs.field(default=None, validator=callable_or_none("on_roots"))
     """Returns your roots, sync or async, as ``() -> list[Root] | dict``;
     declares ``roots``."""
     on_notification: NotificationCallback | None = attrs.field(
-        default=None, validator=_callable_or_none("on_notification")
+        default=None, validator=callable_or_none("on_notification")
     )
     """Called with every notification that names no call of yours (log
     messages, list changes, resource updates, unknown methods), after the
@@ -361,9 +335,9 @@ class ClientOptions:
     2026-07-28 era: the ``logLevel`` every request asks for; initialize era:
     sent once with ``logging/setLevel`` when the server has the ``logging``
     capability. `None`: no logs are asked for."""
-    max_rounds: int = attrs.field(default=10, validator=_at_least("max_rounds", 1))
+    max_rounds: int = attrs.field(default=10, validator=at_least("max_rounds", 1))
     """The most requests one multi round-trip operation may take."""
-    input_timeout: float | None = attrs.field(default=None, validator=_seconds("input_timeout", none=True))
+    input_timeout: float | None = attrs.field(default=None, validator=seconds("input_timeout", none=True))
     """A budget for one whole multi round-trip operation, hooks included;
     `None` (the default) for none: bound the call with a cancel scope instead.
     Exceeded, it raises `RequestTimeout`."""
@@ -398,102 +372,3 @@ class ClientOptions:
     def __attrs_post_init__(self) -> None:
         if self.sampling_tools and self.on_sampling is None:
             raise ValueError("sampling_tools=True needs an on_sampling hook")
-
-
-# ------------------------------------------------------------ keywords
-
-
-class ConnectionKwargs(TypedDict, total=False):
-    """The keyword arguments of `ConnectionOptions`."""
-
-    on_log: Callable[[str], object] | None
-    request_timeout: float | None
-    max_message_bytes: int
-    notification_buffer: int
-    on_wire: Callable[[str, bytes], object] | None
-
-
-class SinkKwargs(TypedDict, total=False):
-    """The keyword arguments of `SinkOptions`."""
-
-    on_notification: NotificationCallback | None
-    on_request: RequestHandler | None
-
-
-class ProcessKwargs(TypedDict, total=False):
-    """The keyword arguments of `ProcessOptions`."""
-
-    env: Mapping[str, str] | None
-    inherit_env: bool
-    cwd: str | os.PathLike[str] | None
-    on_stderr: Callable[[str], object] | None
-    kill_grace: float
-    stderr_tail_bytes: int
-    shown_as: Sequence[str] | None
-
-
-class ClientKwargs(TypedDict, total=False):
-    """The keyword arguments of `ClientOptions`."""
-
-    protocol: str
-    probe_timeout: float
-    handshake_timeout: float | None
-    client_info: tuple[str, str] | Implementation
-    on_elicitation: ElicitationHook | None
-    on_sampling: SamplingHook | None
-    sampling_tools: bool
-    on_roots: RootsHook | None
-    on_notification: NotificationCallback | None
-    log_level: str | None
-    max_rounds: int
-    input_timeout: float | None
-    cache: bool
-    capabilities: Mapping[str, JSON] | None
-    validate_output: str
-
-
-class StdioTransportKwargs(ConnectionKwargs, SinkKwargs, ProcessKwargs, total=False):
-    """The options of `open_stdio_transport`."""
-
-
-class StreamTransportKwargs(ConnectionKwargs, SinkKwargs, total=False):
-    """The options of `open_stream_transport`."""
-
-
-class StdioClientKwargs(ConnectionKwargs, ProcessKwargs, ClientKwargs, total=False):
-    """The options of `open_stdio_client`."""
-
-
-class StreamClientKwargs(ConnectionKwargs, ClientKwargs, total=False):
-    """The options of `open_stream_client` and `wrap_client_stream`."""
-
-
-# --------------------------------------------------------------- building
-
-
-#: Each options class, with the keyword names it takes.
-_FIELDS: dict[type, frozenset[str]] = {}
-
-
-def fields_of(cls: type) -> frozenset[str]:
-    """The option names of one options class."""
-    found = _FIELDS.get(cls)
-    if found is None:
-        found = _FIELDS[cls] = frozenset(field.name for field in attrs.fields(cls))
-    return found
-
-
-def split_options(where: str, given: Mapping[str, Any], *classes: type) -> tuple[Any, ...]:
-    """Build one options object per class from keyword arguments.
-
-    Each class takes the names it knows (a name two classes know goes to
-    both). Raises `TypeError` for a name no class knows, as a function with
-    those keyword parameters would, and whatever the classes' checks raise.
-    """
-    known: set[str] = set()
-    for cls in classes:
-        known |= fields_of(cls)
-    unknown = sorted(set(given) - known)
-    if unknown:
-        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
-    return tuple(cls(**{k: v for k, v in given.items() if k in fields_of(cls)}) for cls in classes)

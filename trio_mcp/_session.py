@@ -49,7 +49,7 @@ from ._core.limits import LogLimiter
 from ._delivery import Mailbox, NotificationStream, Sink, call_maybe_async, fresh_error
 from ._errors import MCPError, SpawnFailed, TransportClosed
 from ._nursery import reraise
-from ._options import ConnectionOptions, NotificationCallback, RequestHandler, SinkOptions
+from ._options import ConnectionOptions, NotificationCallback, RequestHandler, SessionOptions
 from ._parking import Parking
 from ._server_requests import ServerRequests
 
@@ -60,7 +60,17 @@ if TYPE_CHECKING:
     from ._channel import Channel
     from ._core.framing import Oversized
 
-__all__ = ["Attachment", "RequestTimeout", "Session", "TransportStatistics"]
+__all__ = [
+    "Attachment",
+    "RequestTimeout",
+    "Session",
+    "SessionStatistics",
+    "attach",
+    "report",
+    "start_in",
+    "start_soon",
+    "stop_serving_requests",
+]
 
 JSON: TypeAlias = Any
 
@@ -94,8 +104,8 @@ class RequestTimeout(MCPError, trio.TooSlowError):
 
 
 @attrs.frozen
-class TransportStatistics:
-    """A snapshot of a session's counters, from `Session.statistics`."""
+class SessionStatistics:
+    """A snapshot of a session's counters, from `Session.statistics` (and `Client.statistics`)."""
 
     pid: int | None
     """The server's process id, or `None` when it is not a local process (or never started)."""
@@ -109,18 +119,19 @@ class TransportStatistics:
     """Notifications the server sent."""
     notifications_dropped: int
     """Notifications not delivered to a full subscriber or callback backlog."""
-    lines_dropped: int
-    """How many lines or messages from the server were dropped or worked around (each reported through ``on_log``)."""
+    messages_dropped: int
+    """How many messages from the server were dropped or worked around (unreadable
+    lines, answers to no request in flight, broken envelopes), each reported through ``on_log``."""
     stderr_lines: int
     """Lines the server wrote to stderr."""
-    server_requests: int
+    server_requests_received: int
     """Requests the server sent us (initialize era)."""
 
 
 class Attachment:
     """A client layer's hold on a session: its server-request handler and its notification handler.
 
-    Made by `Session.attach`; `detach` gives the session back. One client at
+    Made by `attach`; `detach` gives the session back. One client at
     a time: while it is attached, the server's requests go to its
     ``on_request`` and the notifications no request claims reach its
     ``on_notification`` first.
@@ -139,22 +150,21 @@ class Attachment:
     @property
     def attached(self) -> bool:
         """Whether this attachment still holds its session."""
-        return self.session.attachment is self
+        return self.session._attachment is self
 
     def detach(self) -> None:
         """Stop handling the session's requests and notifications; idempotent."""
-        self.session.release(self)
+        if self.session._attachment is self:
+            self.session._attachment = None
 
 
 class Session:
     """A JSON-RPC connection to one MCP server, over any message channel.
 
-    Sessions come from `open_stdio_transport` (a child process, as a
-    `StdioTransport`) and `open_stream_transport` (any Trio byte stream), and
-    sit under every `Client` (`Client.session`). Use it as an async context
-    manager: entering connects the channel (and blocks until the server
-    runs), leaving closes it (see `aclose`). Or start it in a nursery of your
-    own with `start` and close it yourself.
+    For raw JSON-RPC, without the MCP client on top: `open_session` (an
+    ``async with`` block owns it) and `connect_session` (in a nursery of
+    yours; `aclose` is yours to call) make one over any target, and one sits
+    under every `Client` (`Client.session`).
 
     Everything it raises is an `MCPError`: `ServerGone` when the server dies
     (and for every call after), `TransportClosed` once closed, `RpcError` for
@@ -162,31 +172,24 @@ class Session:
     ``request_timeout`` that ran out.
     """
 
-    def __init__(
-        self,
-        channel: Channel,
-        options: ConnectionOptions | None = None,
-        sink: SinkOptions | None = None,
-    ) -> None:
+    def __init__(self, channel: Channel, options: ConnectionOptions | None = None) -> None:
         options = options if options is not None else ConnectionOptions()
-        sink = sink if sink is not None else SinkOptions()
-        self.channel = channel
-        """The transport's side of the connection."""
+        self._channel = channel
         self.request_timeout = options.request_timeout
         """The budget of every request, in seconds, or `None` for no budget (the default)."""
-        self.max_message_bytes = options.max_message_bytes
-        """The longest message accepted from the server."""
         self._on_log = options.on_log
         self._on_wire = options.on_wire
         self._notification_buffer = options.notification_buffer
-        self._handler = sink.on_request
+        own = options if isinstance(options, SessionOptions) else SessionOptions()
+        self._handler = own.on_request
         self._limiter = LogLimiter()
+        self._receiver = _Receiver(self)
 
         self._conn = Connection()
         self._calls: dict[int, Mailbox] = {}
         self._sink: Sink[Attachment] | None = None
         self._sink_running = False
-        self._own_sink = sink.on_notification
+        self._own_sink = own.on_notification
         self._attachment: Attachment | None = None
         self._streams: weakref.WeakSet[NotificationStream] = weakref.WeakSet()
 
@@ -206,7 +209,7 @@ class Session:
         self._last_deadline = -math.inf
         self._deadlines_ordered = True
 
-        self._server_requests = ServerRequests(self._conn, self._send, self.log)
+        self._server_requests = ServerRequests(self._conn, self._send, self._log)
 
         self._requests_sent = 0
         self._notes_received = 0
@@ -219,7 +222,17 @@ class Session:
     @property
     def name(self) -> str:
         """Who is on the other end, as messages name it, e.g. ``server 'node index.js' (pid 4242)``."""
-        return self.channel.name
+        return self._channel.name
+
+    @property
+    def pid(self) -> int | None:
+        """The server's process id, or `None` when it is not a local process (or never started)."""
+        return self._channel.pid
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the server wrote to stderr (bounded), when it is a local process."""
+        return self._channel.stderr_tail
 
     async def __aenter__(self) -> Self:
         if self._started:
@@ -271,19 +284,6 @@ class Session:
             reraise(group, None if ours else exc)
         return False
 
-    async def start(self, nursery: trio.Nursery) -> None:
-        """Connect the channel and start the session's tasks in ``nursery``.
-
-        For code that owns a nursery already (``async with`` does this for
-        you). The session then runs until `aclose`, which is yours to call;
-        cancelling ``nursery`` ends it too.
-
-        Raises:
-            SpawnFailed: The server could not be started (process channels).
-            RuntimeError: The session was started before.
-        """
-        await self._start(nursery, shield=False)
-
     async def _start(self, nursery: trio.Nursery, *, shield: bool) -> None:
         if self._started:
             raise RuntimeError(f"a {type(self).__name__} can only be started once")
@@ -291,7 +291,7 @@ class Session:
         self._nursery = nursery
         self._shield = shield
         try:
-            await self.channel.start(self._start_task, self)
+            await self._channel.start(self._start_task, self._receiver)
         except SpawnFailed as exc:
             self._failure = exc
             self._closed.set()
@@ -319,16 +319,6 @@ class Session:
 
         assert self._nursery is not None
         self._nursery.start_soon(run, name=f"trio_mcp:{name}")
-
-    def start_soon(self, fn: Callable[..., Awaitable[object]], *args: object, name: str) -> None:
-        """Run ``fn(*args)`` in the session's nursery, beside its own tasks.
-
-        For layers above (a client's ``listen`` streams): the task is not
-        shielded, and must end by itself before the session's block ends.
-        """
-        self.check_usable()
-        assert self._nursery is not None
-        self._nursery.start_soon(fn, *args, name=f"trio_mcp:{name}")
 
     async def aclose(self) -> None:
         """Close the connection and stop the server; idempotent and bounded.
@@ -360,7 +350,7 @@ class Session:
                 closed.__cause__ = self._failure
             self._fail(closed, quiet_streams=True)
             try:
-                await self.channel.aclose(deadline)
+                await self._channel.aclose(deadline)
             finally:
                 for scope in self._scopes:
                     scope.cancel()
@@ -420,6 +410,7 @@ class Session:
         on_notification: NotificationCallback | None = None,
         cancel_on_abandon: bool = True,
         long_lived: bool = False,
+        headers: tuple[tuple[str, str], ...] = (),
     ) -> dict[str, JSON]:
         """Send a request and wait for its result.
 
@@ -444,6 +435,9 @@ class Session:
             long_lived: The request is meant to stay open (a
                 ``subscriptions/listen`` stream): ``request_timeout`` does not
                 apply to it.
+            headers: Extra HTTP headers of this request, for channels that
+                have headers (the ``Mcp-Param-*`` headers of a 2026-07-28
+                ``tools/call``).
 
         Returns:
             The ``result`` object of the response.
@@ -489,13 +483,13 @@ class Session:
         self._requests_sent += 1
         if self._on_wire is not None:
             self._wire("out", data)
-        self.channel.send(data, Outgoing(method, request_id, params), batch=len(calls) > 1)
+        self._channel.send(data, Outgoing(method, request_id, params, headers), batch=len(calls) > 1)
         try:
             if on_notification is None:
                 if len(calls) == 1 and timeout is None and not box.done:
                     # Alone in flight: read the answer in this task, if the
                     # channel can.
-                    await self.channel.read_until(box.is_done)
+                    await self._channel.read_until(box.is_done)
                 while not box.done:
                     await box.park()
             else:
@@ -585,7 +579,12 @@ class Session:
         self._calls.pop(request_id, None)
         if not self._conn.is_pending(request_id):
             return
-        if not tell_server or self._closing or self._failure is not None or self.channel.withdraw(request_id):
+        if (
+            not tell_server
+            or self._closing
+            or self._failure is not None
+            or self._channel.withdraw(request_id)
+        ):
             self._conn.abandon(request_id)
             return
         line = self._conn.abandon(request_id, reason)
@@ -624,68 +623,24 @@ class Session:
             self._streams.add(stream)
         return stream
 
-    def statistics(self) -> TransportStatistics:
+    def statistics(self) -> SessionStatistics:
         """Return a snapshot of the session's counters."""
-        channel = self.channel
-        return TransportStatistics(
+        channel = self._channel
+        return SessionStatistics(
             pid=channel.pid,
             returncode=channel.returncode,
             requests_in_flight=self._conn.in_flight,
             requests_sent=self._requests_sent,
             notifications_received=self._notes_received,
             notifications_dropped=self._notes_dropped,
-            lines_dropped=self._lines_dropped,
+            messages_dropped=self._lines_dropped,
             stderr_lines=channel.stderr_lines,
-            server_requests=self._server_requests.received,
+            server_requests_received=self._server_requests.received,
         )
 
     # ------------------------------------------------------ for the client
 
-    @property
-    def attachment(self) -> Attachment | None:
-        """The client layer attached to this session, or `None`."""
-        return self._attachment
-
-    def attach(
-        self, *, on_request: RequestHandler | None, on_notification: NotificationCallback | None
-    ) -> Attachment:
-        """Hand the server's requests and the unclaimed notifications to a client layer.
-
-        While attached, server requests go to ``on_request`` (instead of the
-        session's own), and every notification that no request claims
-        reaches ``on_notification`` (in the sink's task), before the
-        session's own sink, if any. `Attachment.detach` ends it.
-
-        Raises:
-            RuntimeError: Another client is attached.
-        """
-        if self._attachment is not None:
-            raise RuntimeError(f"the connection to {self.name} already has a client; one at a time")
-        attachment = Attachment(self, on_request, on_notification)
-        self._attachment = attachment
-        if self._sink is None and on_notification is not None:
-            self._install_sink()
-        return attachment
-
-    def release(self, attachment: Attachment) -> None:
-        """Detach ``attachment`` (what `Attachment.detach` calls); idempotent."""
-        if self._attachment is attachment:
-            self._attachment = None
-
-    @property
-    def serves_requests(self) -> bool:
-        """Whether the server's requests are answered.
-
-        `False` in the 2026-07-28 era, where servers send none: one that
-        does is ignored (never answered), ``ping`` included.
-        """
-        return self._conn.serves_requests
-
-    @serves_requests.setter
-    def serves_requests(self, value: bool) -> None:
-        self._conn.serves_requests = value
-
-    def log(self, message: str) -> None:
+    def _log(self, message: str) -> None:
         """Report a diagnostic through ``on_log`` (rate-limited like the session's own)."""
         admit, summary = self._limiter.admit(trio.current_time())
         if not admit:
@@ -698,7 +653,7 @@ class Session:
         # Without ``about``: an answer to a server request.
         if self._on_wire is not None:
             self._wire("out", data)
-        self.channel.send(data, about)
+        self._channel.send(data, about)
 
     def _wire(self, direction: str, data: bytes) -> None:
         callback = self._on_wire
@@ -707,7 +662,7 @@ class Session:
             callback(direction, data)
         except Exception as exc:
             self._on_wire = None
-            self.log(f"on_wire raised {exc!r}; it is called no more")
+            self._log(f"on_wire raised {exc!r}; it is called no more")
 
     def _emit(self, message: str) -> None:
         callback = self._on_log
@@ -721,7 +676,7 @@ class Session:
 
     # ------------------------------------------------- channel: Receiver
 
-    def message_received(self, message: bytes | Oversized) -> None:
+    def _message_received(self, message: bytes | Oversized) -> None:
         """The channel read one message: decode it and act on it."""
         if self._on_wire is not None and isinstance(message, bytes):
             self._wire("in", message)
@@ -734,26 +689,26 @@ class Session:
             else:
                 self._dispatch(event)
 
-    def channel_ended(self, error: MCPError) -> None:
+    def _channel_ended(self, error: MCPError) -> None:
         """The channel can carry nothing more: fail everything with ``error``."""
         if self._closing or self._failure is not None:
             return
-        self.log(str(error).split("\n", 1)[0])
+        self._log(str(error).split("\n", 1)[0])
         self._fail(error)
 
-    def channel_log(self, text: str) -> None:
+    def _channel_log(self, text: str) -> None:
         """A diagnostic of the channel's."""
-        self.log(text)
+        self._log(text)
 
-    def is_idle(self) -> bool:
+    def _is_idle(self) -> bool:
         """Whether no request awaits an answer (a channel may then rest its reader)."""
         return not self._calls
 
-    def awaits(self, request_id: int) -> bool:
+    def _awaits(self, request_id: int) -> bool:
         """Whether our request ``request_id`` still awaits its answer."""
         return self._conn.is_pending(request_id)
 
-    def request_failed(self, request_id: int, error: MCPError) -> None:
+    def _request_failed(self, request_id: int, error: MCPError) -> None:
         """The channel failed our request ``request_id`` itself (an HTTP error, say).
 
         A late answer to it is dropped; nothing is sent to the server.
@@ -781,7 +736,7 @@ class Session:
         elif isinstance(event, Diagnostic):
             self._lines_dropped += 1
             self._last_dropped = event.text
-            self.log(event.text)
+            self._log(event.text)
         elif isinstance(event, Send):
             self._send(event.data)
         elif isinstance(event, ServerRequest):
@@ -799,7 +754,7 @@ class Session:
             if not stream.publish(note):
                 self._notes_dropped += 1
                 if stream.dropped in (1, 10, 100, 1000) or stream.dropped % 10000 == 0:
-                    self.log(
+                    self._log(
                         f"a notifications() subscriber is full; {stream.dropped} notifications dropped so far"
                     )
         target = event.target
@@ -808,7 +763,7 @@ class Session:
             if not box.put(note):
                 self._notes_dropped += 1
                 if box.dropped in (1, 10, 100, 1000) or box.dropped % 10000 == 0:
-                    self.log(
+                    self._log(
                         f"a notification callback is falling behind; {box.dropped} notifications dropped"
                     )
             return
@@ -816,7 +771,7 @@ class Session:
         if sink is not None and not sink.put(note, self._attachment):
             self._notes_dropped += 1
             if sink.dropped in (1, 10, 100, 1000) or sink.dropped % 10000 == 0:
-                self.log(f"the notification sink is falling behind; {sink.dropped} notifications dropped")
+                self._log(f"the notification sink is falling behind; {sink.dropped} notifications dropped")
 
     def _fail(self, error: MCPError, *, quiet_streams: bool = False) -> None:
         """Fail everything in flight and everything after with ``error``."""
@@ -854,13 +809,13 @@ class Session:
             try:
                 await call_maybe_async(attachment.on_notification, note)
             except Exception as exc:
-                self.log(f"the client's notification handler raised {exc!r} for {note.get('method')!r}")
+                self._log(f"the client's notification handler raised {exc!r} for {note.get('method')!r}")
         own = self._own_sink
         if own is not None:
             try:
                 await call_maybe_async(own, note)
             except Exception as exc:
-                self.log(f"the on_notification sink raised {exc!r} for {note.get('method')!r}")
+                self._log(f"the on_notification sink raised {exc!r} for {note.get('method')!r}")
 
     async def _run_sink(self) -> None:
         sink = self._sink
@@ -871,3 +826,87 @@ class Session:
             if sink.done:
                 return
             await sink.park()
+
+
+class _Receiver:
+    """What the channel reports to: the session's private handlers, bound once.
+
+    The channel's callbacks are no part of the session's public face; this
+    object carries them (each attribute is the session's bound method, so a
+    call costs no more than calling the session directly).
+    """
+
+    __slots__ = ("awaits", "channel_ended", "channel_log", "is_idle", "message_received", "request_failed")
+
+    def __init__(self, session: Session) -> None:
+        self.message_received = session._message_received
+        self.channel_ended = session._channel_ended
+        self.channel_log = session._channel_log
+        self.is_idle = session._is_idle
+        self.awaits = session._awaits
+        self.request_failed = session._request_failed
+
+
+# ------------------------------------------------------ for the layers above
+
+
+async def start_in(session: Session, nursery: trio.Nursery) -> None:
+    """Connect the session's channel and start its tasks in ``nursery`` (a nursery of the caller's).
+
+    The session then runs until its `Session.aclose`; cancelling ``nursery``
+    ends it too.
+
+    Raises:
+        SpawnFailed: The server could not be started (process channels).
+        RuntimeError: The session was started before.
+    """
+    await session._start(nursery, shield=False)
+
+
+def start_soon(session: Session, fn: Callable[..., Awaitable[object]], *args: object, name: str) -> None:
+    """Run ``fn(*args)`` in the session's nursery, beside its own tasks.
+
+    For the client (its ``listen`` streams): the task is not shielded, and
+    must end by itself before the session's block ends.
+
+    Raises:
+        ServerGone, TransportClosed: The session can carry nothing more.
+    """
+    session.check_usable()
+    assert session._nursery is not None
+    session._nursery.start_soon(fn, *args, name=f"trio_mcp:{name}")
+
+
+def attach(
+    session: Session, *, on_request: RequestHandler | None, on_notification: NotificationCallback | None
+) -> Attachment:
+    """Hand the server's requests and the unclaimed notifications to a client.
+
+    While attached, server requests go to ``on_request`` (instead of the
+    session's own), and every notification that no request claims reaches
+    ``on_notification`` (in the sink's task), before the session's own sink,
+    if any. `Attachment.detach` ends it.
+
+    Raises:
+        RuntimeError: Another client is attached.
+    """
+    if session._attachment is not None:
+        raise RuntimeError(f"the connection to {session.name} already has a client; one at a time")
+    attachment = Attachment(session, on_request, on_notification)
+    session._attachment = attachment
+    if session._sink is None and on_notification is not None:
+        session._install_sink()
+    return attachment
+
+
+def stop_serving_requests(session: Session) -> None:
+    """Answer no request of the server's any more (the 2026-07-28 era, where servers send none).
+
+    One that comes anyway is ignored (never answered), ``ping`` included.
+    """
+    session._conn.serves_requests = False
+
+
+def report(session: Session, message: str) -> None:
+    """Report a diagnostic through the session's ``on_log`` (rate-limited like its own)."""
+    session._log(message)

@@ -10,7 +10,7 @@ async def main() -> None:
     # The logins kept in the user's file store are used first; the browser
     # opens only when none works (or a tool needs more scope).
     auth = OAuth(URL, redirect=LoopbackRedirect(), storage=FileTokenStorage())
-    async with trio_mcp.open_http_client(URL, auth=auth) as client:
+    async with trio_mcp.open_client(trio_mcp.HTTPTarget(URL, auth=auth)) as client:
         result = await client.call_tool("echo", {"text": "logged in"})
         print(result.text)
 

@@ -79,7 +79,7 @@ class HeadlessRedirect:
 
 async def use(url: str, auth: httpx.Auth, *, call: str | None = "test-tool") -> None:
     with trio.fail_after(STEP_TIMEOUT):
-        async with trio_mcp.open_http_client(url, auth=auth) as client:
+        async with trio_mcp.open_client(trio_mcp.HTTPTarget(url, auth=auth)) as client:
             tools = await client.list_tools()
             names = [tool.name for tool in tools]
             if call is not None and call in names:

@@ -87,7 +87,9 @@ async def sse_retry(url: str, context: dict[str, Any]) -> None:
 
 @scenario("elicitation-sep1034-client-defaults")
 async def elicitation_defaults(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, on_elicitation=accept_with_defaults) as client:
+    async with trio_mcp.open_http_client(
+        url, trio_mcp.ClientOptions(on_elicitation=accept_with_defaults)
+    ) as client:
         await client.list_tools()
         result = await client.call_tool("test_client_elicitation_defaults", {})
         expect(not result.is_error, f"test_client_elicitation_defaults failed: {result.text!r}")
@@ -109,14 +111,18 @@ def no_roots() -> list[trio_mcp.Root]:
 async def request_metadata(url: str, context: dict[str, Any]) -> None:
     # Every hook, so that every capability the scenario checks is declared.
     async with trio_mcp.open_http_client(
-        url, on_elicitation=decline, on_sampling=no_model, on_roots=no_roots
+        url, trio_mcp.ClientOptions(on_elicitation=decline, on_sampling=no_model, on_roots=no_roots)
     ) as client:
         await client.list_tools()
+        # A tool call declares the client's capabilities (a listing asks for no input).
+        await client.call_tool("any_tool", {})
 
 
 @scenario("sep-2322-client-request-state")
 async def request_state(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, on_elicitation=accept_confirm) as client:
+    async with trio_mcp.open_http_client(
+        url, trio_mcp.ClientOptions(on_elicitation=accept_confirm)
+    ) as client:
         await client.list_tools()
         for tool in (
             "test_mrtr_echo_state",

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opening_support import process_client
 from wiretap import WireTap
-
-import trio_mcp
 
 HERE = Path(__file__).resolve().parent
 PEERS_DIR = Path(os.environ.get("TRIO_MCP_PEERS_DIR") or HERE.parents[1] / ".peers")
@@ -64,7 +63,7 @@ class Peer:
         """``trio_mcp.open_stdio_client`` for this server, extra arguments appended."""
         options.setdefault("env", self.env)
         options.setdefault("on_stderr", lambda line: _stderr_logger.info("%s: %s", self.name, line))
-        return trio_mcp.open_stdio_client(self.command, [*self.args, *extra_args], **options)
+        return process_client(self.command, [*self.args, *extra_args], **options)
 
 
 class Peers:

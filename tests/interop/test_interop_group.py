@@ -9,7 +9,6 @@ others keep succeeding.
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 from pathlib import Path
@@ -21,8 +20,6 @@ from trio_mcp import RestartPolicy, ServerSpec, open_servers
 from trio_mcp._core.naming import exposed_name
 
 TIMEOUT = 120
-
-_stderr_logger = logging.getLogger("interop.stderr")
 
 
 @pytest.fixture
@@ -40,13 +37,11 @@ def config(sdk_server, time_server, everything_server, filesystem_server, tmp_pa
 
 
 async def test_every_peer_in_one_group(config: list[ServerSpec], tmp_path: Path) -> None:
-    def on_stderr(line: str) -> None:
-        _stderr_logger.info("%s", line)
-
     policy = RestartPolicy(initial_delay=0.2, max_delay=1)
     root = str(tmp_path.resolve())  # noqa: ASYNC240 - before any server starts
     with trio.fail_after(TIMEOUT):
-        async with open_servers(config, restart=policy, on_stderr=on_stderr) as servers:
+        # The servers' stderr goes to the trio_mcp.server logger, as for any process.
+        async with open_servers(config, restart=policy) as servers:
             events = servers.events()
             assert {status.name: status.state for status in servers.statuses()} == dict.fromkeys(
                 ["sdk", "time", "everything", "filesystem"], "ready"

@@ -66,10 +66,11 @@ async def test_sdk_modern_over_http(sdk_server, wire, tmp_path):
     progress = []
     async with serving(sdk_server, "", tmp_path) as url, recorder.client:
         with trio.fail_after(TIMEOUT):
-            async with trio_mcp.open_http_client(
-                url,
-                http_client=recorder.client,
-                on_elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}},
+            async with trio_mcp.open_client(
+                trio_mcp.HTTPTarget(url, http_client=recorder.client),
+                trio_mcp.ClientOptions(
+                    on_elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}}
+                ),
             ) as client:
                 assert client.era == "modern"
                 tools = {tool.name for tool in await client.list_tools()}
@@ -105,14 +106,15 @@ async def test_sdk_initialize_era_over_http(sdk_server, wire, tmp_path):
     recorder = Recorder()
     async with serving(sdk_server, "", tmp_path) as url, recorder.client:
         with trio.fail_after(TIMEOUT):
-            async with trio_mcp.open_http_client(
-                url,
-                http_client=recorder.client,
-                protocol="2025-11-25",
-                on_elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}},
+            async with trio_mcp.open_client(
+                trio_mcp.HTTPTarget(url, http_client=recorder.client),
+                trio_mcp.ClientOptions(
+                    protocol="2025-11-25",
+                    on_elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}},
+                ),
             ) as client:
                 assert client.era == "legacy"
-                assert client.session.channel.session_id
+                assert client.session._channel.session_id
                 assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
                 # The server asks on the POST's stream; the answer is POSTed.
                 assert (await client.call_tool("greet")).text == "Hello, Ada!"
@@ -128,15 +130,17 @@ async def test_everything_streamable_http(everything, wire, tmp_path):
         with trio.fail_after(TIMEOUT):
             async with trio_mcp.open_http_client(
                 url,
-                on_sampling=lambda params: {
-                    "role": "assistant",
-                    "content": {"type": "text", "text": "fine"},
-                    "model": "test-model",
-                },
-                on_roots=list,
+                trio_mcp.ClientOptions(
+                    on_sampling=lambda params: {
+                        "role": "assistant",
+                        "content": {"type": "text", "text": "fine"},
+                        "model": "test-model",
+                    },
+                    on_roots=list,
+                ),
             ) as client:
                 assert client.era == "legacy"
-                assert client.session.channel.transport == "streamable-http"
+                assert client.session._channel.transport == "streamable-http"
                 assert (await client.call_tool("echo", {"message": "hi"})).text == "Echo: hi"
                 result = await client.call_tool("trigger-sampling-request", {"prompt": "x", "maxTokens": 5})
                 assert "test-model" in result.text
@@ -148,7 +152,7 @@ async def test_everything_http_sse_of_2024_11_05(everything, wire, tmp_path):
         with trio.fail_after(TIMEOUT):
             async with trio_mcp.open_http_client(url) as client:
                 assert client.era == "legacy"
-                assert client.session.channel.transport == "sse"
+                assert client.session._channel.transport == "sse"
                 assert (await client.call_tool("echo", {"message": "hi"})).text == "Echo: hi"
                 wire.check(client.protocol_version, client)
 
@@ -157,8 +161,8 @@ async def test_everything_new_session_after_delete(everything, wire, tmp_path):
     """everything answers 400 (not 404) for a session it no longer knows: a new one is opened."""
     async with serving(everything, "streamableHttp", tmp_path) as url:
         with trio.fail_after(TIMEOUT):
-            async with trio_mcp.open_http_client(url, cache=False) as client:
-                channel = client.session.channel
+            async with trio_mcp.open_http_client(url, trio_mcp.ClientOptions(cache=False)) as client:
+                channel = client.session._channel
                 first = channel.session_id
                 async with httpx.AsyncClient(trust_env=False) as other:
                     response = await other.delete(url, headers={"mcp-session-id": first})

@@ -111,9 +111,9 @@ async def test_everything_handshake(everything_server, wire):
             )
             with pytest.raises(trio_mcp.NotSupported):
                 await client.discover()
-            with pytest.raises(trio_mcp.NotSupported):
-                async with client.listen(tools=True):
-                    pass
+            # The initialize era has no subscriptions/listen: listening takes the server's own.
+            async with client.listen(tools=True) as sub:
+                assert sub.acknowledged == {"toolsListChanged": True}
             wire.check(client.protocol_version, client)
     assert "hi" in echo.text
     assert any(isinstance(block, trio_mcp.ImageContent) for block in tiny.content)

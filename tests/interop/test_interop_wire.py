@@ -15,7 +15,7 @@ import pytest
 import trio
 from wiretap import MODERN, REVISIONS, WireError, WireTap, check_connection, schema_problem
 
-from trio_mcp import open_stdio_transport
+import trio_mcp
 
 WIRE_SERVER = Path(__file__).resolve().parents[1] / "servers" / "wire_server.py"
 LEGACY = "2025-11-25"
@@ -338,8 +338,9 @@ async def run_wire_server(answers):
         return answers[method]
 
     with trio.fail_after(30):
-        async with open_stdio_transport(
-            sys.executable, [str(WIRE_SERVER)], on_request=on_request, on_log=lambda _: None
+        async with trio_mcp.open_session(
+            trio_mcp.ProcessTarget(sys.executable, [str(WIRE_SERVER)]),
+            trio_mcp.SessionOptions(on_request=on_request, on_log=lambda _: None),
         ) as transport:
             params = {
                 "protocolVersion": LEGACY,

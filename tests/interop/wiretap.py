@@ -42,7 +42,7 @@ from typing import Any
 import attrs
 from schema_support import by_method, defs, envelope_definition, result_definition, schema_problem, validator
 
-from trio_mcp import ConnectionOptions, Session
+from trio_mcp import Session, SessionOptions
 
 MODERN = "2026-07-28"
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -130,8 +130,8 @@ class WireTap:
         tap = cls()
         init = Session.__init__
 
-        def tapped_init(self: Session, channel: Any, options: Any = None, sink: Any = None) -> None:
-            options = options if options is not None else ConnectionOptions()
+        def tapped_init(self: Session, channel: Any, options: Any = None) -> None:
+            options = options if options is not None else SessionOptions()
             previous = options.on_wire
 
             def on_wire(direction: str, line: bytes) -> None:
@@ -139,7 +139,7 @@ class WireTap:
                 if previous is not None:
                     previous(direction, line)
 
-            init(self, channel, attrs.evolve(options, on_wire=on_wire), sink)
+            init(self, channel, attrs.evolve(options, on_wire=on_wire))
 
         monkeypatch.setattr(Session, "__init__", tapped_init)
         return tap
@@ -154,7 +154,7 @@ class WireTap:
         connection.events.append((direction, line))
 
     def connection(self, client_or_transport: Any) -> Connection:
-        transport = getattr(client_or_transport, "transport", client_or_transport)
+        transport = getattr(client_or_transport, "session", client_or_transport)
         for connection in self.connections:
             if connection.transport is transport:
                 return connection

@@ -1,9 +1,25 @@
 """The MCP client over a session: typed methods, the handshake, input, notifications."""
 
-from .client import Client as Client
+from .client import (
+    Client as Client,
+    handshake as handshake,
+    make_client as make_client,
+    release as release,
+    start_beside as start_beside,
+)
 from .handshake import ServerDiedOnProbe as ServerDiedOnProbe
 from .listen import Subscription as Subscription
 from .notes import ProgressCallback as ProgressCallback
 from .pages import Pages as Pages
 
-__all__ = ["Client", "Pages", "ProgressCallback", "ServerDiedOnProbe", "Subscription"]
+__all__ = [
+    "Client",
+    "Pages",
+    "ProgressCallback",
+    "ServerDiedOnProbe",
+    "Subscription",
+    "handshake",
+    "make_client",
+    "release",
+    "start_beside",
+]

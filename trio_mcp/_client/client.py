@@ -32,7 +32,7 @@ from .._core.eras import (
     result_type,
 )
 from .._core.outputs import OutputSchemas, validator_available
-from .._core.param_headers import HeaderParam, screen_tools
+from .._core.param_headers import HeaderParam, param_headers, screen_tools
 from .._delivery import call_maybe_async
 from .._errors import MCPError, NotSupported, OutputValidationError, RpcError
 from .._models import (
@@ -56,21 +56,22 @@ from .._models import (
     structure,
     unstructure,
 )
+from .._session import attach, report, start_soon, stop_serving_requests
 from .handshake import negotiate
 from .input import InputHandler
-from .listen import Subscription, open_subscription
+from .listen import Subscription, open_legacy_subscription, open_subscription
 from .notes import NotificationRouter
 from .pages import Pages
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping, Sequence
+    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
     from .._options import ClientOptions, NotificationCallback
-    from .._session import Attachment, Session
+    from .._session import Attachment, Session, SessionStatistics
     from .handshake import Outcome
     from .notes import ProgressCallback
 
-__all__ = ["Client"]
+__all__ = ["Client", "handshake", "make_client", "release", "start_beside"]
 
 JSON: TypeAlias = Any
 M = TypeVar("M")
@@ -87,11 +88,11 @@ _LISTS: Final[dict[str, tuple[type, str]]] = {
 class Client:
     """A connection to one MCP server, in whichever era it speaks.
 
-    Get one from `open_stdio_client` (which also starts the server),
-    `open_stream_client` or `wrap_client_stream` (over a Trio stream), or
-    `open_client` (over a session you opened). Every method may raise the
-    session's errors: `ServerGone`, `TransportClosed`, `ProtocolError`, and
-    `RpcError` when the server answers with an error.
+    Get one from an opener, never by calling the class: `open_client`
+    (an ``async with`` block owns the connection) or `connect_client` (in a
+    nursery of yours), over any target. Every method may raise the
+    connection's errors: `ServerGone`, `TransportClosed`, `ProtocolError`,
+    and `RpcError` when the server answers with an error.
 
     Every method is a checkpoint, and none takes a timeout: bound a call the
     Trio way, with `trio.fail_after` or `trio.move_on_after` around it. A
@@ -99,7 +100,7 @@ class Client:
     and the connection carries on.
 
     Attributes:
-        session: The `Session` underneath.
+        session: The `Session` underneath, for raw JSON-RPC.
         era: ``"modern"`` (2026-07-28) or ``"legacy"`` (initialize era).
         protocol_version: The negotiated revision, for example
             ``"2026-07-28"`` or ``"2025-11-25"``.
@@ -109,17 +110,27 @@ class Client:
         instructions: The server's instructions for the model, or `None`.
     """
 
-    def __init__(self, session: Session, options: ClientOptions) -> None:
+    discover_result: DiscoverResult | None
+    """The probe's ``DiscoverResult`` (2026-07-28 era), else `None`."""
+    options: ClientOptions
+    """The options the client was made with."""
+    log_level: str | None
+    """The ``logLevel`` every 2026-07-28 request asks for, or `None` for no logs."""
+
+    def __init__(self) -> None:
+        raise TypeError(
+            "a Client is made by the openers: open_client(target) or connect_client(nursery, target)"
+        )
+
+    def _setup(self, session: Session, options: ClientOptions) -> None:
         self.session = session
         self.era: Literal["modern", "legacy"] | None = None
         self.protocol_version: str | None = None
         self.server_info: Implementation | None = None
         self.server_capabilities = ServerCapabilities()
         self.instructions: str | None = None
-        self.discover_result: DiscoverResult | None = None
-        """The probe's ``DiscoverResult`` (2026-07-28 era), else `None`."""
+        self.discover_result = None
         self.options = options
-        """The options the client was made with."""
         client_info = options.client_info
         if isinstance(client_info, Implementation):
             self.client_info: dict[str, JSON] = unstructure(client_info)
@@ -127,10 +138,9 @@ class Client:
             name, version = client_info
             self.client_info = {"name": name, "version": version}
         self.log_level = options.log_level
-        """The ``logLevel`` every 2026-07-28 request asks for, or `None` for no logs."""
         self._input = InputHandler(options, server=session.name)
         self._cache = TtlCache() if options.cache else None
-        self._notes = NotificationRouter(options.on_notification, self._invalidate, session.log)
+        self._notes = NotificationRouter(options.on_notification, self._invalidate, self._log)
         self._validate_output = options.validate_output
         self._outputs = OutputSchemas()
         self._checks_output = False
@@ -148,12 +158,42 @@ class Client:
         self._envelope_level: str | None = None
         self._extra_caps = dict(options.capabilities) if options.capabilities else {}
         self._attachment: Attachment | None = None
-        self._owns_session = False
+
+    def _log(self, message: str) -> None:
+        report(self.session, message)
 
     @property
-    def transport(self) -> Session:
-        """The `Session` underneath (the name older code uses; same as `session`)."""
-        return self.session
+    def name(self) -> str:
+        """Who is on the other end, as messages name it, e.g. ``server 'node index.js' (pid 4242)``."""
+        return self.session.name
+
+    @property
+    def pid(self) -> int | None:
+        """The server's process id, or `None` when it is not a local process."""
+        return self.session.pid
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the server wrote to stderr (bounded), when it is a local process."""
+        return self.session.stderr_tail
+
+    @property
+    def failure(self) -> MCPError | None:
+        """Why the connection can no longer be used (`ServerGone`, `TransportClosed`, ...), or `None`."""
+        return self.session.failure
+
+    async def wait_failed(self) -> MCPError:
+        """Wait until the connection can no longer carry requests; return why.
+
+        `ServerGone` when the server dies (or breaks its end of the
+        connection), `TransportClosed` once the connection is closed. For
+        supervisors, which start a server again when it dies.
+        """
+        return await self.session.wait_failed()
+
+    def statistics(self) -> SessionStatistics:
+        """A snapshot of the connection's counters (see `Session.statistics`)."""
+        return self.session.statistics()
 
     @property
     def max_rounds(self) -> int:
@@ -175,50 +215,17 @@ class Client:
 
     # ---------------------------------------------------------- lifecycle
 
-    def attach(self) -> None:
-        """Take over the session's server requests and unclaimed notifications.
-
-        Called by the openers before the handshake (`open_client` does it).
-
-        Raises:
-            RuntimeError: Another client is attached to the session.
-        """
-        self._attachment = self.session.attach(
-            on_request=self._input.serve_request, on_notification=self._notes.connection_note
-        )
-
-    def detach(self) -> None:
-        """Give the session back: the hooks and ``on_notification`` stop answering."""
-        if self._attachment is not None:
-            self._attachment.detach()
-
-    def own_session(self) -> None:
-        """Make `aclose` close the session too (for clients that made their session)."""
-        self._owns_session = True
-
     async def aclose(self) -> None:
-        """Detach from the session, and close it when the client made it; idempotent.
+        """Close the connection (and stop the server); idempotent and bounded.
 
-        Openers such as `open_stdio_client` do this as their block ends; call
-        it yourself for a client from `wrap_client_stream`.
+        `open_client` does this as its block ends; call it yourself for a
+        client from `connect_client`. See `Session.aclose` for how a server
+        is stopped.
         """
-        self.detach()
-        if self._owns_session:
-            await self.session.aclose()
-        else:
-            await trio.lowlevel.checkpoint()
+        release(self)
+        await self.session.aclose()
 
-    async def connect(self, *, restarted: bool = False) -> None:
-        """Negotiate the era with the server, then finish the handshake.
-
-        Called by the openers once the client is attached.
-
-        Raises:
-            ServerDiedOnProbe: The server died on the ``server/discover``
-                probe (only an opener that can start it again handles this).
-            VersionMismatch: No protocol version in common.
-            RequestTimeout: The handshake ran out of ``handshake_timeout``.
-        """
+    async def _connect(self, restarted: bool) -> None:
         options = self.options
         outcome = await negotiate(
             self.session,
@@ -242,7 +249,7 @@ class Client:
         # outputSchema and structuredContent came with 2025-06-18.
         self._checks_output = self._validate_output != "off" and negotiated.version >= "2025-06-18"
         if negotiated.era == "modern":
-            self.session.serves_requests = False
+            stop_serving_requests(self.session)
             found = outcome.discover
             if found is not None:
                 self.discover_result = found
@@ -338,6 +345,7 @@ class Client:
             return await session.request(
                 method, body if body or params is not None else None, on_notification=callback
             )
+        headers = self._tool_headers(body) if method == "tools/call" else ()
         assert self.protocol_version is not None
         caps = self._input_caps if for_input else {}
         envelope = modern_meta(
@@ -352,7 +360,7 @@ class Client:
         retried = False
         while True:
             try:
-                return await session.request(method, body, on_notification=callback)
+                return await session.request(method, body, on_notification=callback, headers=headers)
             except RpcError as exc:
                 if (
                     exc.code == MISSING_CLIENT_CAPABILITY
@@ -521,7 +529,9 @@ class Client:
                     envelope = self._input_envelope()
                 # A -32021 needs no retry here: tools/call already declares
                 # every capability the client has.
-                first = await self.session.request("tools/call", {**params, "_meta": envelope})
+                first = await self.session.request(
+                    "tools/call", {**params, "_meta": envelope}, headers=self._tool_headers(params)
+                )
                 kind = first.get("resultType")
                 if kind is None or kind == "complete":
                     done = structure(first, CallToolResult)
@@ -565,7 +575,7 @@ class Client:
         key = (tool, kind)
         if key not in self._output_reports:
             self._output_reports.add(key)
-            self.session.log(message)
+            self._log(message)
 
     async def _learn_tools(self) -> None:
         """List the tools once, to learn their output schemas (strict mode, nothing listed yet)."""
@@ -600,7 +610,7 @@ class Client:
                 )
             if not self._told_no_validator:
                 self._told_no_validator = True
-                self.session.log(
+                self._log(
                     "structured tool output is not checked: the validation extra is not installed"
                     " (pip install 'trio-mcp[validation]', or validate_output='off' to silence this)"
                 )
@@ -633,7 +643,7 @@ class Client:
             message = f"the structured output of tool {name!r} of {server} does not match its outputSchema at {path}: {reason}"
         if strict:
             raise OutputValidationError(message, tool=name, path=path, reason=reason, result=result)
-        self.session.log(message)
+        self._log(message)
 
     # ------------------------------------------------------------ listings
 
@@ -667,11 +677,18 @@ class Client:
             self._param_headers.pop(tool.name, None)
         self._param_headers.update(params)
         for tool, error in dropped:
-            self.session.log(
+            self._log(
                 f"tool {tool.name!r} of {self.session.name} is left out of the listing, as it cannot be"
                 f" called: its x-mcp-header breaks the rule {error.rule!r} ({error})"
             )
         return attrs.evolve(page, tools=kept) if dropped else page
+
+    def _tool_headers(self, params: Mapping[str, JSON]) -> tuple[tuple[str, str], ...]:
+        """The ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call`` (x-mcp-header), from the tool's
+        latest listing; none for a tool never listed."""
+        name = params.get("name")
+        found = self._param_headers.get(name) if isinstance(name, str) else None
+        return tuple(param_headers(found, params.get("arguments"))) if found else ()
 
     def _pages(self, method: str) -> Pages[Any]:
         async def fetch(cursor: str | None) -> Any:
@@ -940,13 +957,21 @@ class Client:
         resource_uris: Sequence[str] = (),
         buffer: int = 256,
     ) -> AsyncIterator[Subscription]:
-        """Subscribe to change notifications (``subscriptions/listen``, 2026-07-28 era).
+        """Subscribe to change notifications, in either era.
 
         Use as ``async with client.listen(tools=True) as sub:`` then
-        ``async for note in sub:``. Entering waits for the server's
-        acknowledgement; leaving ends the subscription
-        (``notifications/cancelled`` is sent). Change notifications also
-        invalidate the client's cache.
+        ``async for note in sub:``. Change notifications also invalidate the
+        client's cache.
+
+        2026-07-28 era: a ``subscriptions/listen`` request. Entering waits for
+        the server's acknowledgement; leaving ends the subscription
+        (``notifications/cancelled`` is sent).
+
+        Initialize era: the notifications the server sends on its own, picked
+        by method; ``resource_uris`` are subscribed to with
+        ``resources/subscribe`` as the block starts, and unsubscribed as it
+        ends. A URI the server refuses is reported through ``on_log`` and
+        left out of `Subscription.acknowledged`.
 
         Args:
             tools: Deliver ``notifications/tools/list_changed``.
@@ -956,12 +981,10 @@ class Client:
                 these URIs (and what is under them).
             buffer: How many notifications may wait for the consumer; more
                 are dropped (counted in `Subscription.dropped`).
-
-        Raises:
-            NotSupported: The server speaks the initialize era (use
-                `subscribe_resource` and the ``on_notification`` sink).
         """
-        await self._require("modern", "subscriptions/listen")
+        if self.era is None:
+            await trio.lowlevel.checkpoint()
+            raise RuntimeError("use the client inside 'async with open_client(...)'")
         wanted: dict[str, JSON] = {}
         if tools:
             wanted["toolsListChanged"] = True
@@ -975,6 +998,12 @@ class Client:
             wanted["resourceSubscriptions"] = list(resource_uris)
         self.session.check_usable()
         invalidate = self._invalidate
+        if self.era == "legacy":
+            async with open_legacy_subscription(
+                self.session, wanted, buffer, self.subscribe_resource, self._unsubscribe_quietly
+            ) as sub:
+                yield sub
+            return
 
         async def send(params: dict[str, JSON], callback: NotificationCallback) -> dict[str, JSON]:
             assert self.protocol_version is not None
@@ -1033,8 +1062,62 @@ class Client:
         await self._require("legacy", "resources/unsubscribe")
         await self.session.request("resources/unsubscribe", {"uri": uri})
 
+    async def _unsubscribe_quietly(self, uri: str) -> None:
+        try:
+            await self.session.request("resources/unsubscribe", {"uri": uri})
+        except MCPError as exc:
+            self._log(f"cannot unsubscribe from {uri!r}: {exc}")
+
     def invalidate_cache(self) -> None:
         """Forget every cached result (the cache honours ``ttlMs``), and the tools' output schemas."""
         if self._cache is not None:
             self._cache.clear()
         self._outputs.forget()
+
+
+# ------------------------------------------------------- for the openers
+
+
+def make_client(session: Session, options: ClientOptions) -> Client:
+    """A client over ``session``, attached to it (its hooks answer the server's requests).
+
+    Raises:
+        RuntimeError: The session has a client already.
+    """
+    client = Client.__new__(Client)
+    client._setup(session, options)
+    client._attachment = attach(
+        session, on_request=client._input.serve_request, on_notification=client._notes.connection_note
+    )
+    return client
+
+
+async def handshake(client: Client, *, restarted: bool = False) -> None:
+    """Negotiate the era with the server, then finish the handshake.
+
+    Raises:
+        ServerDiedOnProbe: The server died on the ``server/discover`` probe
+            (only an opener whose target allows it starts it again).
+        VersionMismatch: No protocol version in common.
+        RequestTimeout: The handshake ran out of ``handshake_timeout``.
+    """
+    await client._connect(restarted)
+
+
+def release(client: Client) -> None:
+    """Give the session back: the hooks and ``on_notification`` stop answering; idempotent."""
+    attachment = client._attachment
+    if attachment is not None:
+        attachment.detach()
+
+
+def start_beside(client: Client, fn: Callable[..., Awaitable[object]], *args: object, name: str) -> None:
+    """Run ``fn(*args)`` beside the connection's own tasks; it ends with the connection.
+
+    For the server group's helpers (listen streams, refreshes). The task is
+    not shielded, and must end by itself once the connection fails.
+
+    Raises:
+        ServerGone, TransportClosed: The connection can carry nothing more.
+    """
+    start_soon(client.session, fn, *args, name=name)

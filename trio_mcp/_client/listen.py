@@ -5,20 +5,20 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import trio
 
 from .._core.jsonrpc import SUBSCRIPTION_ID
 from .._delivery import NotificationStream, call_maybe_async
-from .._errors import MCPError
-from .._session import RequestTimeout
+from .._errors import MCPError, RpcError
+from .._session import RequestTimeout, report, start_soon
 
 if TYPE_CHECKING:
     from .._options import NotificationCallback
     from .._session import Session
 
-__all__ = ["Subscription", "open_subscription"]
+__all__ = ["Subscription", "open_legacy_subscription", "open_subscription"]
 
 JSON: TypeAlias = Any
 
@@ -90,7 +90,7 @@ async def open_subscription(
             try:
                 await call_maybe_async(elsewhere, note)
             except Exception as exc:
-                session.log(f"the on_notification callback raised {exc!r} for {method!r}")
+                report(session, f"the on_notification callback raised {exc!r} for {method!r}")
             return
         if method == "notifications/subscriptions/acknowledged":
             filt = params.get("notifications") if isinstance(params, dict) else None
@@ -110,7 +110,7 @@ async def open_subscription(
             sub.end(None)
             sub._finished.set()
 
-    session.start_soon(run, name="listen")
+    start_soon(session, run, name="listen")
     try:
         budget = session.request_timeout
         with trio.move_on_after(math.inf if budget is None else budget):
@@ -131,3 +131,75 @@ async def open_subscription(
         sub._scope.cancel()
         with trio.CancelScope(shield=True):
             await sub._finished.wait()
+
+
+@asynccontextmanager
+async def open_legacy_subscription(
+    session: Session,
+    wanted: dict[str, JSON],
+    buffer: int,
+    subscribe: Callable[[str], Awaitable[None]],
+    unsubscribe: Callable[[str], Awaitable[None]],
+) -> AsyncIterator[Subscription]:
+    """The initialize era's `Subscription`: the server's own notifications, picked by method.
+
+    The URIs of ``wanted["resourceSubscriptions"]`` are subscribed to with
+    ``subscribe`` first (one the server refuses is reported and left out of
+    `Subscription.acknowledged`), and unsubscribed from as the block ends.
+    """
+    methods = {method for key, method in _LEGACY_METHODS.items() if wanted.get(key)}
+    sub = Subscription(buffer)
+    stream = session.notifications(buffer=buffer)
+    acknowledged = {key: value for key, value in wanted.items() if key != "resourceSubscriptions"}
+    subscribed: list[str] = []
+    try:
+        for uri in wanted.get("resourceSubscriptions", ()):
+            try:
+                await subscribe(uri)
+            except RpcError as exc:
+                report(session, f"cannot subscribe to {uri!r}: {exc}")
+            else:
+                subscribed.append(uri)
+        if subscribed:
+            methods.add("notifications/resources/updated")
+            acknowledged["resourceSubscriptions"] = list(subscribed)
+        sub.acknowledged = acknowledged
+        sub._acknowledged_by_server = True
+        sub._acked.set()
+
+        async def run() -> None:
+            try:
+                with sub._scope:
+                    async for note in stream:
+                        if note.get("method") in methods:
+                            sub.publish(note)
+            except MCPError as exc:
+                sub.end(exc)
+            finally:
+                sub.end(None)
+                sub._finished.set()
+
+        start_soon(session, run, name="listen")
+        try:
+            yield sub
+        finally:
+            sub._scope.cancel()
+            with trio.CancelScope(shield=True):
+                await sub._finished.wait()
+    finally:
+        stream.end(None)
+        if subscribed and session.failure is None:
+            with trio.CancelScope(shield=True), trio.move_on_after(_UNSUBSCRIBE_GRACE):
+                for uri in subscribed:
+                    await unsubscribe(uri)
+
+
+#: The initialize era's change notifications, by the ``SubscriptionFilter`` key that asks for them.
+_LEGACY_METHODS: Final = {
+    "toolsListChanged": "notifications/tools/list_changed",
+    "promptsListChanged": "notifications/prompts/list_changed",
+    "resourcesListChanged": "notifications/resources/list_changed",
+}
+
+#: How long leaving a subscription waits for the server to take back its resource subscriptions.
+_UNSUBSCRIBE_GRACE: Final = 2.0

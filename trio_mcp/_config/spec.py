@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-from .._errors import MCPError
+from .._errors import ConfigError
 
 __all__ = ["ConfigError", "ConfigSource", "LoadedConfig", "ServerSpec", "Transport"]
 
@@ -23,32 +23,6 @@ Transport: TypeAlias = Literal["stdio", "http", "sse"]
 """How a server is reached: a child process, Streamable HTTP, or the deprecated HTTP+SSE."""
 
 _MASK = "***"
-
-
-class ConfigError(MCPError):
-    """A configuration file, or one entry in it, is wrong.
-
-    The message names the file, the server and the field, and never shows an
-    expanded value (it may be a secret).
-
-    Attributes:
-        file: The file the error is in, or ``None`` for a dict or JSON text.
-        server: The server entry at fault, or ``None`` when the whole file is.
-        field: The field at fault (``"args"``, ``"env.TOKEN"``), or ``None``.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        file: str | None = None,
-        server: str | None = None,
-        field: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.file = file
-        self.server = server
-        self.field = field
 
 
 @attrs.frozen

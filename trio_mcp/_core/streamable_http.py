@@ -139,6 +139,7 @@ class Call:
         "data",
         "exchange",
         "generation",
+        "headers",
         "last_event_id",
         "lost",
         "method",
@@ -164,6 +165,7 @@ class Call:
         self.revision = revision
         self.private = private
         self.data = b""
+        self.headers: tuple[tuple[str, str], ...] = ()
         self.exchange = 0
         self.generation = 0
         self.session_sent = False
@@ -228,11 +230,19 @@ class StreamableHTTP:
         return len(self._calls)
 
     def open(
-        self, data: bytes, method: str, request_id: int, name: str | None = None, revision: str | None = None
+        self,
+        data: bytes,
+        method: str,
+        request_id: int,
+        name: str | None = None,
+        revision: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
     ) -> Call:
-        """Start tracking our request ``request_id`` (its bytes are ``data``)."""
+        """Start tracking our request ``request_id`` (its bytes are ``data``; ``headers``: extra
+        headers of its POSTs, 2026-07-28 era: the ``Mcp-Param-*`` of x-mcp-header)."""
         call = Call(request_id, method, name, revision, private=False)
         call.data = data
+        call.headers = headers
         self._calls[request_id] = call
         if revision is None:
             if method == "initialize":
@@ -278,6 +288,7 @@ class StreamableHTTP:
             headers["mcp-method"] = header_value(call.method)
             if call.name is not None and call.method in _NAMED:
                 headers["mcp-name"] = header_value(call.name)
+            headers.update(call.headers)
             call.session_sent = False
         elif call.method != "initialize":
             headers.update(self.session_headers())

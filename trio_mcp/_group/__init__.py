@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._core.naming import exposed_name as exposed_name
 from .._core.restart import RestartPolicy as RestartPolicy, RestartTracker as RestartTracker
-from .connect import open_server as open_server, stdio_arguments as stdio_arguments
+from .connect import open_server as open_server
 from .group import ServerGroup as ServerGroup, open_servers as open_servers
 from .records import (
     Listed as Listed,
@@ -26,5 +26,4 @@ __all__ = [
     "exposed_name",
     "open_server",
     "open_servers",
-    "stdio_arguments",
 ]

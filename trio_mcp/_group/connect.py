@@ -1,80 +1,37 @@
 """Where one entry of a configuration becomes a connected client.
 
-`open_server` is the one place that knows how each transport of a
-`~trio_mcp._config.ServerSpec` is opened; the server group and the command
-line both go through it.
+The entry makes its target (`trio_mcp._targets.spec_target`, the one place
+that picks a transport), and the client is opened through the one way in,
+`trio_mcp.open_client`; the server group and the command line both come
+through here.
 """
 
 from __future__ import annotations
 
 import math
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING
 
+import attrs
 import trio
 
-from .._config import ConfigError
-from .._errors import NotSupported
-from .._open import open_http_client, open_stdio_client
-from .._options import ClientOptions, ConnectionOptions, fields_of
+from .._errors import ConfigError
+from .._open import open_client
+from .._options import ClientOptions
 from .._session import RequestTimeout
+from .._targets import HTTPTarget, ProcessTarget, spec_target
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
 
     from .._client import Client
     from .._config import ServerSpec
-    from .._options import StdioClientKwargs
 
-__all__ = ["SPEC_OPTIONS", "connect", "open_server", "startup_timeout", "stdio_arguments"]
-
-#: The options a spec sets itself, which the caller of a group cannot give.
-SPEC_OPTIONS = frozenset({"env", "inherit_env", "cwd"})
-
-
-def stdio_arguments(spec: ServerSpec) -> tuple[str, tuple[str, ...], dict[str, Any]]:
-    """The command, arguments and options of `open_stdio_client` for a stdio ``spec``.
-
-    ``open_stdio_client(command, args, **options)`` then starts the server
-    the entry describes: its ``env`` (on top of the inherited environment
-    unless ``inherit_env`` is false), its ``cwd``, and its
-    ``request_timeout`` when it sets one. ``startup_timeout`` is not an
-    option of the opener: `open_server` applies it.
-
-    Raises:
-        NotSupported: The entry names a remote server (``transport`` is not
-            ``"stdio"``).
-        ConfigError: The entry has no command.
-    """
-    if spec.transport != "stdio":
-        raise _remote_not_supported(spec)
-    if not spec.command:
-        raise ConfigError(f"server {spec.name!r} has no command", server=spec.name, field="command")
-    options: dict[str, Any] = {"inherit_env": spec.inherit_env}
-    if spec.written:
-        # Messages name the server by its command as written, never expanded.
-        options["shown_as"] = spec.written
-    if spec.env:
-        options["env"] = dict(spec.env)
-    if spec.cwd is not None:
-        options["cwd"] = spec.cwd
-    if spec.request_timeout is not None:
-        options["request_timeout"] = spec.request_timeout
-    return spec.command, spec.args, options
-
-
-def _remote_not_supported(spec: ServerSpec) -> NotSupported:
-    from .._config.spec import shown_url
-
-    return NotSupported(
-        f"server {spec.name!r} is a remote server ({spec.transport} at {shown_url(spec.url)!r}), "
-        "which has no command line: connect to it with open_server() or open_http_client()",
-        method=spec.transport,
-    )
+__all__ = ["connect", "open_server", "open_spec", "startup_timeout"]
 
 
 @asynccontextmanager
-async def open_server(spec: ServerSpec, **options: Unpack[StdioClientKwargs]) -> AsyncIterator[Client]:
+async def open_server(spec: ServerSpec, options: ClientOptions | None = None) -> AsyncIterator[Client]:
     """Start the server one configuration entry describes, and connect to it.
 
     ::
@@ -82,37 +39,38 @@ async def open_server(spec: ServerSpec, **options: Unpack[StdioClientKwargs]) ->
         async with trio_mcp.open_server(config.servers["github"]) as client:
             print(await client.list_tools())
 
-    The entry's ``env``, ``cwd`` and ``inherit_env`` go to the process, its
-    ``request_timeout`` (when set) to the connection, and the whole start,
-    handshake included, must fit in its ``startup_timeout``. The block owns
-    the server, as with `open_stdio_client`. An entry with a ``url`` is
-    reached with `open_http_client` instead (the ``http`` extra), sending
-    the entry's ``headers`` and, unless they hold an ``Authorization``
-    header, the user's kept login (``trio-mcp login``, see :doc:`auth`);
-    the process options do not apply to it.
+    The entry makes the target (its command, ``args``, ``env``, ``cwd`` and
+    ``inherit_env``; or its ``url`` and ``headers``, with, unless they hold
+    an ``Authorization`` header, the user's kept login: ``trio-mcp login``,
+    see :doc:`auth`), its ``request_timeout`` (when set) wins over the one
+    of ``options``, and the whole start, handshake included, must fit in
+    its ``startup_timeout``. The block owns the connection, as with
+    `open_client`.
 
     Args:
         spec: The entry.
-        **options: Options of `open_stdio_client`, except those the entry
-            sets (``env``, ``inherit_env``, ``cwd``); an entry's own
-            ``request_timeout`` wins over the one given here.
+        options: The client's options (`ClientOptions`).
 
     Raises:
         RequestTimeout: The server did not finish starting within its
             ``startup_timeout``.
-        SpawnFailed, ServerGone, VersionMismatch: As `open_stdio_client`.
-        HTTPError: As `open_http_client`, for a remote entry (``url``).
-        TypeError: ``env``, ``inherit_env`` or ``cwd`` was given, or an
-            unknown option.
+        ConfigError: The entry is disabled, or has no command (no URL).
+        SpawnFailed, ServerGone, VersionMismatch, HTTPError: As `open_client`.
     """
-    given = sorted(SPEC_OPTIONS & set(options))
-    if given:
-        raise TypeError(f"open_server() got {given[0]!r}, which the server's entry sets")
+    async with open_spec(spec, options) as client:
+        yield client
+
+
+@asynccontextmanager
+async def open_spec(
+    spec: ServerSpec, options: ClientOptions | None, *, on_stderr: Callable[[str], object] | None = None
+) -> AsyncIterator[Client]:
+    """`open_server`, with the server's stderr lines to ``on_stderr`` (for the command line)."""
     if not spec.enabled:
         raise ConfigError(f"server {spec.name!r} is disabled", server=spec.name, field="disabled")
     started = False
     with trio.CancelScope(deadline=trio.current_time() + spec.startup_timeout) as scope:
-        async with connect(spec, dict(options)) as client:
+        async with connect(spec, options, on_stderr=on_stderr) as client:
             # The budget covers the start only; the block is the caller's.
             scope.deadline = math.inf
             started = True
@@ -121,39 +79,32 @@ async def open_server(spec: ServerSpec, **options: Unpack[StdioClientKwargs]) ->
         raise startup_timeout(spec)
 
 
-def connect(spec: ServerSpec, options: dict[str, Any]) -> AbstractAsyncContextManager[Client]:
-    """The opener of one entry: the one place that knows how each transport is opened.
+def connect(
+    spec: ServerSpec, options: ClientOptions | None, *, on_stderr: Callable[[str], object] | None = None
+) -> AbstractAsyncContextManager[Client]:
+    """The opener of one entry: `open_client` over the entry's target.
 
-    The entry's own settings win over ``options``. Its ``startup_timeout``
-    is the caller's to apply (as `open_server` and the group do).
-
-    A remote entry (``http`` or ``sse``) goes to `open_http_client` with its
-    ``url`` and ``headers``; the options that only a child process has
-    (``on_stderr``, ``kill_grace``...) are left out for it. An ``sse`` entry
-    takes the same path: the opener falls back to the HTTP+SSE transport of
-    2024-11-05 when the server refuses the newer ones.
+    The entry's ``request_timeout`` wins over the one of ``options``; its
+    ``startup_timeout`` is the caller's to apply (as `open_server` and the
+    group do).
 
     Raises:
         ConfigError: A stdio entry without a command, or a remote one
             without a URL.
+        TypeError, ValueError: A value of the entry the target refuses.
     """
-    if spec.transport != "stdio":
-        if not spec.url:
-            raise ConfigError(f"server {spec.name!r} has no url", server=spec.name, field="url")
-        remote = {name: value for name, value in options.items() if name in _REMOTE_OPTIONS}
-        if spec.request_timeout is not None:
-            remote["request_timeout"] = spec.request_timeout
+    options = options if options is not None else ClientOptions()
+    if spec.request_timeout is not None:
+        options = attrs.evolve(options, request_timeout=spec.request_timeout)
+    target = spec_target(spec)
+    if on_stderr is not None and isinstance(target, ProcessTarget):
+        target = attrs.evolve(target, on_stderr=on_stderr)
+    if isinstance(target, HTTPTarget) and target.auth is None:
         from ..auth._storage import stored_login
 
         # The user's kept login (trio-mcp login), unless the entry sends its own Authorization.
-        auth = stored_login(spec.url, spec.headers)
-        return open_http_client(spec.url, headers=dict(spec.headers), auth=auth, **remote)
-    command, args, own = stdio_arguments(spec)
-    return open_stdio_client(command, args, **{**options, **own})
-
-
-#: The options a remote entry's connection takes (no process options).
-_REMOTE_OPTIONS: frozenset[str] = fields_of(ConnectionOptions) | fields_of(ClientOptions)
+        target = attrs.evolve(target, auth=stored_login(target.url, spec.headers))
+    return open_client(target, options)
 
 
 def startup_timeout(spec: ServerSpec) -> RequestTimeout:

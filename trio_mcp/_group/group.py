@@ -14,20 +14,21 @@ import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import TYPE_CHECKING, Any, Self, TypeAlias, Unpack
+from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 import attrs
 import trio
 
+from .._client import start_beside
 from .._config import ConfigError, LoadedConfig, ServerSpec
 from .._core.naming import assign_names, exposed_name
 from .._core.restart import RestartPolicy, RestartTracker
 from .._errors import AuthRequired, MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
 from .._models import Prompt, Resource, ResourceTemplate, Tool
 from .._nursery import reraise
-from .._options import ClientOptions, ConnectionOptions, ProcessOptions, split_options
+from .._options import ClientOptions
 from .._session import RequestTimeout
-from .connect import SPEC_OPTIONS, connect, startup_timeout
+from .connect import connect, startup_timeout
 from .records import Listed, ServerEvent, ServerState, ServerStatus, UnknownName
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
     from .._client import Client
     from .._models import CallToolResult, GetPromptResult, ReadResourceResult
-    from .._options import StdioClientKwargs
 
 __all__ = ["ServerGroup", "open_servers"]
 
@@ -164,30 +164,18 @@ class _Listener:
         with trio.CancelScope() as scope:
             self.scopes.add(scope)
             try:
-                if client.era == "modern":
-                    async with client.listen(
-                        tools=self.tools,
-                        prompts=self.prompts,
-                        resources=self.resources,
-                        resource_uris=self.uris,
-                        buffer=self.buffer,
-                    ) as sub:
-                        started()
-                        async for note in sub:
-                            self.offer(note)
-                    return
-                stream = client.session.notifications(buffer=self.buffer)
-                for uri in self.uris:
-                    try:
-                        await client.subscribe_resource(uri)
-                    except RpcError as exc:
-                        _logger.info("%s: cannot subscribe to %r: %s", client.session.name, uri, exc)
-                started()
-                async for note in stream:
-                    if note.get("method") in self.wanted:
+                async with client.listen(
+                    tools=self.tools,
+                    prompts=self.prompts,
+                    resources=self.resources,
+                    resource_uris=self.uris,
+                    buffer=self.buffer,
+                ) as sub:
+                    started()
+                    async for note in sub:
                         self.offer(note)
             except MCPError as exc:
-                _logger.debug("%s: a listen stream ended: %s", client.session.name, exc)
+                _logger.debug("%s: a listen stream ended: %s", client.name, exc)
             finally:
                 self.scopes.discard(scope)
 
@@ -248,7 +236,7 @@ class ServerGroup:
         specs: list[ServerSpec],
         invalid: Mapping[str, ConfigError],
         policy: RestartPolicy,
-        options: dict[str, Any],
+        options: ClientOptions,
         on_event: Callable[[ServerEvent], object] | None,
         rng: random.Random,
         wait: bool = True,
@@ -314,7 +302,7 @@ class ServerGroup:
         state = member.state
         client = member.client
         if state == "ready" and client is not None:
-            stats = client.session.statistics()
+            stats = client.statistics()
             if _alive(client):
                 pid = stats.pid
             else:
@@ -860,7 +848,7 @@ class ServerGroup:
                                 f" startup_timeout ({spec.startup_timeout:g} s)",
                                 method="tools/list",
                                 timeout=spec.startup_timeout,
-                                server=client.session.name,
+                                server=client.name,
                             )
                         )
                     if ready:
@@ -874,7 +862,7 @@ class ServerGroup:
                             elif member.dirty:
                                 self._start_refresh(member)
                             # This task watches the server until it stops.
-                            death.append(await client.session.wait_failed())
+                            death.append(await client.wait_failed())
             except MCPError as exc:
                 death.append(exc)
             except (TypeError, ValueError) as exc:
@@ -895,18 +883,17 @@ class ServerGroup:
 
     async def _prepare(self, member: _Member, client: Client) -> None:
         """Subscribe to changes, list what the server offers, make the callers' listen streams again."""
-        if client.era == "modern":
-            # Subscribed before listing: no change falls between the two.
-            await _start_helper(client, self._listen, member, client)
+        # Subscribed before listing: no change falls between the two.
+        await _start_helper(client, self._listen, member, client)
         self._publish(member, await _list(client), announce=False)
         for listener in list(member.listeners):
             await _start_helper(client, listener.follow, client)
 
-    def _options_of(self, member: _Member) -> dict[str, Any]:
+    def _options_of(self, member: _Member) -> ClientOptions:
         """The opener's options for one server: the group's, with a notification hook of the server's."""
-        user = self._options.get("on_notification")
+        user = self._options.on_notification
 
-        def on_notification(note: dict[str, JSON]) -> object:
+        def on_notification(note: dict[str, JSON]) -> Awaitable[None] | None:
             self._note(member, note)
             if user is not None:
                 return user(note)
@@ -914,7 +901,7 @@ class ServerGroup:
                 _server_logger.debug("server %r log: %s", member.name, note.get("params"))
             return None
 
-        return {**self._options, "on_notification": on_notification}
+        return attrs.evolve(self._options, on_notification=on_notification)
 
     def _note(self, member: _Member, note: dict[str, JSON]) -> None:
         """A notification of the server's: a change to its lists means listing again."""
@@ -928,7 +915,7 @@ class ServerGroup:
         if member.refreshing or member.watch is None or client is None:
             return
         try:
-            client.session.start_soon(self._refresh, member, client, name="group refresh")
+            start_beside(client, self._refresh, member, client, name="group refresh")
         except MCPError:
             return  # the server just died
         member.refreshing = True
@@ -967,8 +954,7 @@ class ServerGroup:
 
 def _alive(client: Client) -> bool:
     """Whether the client's server can still answer: its session works and its process (if any) runs."""
-    session = client.session
-    return session.failure is None and session.statistics().returncode is None
+    return client.failure is None and client.statistics().returncode is None
 
 
 def _unique(member: _Member, items: list[Any]) -> list[Any]:
@@ -994,7 +980,7 @@ async def _start_helper(client: Client, fn: Callable[..., Awaitable[None]], *arg
         finally:
             started.set()
 
-    client.session.start_soon(run, name="group helper")
+    start_beside(client, run, name="group helper")
     await started.wait()
 
 
@@ -1027,7 +1013,7 @@ def open_servers(
     on_event: Callable[[ServerEvent], object] | None = None,
     seed: int | None = None,
     wait: bool = True,
-    **options: Unpack[StdioClientKwargs],
+    options: ClientOptions | None = None,
 ) -> ServerGroup:
     """Start every server of a configuration, supervise them, and offer one catalogue.
 
@@ -1060,22 +1046,21 @@ def open_servers(
             servers start; `ServerGroup.wait_ready`, `ServerGroup.client`
             and the calls wait for the server they need, and
             `ServerGroup.wait_started` for all of them.
-        **options: Options of `open_stdio_client` for every server, except
-            those each entry sets (``env``, ``inherit_env``, ``cwd``); an
-            entry's ``request_timeout`` wins over the one given here.
+        options: The client options of every server (`ClientOptions`); an
+            entry's ``request_timeout`` wins over the one given here. Where
+            each server is, and how its process starts, is its entry's.
 
     Raises:
         TypeError: A bad configuration object, or a bad or unknown option.
         ValueError: Two servers with one name, or an option out of range.
     """
     specs, invalid = _specs(config)
-    given = sorted(SPEC_OPTIONS & set(options))
-    if given:
-        raise TypeError(f"open_servers() got {given[0]!r}, which each server's entry sets")
-    split_options("open_servers", options, ConnectionOptions, ProcessOptions, ClientOptions)
+    options = options if options is not None else ClientOptions()
+    if not isinstance(options, ClientOptions):
+        raise TypeError(f"options must be a ClientOptions, not {type(options).__name__}")
     policy = restart if restart is not None else RestartPolicy()
     if not isinstance(policy, RestartPolicy):
         raise TypeError(f"restart must be a RestartPolicy, not {type(policy).__name__}")
     if not isinstance(wait, bool):
         raise TypeError(f"wait must be True or False, not {type(wait).__name__}")
-    return ServerGroup(specs, invalid, policy, dict(options), on_event, random.Random(seed), wait)
+    return ServerGroup(specs, invalid, policy, options, on_event, random.Random(seed), wait)

@@ -9,7 +9,7 @@ from typing import Generic, Literal, TypeAlias, TypeVar
 
 import attrs
 
-from .._errors import MCPError
+from .._errors import UnknownName
 
 __all__ = ["Listed", "ServerEvent", "ServerState", "ServerStatus", "UnknownName"]
 
@@ -19,20 +19,6 @@ ServerState: TypeAlias = Literal[
     "starting", "ready", "restarting", "failed", "needs-login", "stopped", "disabled", "invalid"
 ]
 """Where a server of a group is in its life."""
-
-
-class UnknownName(MCPError, LookupError):
-    """A group has no server, tool or prompt by that name.
-
-    Attributes:
-        name: The name asked for.
-        kind: ``"server"``, ``"tool"`` or ``"prompt"``.
-    """
-
-    def __init__(self, message: str, *, name: str = "", kind: str = "") -> None:
-        super().__init__(message)
-        self.name = name
-        self.kind = kind
 
 
 @attrs.frozen

@@ -27,9 +27,10 @@ HTTP/2 would multiplex every call over one connection, but it needs the
 servers MCP clients meet on loopback and behind proxies speak HTTP/1.1
 (cleartext HTTP/2 needs prior knowledge): it is left out.
 
-Proxies from the environment (``trust_env``) keep going through httpx's own
-transports, mounted by ``httpx.AsyncClient`` as usual; only direct
-connections go through the lean pool.
+httpx applies the environment's proxies (``trust_env``) only to a client
+without a transport of its own: when the environment sets a proxy, the
+client keeps httpx's own pool, so that proxies apply exactly as httpx
+applies them.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import contextlib
 import time
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final, Self, TypeAlias
+from urllib.request import getproxies
 
 import h11
 import httpcore
@@ -101,8 +103,20 @@ def make_client(
     307 and 308 to the same origin itself), direct connections through a
     `LeanTransport`; ``trust_env`` as httpx takes it (proxies from the
     environment, ``SSL_CERT_FILE``, ``.netrc``); ``event_hooks`` as httpx
-    takes them.
+    takes them. With ``trust_env`` and a proxy set in the environment
+    (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``), the client keeps
+    httpx's own pool: httpx applies the environment's proxies only then.
     """
+    if trust_env and getproxies():
+        # httpx applies the environment's proxies only to a client without a
+        # transport of its own: keep its pool then, so that they apply as ever.
+        return httpx.AsyncClient(
+            timeout=DEFAULT_TIMEOUT,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=MAX_IDLE),
+            trust_env=True,
+            follow_redirects=False,
+            event_hooks=event_hooks,
+        )
     return httpx.AsyncClient(
         timeout=DEFAULT_TIMEOUT,
         trust_env=trust_env,
@@ -148,7 +162,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self._closed:
-            raise httpx.UnsupportedProtocol("the transport is closed")
+            raise httpx.ConnectError("the connection pool is closed", request=request)
         url = request.url
         scheme = url.raw_scheme
         if scheme not in (b"http", b"https"):

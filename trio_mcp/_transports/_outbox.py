@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import deque
-
 from .._parking import Parking
 
 __all__ = ["Outbox"]
@@ -18,11 +16,13 @@ class Outbox:
     write.
     """
 
-    __slots__ = ("_entries", "_unsent", "writer")
+    __slots__ = ("_entries", "_unsent", "_voided", "writer")
 
     def __init__(self) -> None:
-        self._entries: deque[list[bytes | None]] = deque()
-        self._unsent: dict[int, list[bytes | None]] = {}
+        # The queued messages, and where each of our requests sits among them.
+        self._entries: list[bytes | None] = []
+        self._unsent: dict[int, int] = {}
+        self._voided = 0
         self.writer = Parking()
         """Where the writer task waits for something to write."""
 
@@ -31,10 +31,10 @@ class Outbox:
 
     def put(self, data: bytes, request_id: int | None = None) -> None:
         """Queue ``data`` (one of our requests when ``request_id`` is given) and wake the writer."""
-        entry: list[bytes | None] = [data]
-        self._entries.append(entry)
+        entries = self._entries
         if request_id is not None:
-            self._unsent[request_id] = entry
+            self._unsent[request_id] = len(entries)
+        entries.append(data)
         writer = self.writer
         if writer.task is not None:
             # Only the first message of a batch finds the writer asleep.
@@ -42,19 +42,23 @@ class Outbox:
 
     def withdraw(self, request_id: int) -> bool:
         """Drop request ``request_id`` if it is still waiting here; whether it was."""
-        entry = self._unsent.pop(request_id, None)
-        if entry is None:
+        where = self._unsent.pop(request_id, None)
+        if where is None:
             return False
-        entry[0] = None
+        self._entries[where] = None
+        self._voided += 1
         return True
 
     def take(self) -> bytes:
         """Everything queued, joined (``b""`` when all of it was withdrawn); the queue empties."""
         entries = self._entries
-        if len(entries) == 1:
-            batch = entries[0][0] or b""
+        if self._voided:
+            batch = b"".join([data for data in entries if data is not None])
+            self._voided = 0
+        elif len(entries) == 1:
+            batch = entries[0] or b""
         else:
-            batch = b"".join([data for (data,) in entries if data is not None])
+            batch = b"".join(entries)  # type: ignore[arg-type]  # nothing was voided
         entries.clear()
         self._unsent.clear()
         return batch
@@ -63,6 +67,7 @@ class Outbox:
         """Forget everything queued (the peer is gone)."""
         self._entries.clear()
         self._unsent.clear()
+        self._voided = 0
 
     async def wait(self) -> None:
         """Wait until something is queued."""

@@ -260,7 +260,7 @@ class HTTPChannel(Channel):
         request_id = about.request_id
         method = about.method
         if request_id is not None and method is not None:
-            call = self._core.open(data, method, request_id, about.name, about.revision)
+            call = self._core.open(data, method, request_id, about.name, about.revision, about.headers)
             self._calls[request_id] = call
             nursery.start_soon(self._run_request, call, request_id)
             return

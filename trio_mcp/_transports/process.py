@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from .._channel import Outgoing, Receiver, TaskStarter
-    from .._options import ProcessOptions
+    from .._targets import ProcessTarget
 
 __all__ = ["ProcessChannel", "default_stderr", "describe_command", "signal_name"]
 
@@ -151,7 +151,7 @@ class ProcessChannel(Channel):
     """
 
     def __init__(
-        self, command: str, args: tuple[str, ...], options: ProcessOptions, max_message_bytes: int
+        self, command: str, args: tuple[str, ...], options: ProcessTarget, max_message_bytes: int
     ) -> None:
         self.command = command
         self.args = args

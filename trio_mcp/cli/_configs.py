@@ -347,15 +347,15 @@ async def _run_group(options: Options, loaded: Loaded, console: Console) -> tupl
     import trio
 
     from .._group import open_servers
+    from .._options import ClientOptions
 
     _route_group_log(options, console)
     timeout = options.timeout
     probe = PROBE_TIMEOUT if timeout is None else min(PROBE_TIMEOUT, timeout / 4)
     output = ""
     with trio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
-        async with open_servers(
-            _capped(loaded.config, timeout), protocol=options.protocol, probe_timeout=probe
-        ) as group:
+        client_options = ClientOptions(protocol=options.protocol, probe_timeout=probe)
+        async with open_servers(_capped(loaded.config, timeout), options=client_options) as group:
             if options.command == "servers":
                 output = _render_servers(options, group, loaded)
             else:

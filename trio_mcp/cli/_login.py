@@ -188,7 +188,9 @@ async def _kept_scopes(storage: FileTokenStorage, url: str) -> list[str]:
 
 async def _login(options: Options, url: str, headers: dict[str, str], storage: FileTokenStorage) -> str:
     """Log in to the server at ``url``: ``"done"``, ``"already"`` (a kept login works) or ``"none"`` (none needed)."""
-    from .._open import open_http_client
+    from .._open import open_client
+    from .._options import ClientOptions
+    from .._targets import HTTPTarget
     from ..auth import HeadlessRedirect, LoopbackRedirect, OAuth
 
     budget = Budget(options.timeout)
@@ -202,7 +204,9 @@ async def _login(options: Options, url: str, headers: dict[str, str], storage: F
         auth = OAuth(url, redirect=watched, storage=storage)
     with budget.scope:
         budget.start()
-        async with open_http_client(url, headers=headers, auth=auth, request_timeout=None):
+        async with open_client(
+            HTTPTarget(url, headers=headers, auth=auth), ClientOptions(request_timeout=None)
+        ):
             pass
     if budget.scope.cancelled_caught:
         raise Failure(EXIT_TIMEOUT, f"timed out after {options.timeout:g} s while logging in", kind="timeout")

@@ -29,8 +29,10 @@ from .._errors import (
     VersionMismatch,
 )
 from .._models import GetPromptResult, ReadResourceResult
-from .._open import open_http_client, open_stdio_client
+from .._open import open_client
+from .._options import ClientOptions
 from .._session import RequestTimeout
+from .._targets import HTTPTarget, ProcessTarget
 from ._args import (
     EXIT_BROKEN_PIPE,
     EXIT_INPUT,
@@ -77,7 +79,6 @@ if TYPE_CHECKING:
 
     from .._client import Client
     from .._models import Tool
-    from .._options import StreamClientKwargs
 
 _Item = TypeVar("_Item")
 
@@ -152,12 +153,12 @@ class Budget:
 # ----------------------------------------------------------------- the commands
 
 
-async def _no_handler(session: Session, client: Client) -> int:  # pragma: no cover - replaced
+async def _no_handler(session: Command, client: Client) -> int:  # pragma: no cover - replaced
     raise AssertionError("no command to run")
 
 
-class Session:
-    """What the commands share: the options, the console, the client."""
+class Command:
+    """One run of a command: what its steps share (the options, the console, the client)."""
 
     def __init__(self, options: Options, console: Console) -> None:
         self.options = options
@@ -178,7 +179,7 @@ class Session:
         """`stderr_count` when the command's request was sent."""
         self.shown_stderr = False
         """Whether the lines since `stderr_mark` were shown already."""
-        self.handler: Callable[[Session, Client], Any] = _no_handler
+        self.handler: Callable[[Command, Client], Any] = _no_handler
         """What runs once connected."""
         self.error_stderr = ""
         """What the server wrote to stderr while the command ran, when it answered with an error."""
@@ -242,7 +243,7 @@ class Session:
         self.emit(pretty_json(value) + "\n")
 
 
-async def _info(session: Session, client: Client) -> int:
+async def _info(session: Command, client: Client) -> int:
     await trio.lowlevel.checkpoint()
     if session.options.json_output:
         session.emit_json(info_wire(client))
@@ -252,7 +253,7 @@ async def _info(session: Session, client: Client) -> int:
 
 
 def _show_list(
-    session: Session, key: str, items: Sequence[_Item], nothing: str, describe: Callable[[_Item], list[str]]
+    session: Command, key: str, items: Sequence[_Item], nothing: str, describe: Callable[[_Item], list[str]]
 ) -> int:
     """What a list command prints: ``{key: [...]}`` with --json, else each item's lines."""
     if session.options.json_output:
@@ -264,30 +265,30 @@ def _show_list(
     return EXIT_OK
 
 
-async def _tools(session: Session, client: Client) -> int:
+async def _tools(session: Command, client: Client) -> int:
     session.stage = "tools/list"
     tools = await client.list_tools()
     schema = session.options.schema
     return _show_list(session, "tools", tools, "tools", lambda tool: tool_lines(tool, schema))
 
 
-async def _prompts(session: Session, client: Client) -> int:
+async def _prompts(session: Command, client: Client) -> int:
     session.stage = "prompts/list"
     return _show_list(session, "prompts", await client.list_prompts(), "prompts", prompt_lines)
 
 
-async def _resources(session: Session, client: Client) -> int:
+async def _resources(session: Command, client: Client) -> int:
     session.stage = "resources/list"
     return _show_list(session, "resources", await client.list_resources(), "resources", resource_lines)
 
 
-async def _templates(session: Session, client: Client) -> int:
+async def _templates(session: Command, client: Client) -> int:
     session.stage = "resources/templates/list"
     templates = await client.list_resource_templates()
     return _show_list(session, "resourceTemplates", templates, "resource templates", template_lines)
 
 
-async def find_tool(session: Session, client: Client, name: str) -> Tool | None:
+async def find_tool(session: Command, client: Client, name: str) -> Tool | None:
     """The tool called ``name``, from the server's list (`None` when it has none such)."""
     session.stage = "tools/list"
     async for candidate in client.iter_tools():
@@ -296,7 +297,7 @@ async def find_tool(session: Session, client: Client, name: str) -> Tool | None:
     return None
 
 
-async def _arguments_for(session: Session, client: Client) -> dict[str, JSON]:
+async def _arguments_for(session: Command, client: Client) -> dict[str, JSON]:
     """The call's arguments: the ``KEY=VALUE`` words read by the tool's input schema."""
     options = session.options
     if not options.raw_values:
@@ -313,7 +314,7 @@ async def _arguments_for(session: Session, client: Client) -> dict[str, JSON]:
     return {**options.arguments, **converted}
 
 
-async def _call(session: Session, client: Client) -> int:
+async def _call(session: Command, client: Client) -> int:
     options = session.options
     arguments = await _arguments_for(session, client)
     session.stage = "tools/call"
@@ -342,7 +343,7 @@ async def _call(session: Session, client: Client) -> int:
     return EXIT_OK
 
 
-async def _read(session: Session, client: Client) -> int:
+async def _read(session: Command, client: Client) -> int:
     session.stage = "resources/read"
     session.mark_stderr()
     result = await client.read_resource(session.options.target, on_progress=session.console.progress)
@@ -357,7 +358,7 @@ async def _read(session: Session, client: Client) -> int:
     return EXIT_OK
 
 
-async def _prompt(session: Session, client: Client) -> int:
+async def _prompt(session: Command, client: Client) -> int:
     options = session.options
     session.stage = "prompts/get"
     session.mark_stderr()
@@ -373,7 +374,7 @@ async def _prompt(session: Session, client: Client) -> int:
     return EXIT_OK
 
 
-async def _complete(session: Session, client: Client) -> int:
+async def _complete(session: Command, client: Client) -> int:
     options = session.options
     if client.server_capabilities.completions is None:
         raise Failure(
@@ -400,7 +401,7 @@ async def _complete(session: Session, client: Client) -> int:
     return EXIT_OK
 
 
-HANDLERS: Final[dict[str, Callable[[Session, Client], Any]]] = {
+HANDLERS: Final[dict[str, Callable[[Command, Client], Any]]] = {
     "info": _info,
     "tools": _tools,
     "prompts": _prompts,
@@ -416,14 +417,14 @@ HANDLERS: Final[dict[str, Callable[[Session, Client], Any]]] = {
 # ----------------------------------------------------------------- running
 
 
-def _keeping_stderr(handler: Callable[[Session, Client], Any]) -> Callable[[Session, Client], Any]:
+def _keeping_stderr(handler: Callable[[Command, Client], Any]) -> Callable[[Command, Client], Any]:
     """``handler``, keeping what the server wrote to stderr when it answers with an error.
 
     Kept then, before the server is stopped: what it says while it stops is
     not about the error.
     """
 
-    async def run(session: Session, client: Client) -> int:
+    async def run(session: Command, client: Client) -> int:
         try:
             code: int = await handler(session, client)
         except RpcError:
@@ -435,9 +436,9 @@ def _keeping_stderr(handler: Callable[[Session, Client], Any]) -> Callable[[Sess
 
 
 async def _session(
-    options: Options, console: Console, handler: Callable[[Session, Client], Any] | None = None
-) -> tuple[int, Session]:
-    session = Session(options, console)
+    options: Options, console: Console, handler: Callable[[Command, Client], Any] | None = None
+) -> tuple[int, Command]:
+    session = Command(options, console)
     budget = session.budget
     asker = Asker(console, budget, interactive=isatty(sys.stdin), server_name=session.server_name)
     session.asker = asker
@@ -477,7 +478,7 @@ async def _session(
 
 
 async def _connect_and_run(
-    session: Session,
+    session: Command,
     asker: Asker,
     on_stderr: Callable[[str], None],
     on_log: Callable[[str], None],
@@ -485,36 +486,32 @@ async def _connect_and_run(
 ) -> int:
     options = session.options
     probe = PROBE_TIMEOUT if options.timeout is None else min(PROBE_TIMEOUT, options.timeout / 2)
-    common: StreamClientKwargs = {
-        "on_log": on_log,
-        "request_timeout": None,
-        "protocol": options.protocol,
-        "probe_timeout": probe,
-        "on_elicitation": asker,
-        "on_notification": on_notification,
-        "log_level": "debug" if options.verbose else None,
-        "input_timeout": None,
-    }
+    client_options = ClientOptions(
+        on_log=on_log,
+        request_timeout=None,
+        protocol=options.protocol,
+        probe_timeout=probe,
+        on_elicitation=asker,
+        on_notification=on_notification,
+        log_level="debug" if options.verbose else None,
+        input_timeout=None,
+    )
     opened: AbstractAsyncContextManager[Client]
     if options.spec is not None:
         # A server of a configuration file (--server NAME, call SERVER.TOOL).
-        from .._group import open_server
+        from .._group.connect import open_spec
 
-        opened = open_server(options.spec, on_stderr=on_stderr, **common)
+        opened = open_spec(options.spec, client_options, on_stderr=on_stderr)
     elif options.url is not None:
         from ..auth._storage import stored_login
 
         auth = stored_login(options.url, options.headers)  # the login kept by `trio-mcp login`
-        opened = open_http_client(options.url, headers=options.headers, auth=auth, **common)
+        opened = open_client(HTTPTarget(options.url, headers=options.headers, auth=auth), client_options)
     else:
-        opened = open_stdio_client(
-            options.server[0],
-            options.server[1:],
-            env=options.env,
-            cwd=options.cwd,
-            on_stderr=on_stderr,
-            **common,
+        target = ProcessTarget(
+            options.server[0], options.server[1:], env=options.env, cwd=options.cwd, on_stderr=on_stderr
         )
+        opened = open_client(target, client_options)
     async with opened as client:
         session.client = client
         code: int = await session.handler(session, client)
@@ -718,7 +715,7 @@ def emit_stdout_json(value: JSON) -> None:
     flush_stdout(pretty_json(value) + "\n")
 
 
-def execute(options: Options, handler: Callable[[Session, Client], Any] | None = None) -> int:
+def execute(options: Options, handler: Callable[[Command, Client], Any] | None = None) -> int:
     """Run the parsed command line: the result to stdout, the rest to stderr; the exit status.
 
     ``handler`` runs the command once connected (default: the one-shot
@@ -726,7 +723,7 @@ def execute(options: Options, handler: Callable[[Session, Client], Any] | None =
     an exit status.
     """
     console = Console()
-    session: Session | None = None
+    session: Command | None = None
     failure: Failure | None = None
     code = EXIT_OK
     try:

@@ -44,7 +44,7 @@ from ._args import (
 )
 from ._console import isatty
 from ._render import number, pretty_json
-from ._run import HANDLERS, Budget, Failure, Session, execute, explain
+from ._run import HANDLERS, Budget, Command, Failure, execute, explain
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -348,7 +348,7 @@ def _help() -> str:
 class Shell:
     """The shell's state: the session of the one-shot commands, reused for each line."""
 
-    def __init__(self, session: Session, client: Client) -> None:
+    def __init__(self, session: Command, client: Client) -> None:
         self.session = session
         self.client = client
         self.startup = session.options
@@ -481,7 +481,7 @@ async def _read_watching(lines: _Lines, client: Client) -> str | None:
     return got[0] if got else None
 
 
-async def run_shell(session: Session, client: Client) -> int:
+async def run_shell(session: Command, client: Client) -> int:
     """The shell's loop, once connected: read a line, run it, until ``exit`` or the end of input."""
     shell = Shell(session, client)
     lines = _Lines(lambda: shell.catalog)

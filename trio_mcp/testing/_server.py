@@ -5,19 +5,19 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+import attrs
 import trio
 import trio.testing
 
-from .._client import Client, ServerDiedOnProbe
 from .._core.codec import UnreadableJSON, decode
 from .._core.eras import MODERN_VERSIONS, PROTOCOL_VERSION
 from .._core.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, SUBSCRIPTION_ID, encode, request_key
 from .._delivery import call_maybe_async
-from .._errors import RpcError, ServerGone
-from .._open import twice_dead
-from .._options import ClientOptions, ConnectionOptions, ProcessOptions, SinkOptions, split_options
+from .._errors import RpcError
+from .._open import open_client, open_session
+from .._options import ClientOptions, SessionOptions, at_least, callable_or_none
 from .._serving.rules import (
     LISTEN,
     cache_fields,
@@ -28,32 +28,19 @@ from .._serving.rules import (
     unsupported_version,
 )
 from .._serving.server import Server
-from .._session import Session
+from .._targets import Target
 from .._transports.memory import MemoryChannel
 from .._transports.stream import CLOSE_GRACE
 from .._version import __version__
 from ._request import FakeRequest, result_body, wire_dict
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from .._channel import Receiver, TaskStarter
+    from .._client import Client
     from .._core.framing import Oversized
     from .._models import Implementation
-    from .._options import ClientKwargs, ConnectionKwargs, SinkKwargs
     from .._serving.server import Admission, Handler, Request
-
-    class StderrKwargs(TypedDict, total=False):
-        """The options of the fake server's stderr (as `trio_mcp.ProcessOptions` has them)."""
-
-        on_stderr: Callable[[str], object] | None
-        stderr_tail_bytes: int
-
-    class FakeClientKwargs(ConnectionKwargs, ClientKwargs, StderrKwargs, total=False):
-        """The options of `open_fake_client`."""
-
-    class FakeTransportKwargs(ConnectionKwargs, SinkKwargs, StderrKwargs, total=False):
-        """The options of `open_fake_transport`."""
+    from .._session import Session
 
 
 __all__ = ["FakeServer", "open_fake_client", "open_fake_transport"]
@@ -63,8 +50,6 @@ _FakeHandler: TypeAlias = Callable[["FakeRequest"], Any]
 
 #: The longest line the fake reads from the client.
 MAX_LINE = 64 * 1024 * 1024
-#: The options that stand for the server process's stderr.
-STDERR_OPTIONS = ("on_stderr", "stderr_tail_bytes")
 #: How long `FakeServer.receive_request` waits by default (virtual seconds under a MockClock).
 RECEIVE_TIMEOUT = 60.0
 #: The ``subscriptions/listen`` filter flag of each list.
@@ -889,11 +874,11 @@ class _FakeChannel(MemoryChannel):
     framing, reader and writer.
     """
 
-    def __init__(self, server: FakeServer, connection: ConnectionOptions, stderr: ProcessOptions) -> None:
+    def __init__(self, server: FakeServer, max_message_bytes: int, stderr: _FakeTarget) -> None:
         client_end, self._server_end = trio.testing.memory_stream_pair()
         super().__init__(
             client_end,
-            connection.max_message_bytes,
+            max_message_bytes,
             server.name,
             on_stderr=stderr.on_stderr,
             stderr_tail_bytes=stderr.stderr_tail_bytes,
@@ -928,68 +913,97 @@ class _FakeChannel(MemoryChannel):
             link.disconnect("the client disconnected")
 
 
-class _FakeSession(Session):
-    """A `Session` over a `_FakeChannel`; leaving its block raises what the fake's handlers raised."""
+@attrs.frozen(eq=False)
+class _FakeTarget(Target):
+    """A `FakeServer` as a target: each opening connects it over a fresh memory stream pair."""
 
-    def __init__(
-        self, channel: _FakeChannel, connection: ConnectionOptions, sink: SinkOptions | None = None
-    ) -> None:
-        super().__init__(channel, connection, sink)
-        self._fake_channel = channel
+    server: FakeServer
+    on_stderr: Callable[[str], object] | None = attrs.field(
+        default=None, validator=callable_or_none("on_stderr")
+    )
+    stderr_tail_bytes: int = attrs.field(default=8 * 1024, validator=at_least("stderr_tail_bytes", 0))
+    channels: list[_FakeChannel] = attrs.field(factory=list, init=False)
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool:
-        result = await super().__aexit__(exc_type, exc, tb)
-        link = self._fake_channel.link
-        errors = link.handler_errors if link is not None else []
-        if errors:
-            if exc is None:
-                raise errors[0]
-            for error in errors:
-                exc.add_note(f"(a handler of the fake server raised {error!r})")
-        return result
+    @property
+    def restart_after_probe_death(self) -> bool:
+        # As for a process: a fake that dies on the server/discover probe is
+        # connected again and sent initialize straight away.
+        return True
+
+    def _make_channel(self, max_message_bytes: int) -> _FakeChannel:
+        channel = _FakeChannel(self.server, max_message_bytes, self)
+        self.channels.append(channel)
+        return channel
+
+    def handler_errors(self) -> list[BaseException]:
+        """What the fake's handlers raised, over every connection made."""
+        return [
+            error
+            for channel in self.channels
+            if channel.link is not None
+            for error in channel.link.handler_errors
+        ]
 
 
-def _split(where: str, options: Mapping[str, Any], *classes: type) -> tuple[Any, ...]:
-    """Check the options: the stderr ones as `trio_mcp.ProcessOptions` has them, the rest by ``classes``."""
-    given = dict(options)
-    stderr = {name: given.pop(name) for name in STDERR_OPTIONS if name in given}
-    (process,) = split_options(where, stderr, ProcessOptions)
-    return (process, *split_options(where, given, *classes))
+def _raise_handler_errors(target: _FakeTarget, exc: BaseException | None) -> None:
+    errors = target.handler_errors()
+    if not errors:
+        return
+    if exc is None:
+        raise errors[0]
+    for error in errors:
+        exc.add_note(f"(a handler of the fake server raised {error!r})")
 
 
-def open_fake_transport(server: FakeServer, **options: Unpack[FakeTransportKwargs]) -> Session:
-    """A `trio_mcp.Session` connected to ``server`` in memory.
+@asynccontextmanager
+async def open_fake_transport(
+    server: FakeServer,
+    options: SessionOptions | None = None,
+    *,
+    on_stderr: Callable[[str], object] | None = None,
+    stderr_tail_bytes: int = 8 * 1024,
+) -> AsyncIterator[Session]:
+    """A `trio_mcp.Session` connected to ``server`` in memory; the ``async with`` block owns it.
 
-    Use it as `trio_mcp.open_stream_transport` is used (``async with``), for
-    code that takes a session, or to attach a client with
-    `trio_mcp.open_client` yourself. The session is the real one, over a
+    As `trio_mcp.open_session` over a real server, for code that takes a
+    session. The session is the real one, over a
     `trio.testing.memory_stream_pair`: what it sends and reads goes through
     the same framing, reader and writer as over a pipe. Leaving the block
     disconnects the fake; then any exception a handler raised is raised.
 
     Args:
         server: The fake to connect to.
-        **options: `trio_mcp.ConnectionOptions` and `trio_mcp.SinkOptions`,
-            as for `trio_mcp.open_stream_transport`, and the server's stderr
-            as `trio_mcp.ProcessOptions` describes it: ``on_stderr`` and
-            ``stderr_tail_bytes``.
+        options: The session's options (`trio_mcp.SessionOptions`).
+        on_stderr: Called with each line the fake writes to stderr, as
+            `trio_mcp.ProcessTarget.on_stderr`.
+        stderr_tail_bytes: As `trio_mcp.ProcessTarget.stderr_tail_bytes`.
 
     Raises:
-        TypeError, ValueError: An unknown option, or a bad value.
+        TypeError, ValueError: A bad value.
     """
-    stderr, connection, sink = _split("open_fake_transport", options, ConnectionOptions, SinkOptions)
-    return _FakeSession(_FakeChannel(server, connection, stderr), connection, sink)
+    target = _FakeTarget(server, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
+    try:
+        async with open_session(target, options) as session:
+            yield session
+    except BaseException as exc:
+        _raise_handler_errors(target, exc)
+        raise
+    _raise_handler_errors(target, None)
 
 
 @asynccontextmanager
-async def open_fake_client(server: FakeServer, **options: Unpack[FakeClientKwargs]) -> AsyncIterator[Client]:
+async def open_fake_client(
+    server: FakeServer,
+    options: ClientOptions | None = None,
+    *,
+    on_stderr: Callable[[str], object] | None = None,
+    stderr_tail_bytes: int = 8 * 1024,
+) -> AsyncIterator[Client]:
     """Connect a real `trio_mcp.Client` to ``server``; the ``async with`` owns the connection.
 
     ::
 
-        async with open_fake_client(server, on_elicitation=answer) as client:
+        async with open_fake_client(server, trio_mcp.ClientOptions(on_elicitation=answer)) as client:
             result = await client.call_tool("ask")
 
     The client negotiates the era with the fake, as with a real server, and
@@ -1001,39 +1015,21 @@ async def open_fake_client(server: FakeServer, **options: Unpack[FakeClientKwarg
 
     Args:
         server: The fake to connect to.
-        **options: The options of `trio_mcp.open_stdio_client` without the
-            process ones: `trio_mcp.ConnectionOptions` and
-            `trio_mcp.ClientOptions`, and the server's stderr as
-            `trio_mcp.ProcessOptions` describes it (``on_stderr``,
-            ``stderr_tail_bytes``).
+        options: The client's options (`trio_mcp.ClientOptions`).
+        on_stderr: Called with each line the fake writes to stderr, as
+            `trio_mcp.ProcessTarget.on_stderr`.
+        stderr_tail_bytes: As `trio_mcp.ProcessTarget.stderr_tail_bytes`.
 
     Raises:
         RuntimeError: ``server`` already has a client.
         trio_mcp.VersionMismatch: ``protocol`` names a version of the other era.
-        TypeError, ValueError: An unknown option, or a bad value.
+        TypeError, ValueError: A bad value.
     """
-    stderr, connection, client_options = _split("open_fake_client", options, ConnectionOptions, ClientOptions)
-    first: ServerGone | None = None
-    for attempt in range(2):
-        # As open_stdio_client does: a server that dies on the
-        # server/discover probe is started again (the fake connected again)
-        # and sent initialize straight away.
-        session = _FakeSession(_FakeChannel(server, connection, stderr), connection)
-        async with session:
-            client = Client(session, client_options)
-            client.attach()
-            try:
-                await client.connect(restarted=attempt == 1)
-            except ServerDiedOnProbe as exc:
-                first = exc.gone
-                continue
-            except ServerGone as exc:
-                if first is not None:
-                    raise twice_dead(exc, first) from None
-                raise
-            try:
-                yield client
-            finally:
-                client.detach()
-            return
-    raise AssertionError("unreachable")  # pragma: no cover
+    target = _FakeTarget(server, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
+    try:
+        async with open_client(target, options) as client:
+            yield client
+    except BaseException as exc:
+        _raise_handler_errors(target, exc)
+        raise
+    _raise_handler_errors(target, None)

@@ -1,0 +1,115 @@
+"""Targets (``trio_mcp._targets``): where a server is, as frozen, checked values.
+
+Each target checks its parameters as it is built; a configuration entry makes
+its target in one place (``spec_target``); the openers take any target, and a
+process target's ``shown_as`` is what messages show of it.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import attrs
+import pytest
+import trio
+import trio.testing
+
+import trio_mcp
+from trio_mcp import ConfigError, ServerSpec
+from trio_mcp._targets import spec_target
+
+LIMIT = 20
+
+
+@pytest.mark.parametrize(
+    ("make", "error"),
+    [
+        (lambda: trio_mcp.ProcessTarget(42), TypeError),
+        (lambda: trio_mcp.ProcessTarget("srv", "--one-string"), TypeError),
+        (lambda: trio_mcp.ProcessTarget("srv", [1]), TypeError),
+        (lambda: trio_mcp.ProcessTarget("srv", env={"A": 1}), TypeError),
+        (lambda: trio_mcp.ProcessTarget("srv", cwd=3), TypeError),
+        (lambda: trio_mcp.ProcessTarget("srv", kill_grace=-1), ValueError),
+        (lambda: trio_mcp.ProcessTarget("srv", kill_grace=math.nan), ValueError),
+        (lambda: trio_mcp.ProcessTarget("srv", kill_grace="2"), TypeError),
+        (lambda: trio_mcp.ProcessTarget("srv", stderr_tail_bytes=-1), ValueError),
+        (lambda: trio_mcp.ProcessTarget("srv", on_stderr="print"), TypeError),
+        (lambda: trio_mcp.ProcessTarget("srv", shown_as="srv --x"), TypeError),
+        (lambda: trio_mcp.ProcessTarget("srv", restart_after_probe_death=1), TypeError),
+        (lambda: trio_mcp.HTTPTarget("ftp://example.com/mcp"), ValueError),
+        (lambda: trio_mcp.HTTPTarget("https:///mcp"), ValueError),
+        (lambda: trio_mcp.HTTPTarget(b"https://example.com/mcp"), TypeError),
+        (lambda: trio_mcp.HTTPTarget("https://example.com/mcp", headers={"A": 1}), TypeError),
+        (lambda: trio_mcp.HTTPTarget("https://example.com/mcp", trust_env="no"), TypeError),
+        (lambda: trio_mcp.ClientOptions(probe_timeout=0), ValueError),
+        (lambda: trio_mcp.SessionOptions(on_request="x"), TypeError),
+    ],
+)
+def test_a_bad_parameter_is_refused_as_the_target_is_built(make, error):
+    with pytest.raises(error):
+        make()
+
+
+def test_targets_are_frozen_values():
+    target = trio_mcp.ProcessTarget("srv", ["--stdio"], env={"A": "1"})
+    assert target == trio_mcp.ProcessTarget("srv", ("--stdio",), env={"A": "1"})
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        target.command = "other"  # type: ignore[misc]
+    assert attrs.evolve(target, kill_grace=0).kill_grace == 0
+
+
+def test_a_repr_shows_no_argument_nor_secret():
+    target = trio_mcp.ProcessTarget("srv", ["--token", "s3cret"], shown_as=["srv", "--token", "${TOKEN}"])
+    assert "s3cret" not in repr(target)
+    remote = trio_mcp.HTTPTarget("https://user:pw@example.com/mcp?key=s3cret", headers={"A": "s3cret"})
+    assert "s3cret" not in repr(remote)
+    assert "pw" not in repr(remote)
+
+
+def test_an_entry_makes_its_target():
+    entry = ServerSpec(
+        name="x", command="node", args=["index.js"], env={"A": "1"}, inherit_env=False, cwd="/srv"
+    )
+    assert spec_target(entry) == trio_mcp.ProcessTarget(
+        "node", ["index.js"], env={"A": "1"}, inherit_env=False, cwd="/srv"
+    )
+    remote = ServerSpec(name="z", transport="sse", url="https://x/mcp", headers={"A": "b"})
+    assert spec_target(remote) == trio_mcp.HTTPTarget("https://x/mcp", headers={"A": "b"})
+    with pytest.raises(ConfigError, match="no command"):
+        spec_target(ServerSpec(name="w"))
+    with pytest.raises(ConfigError, match="no url"):
+        spec_target(ServerSpec(name="v", transport="http"))
+
+
+def test_only_a_process_may_be_started_again_after_a_death_on_the_probe():
+    assert trio_mcp.ProcessTarget("x").restart_after_probe_death is True
+    assert trio_mcp.ProcessTarget("x", restart_after_probe_death=False).restart_after_probe_death is False
+    assert trio_mcp.StreamTarget(trio.testing.memory_stream_pair()[0]).restart_after_probe_death is False
+    assert trio_mcp.HTTPTarget("http://127.0.0.1:1/mcp").restart_after_probe_death is False
+
+
+async def test_the_openers_refuse_what_is_not_a_target():
+    with pytest.raises(TypeError, match="ProcessTarget, HTTPTarget or StreamTarget"):
+        async with trio_mcp.open_client("my-server"):  # type: ignore[arg-type]
+            pass  # pragma: no cover
+    with pytest.raises(TypeError, match="must be a ClientOptions"):
+        async with trio_mcp.open_client(trio_mcp.ProcessTarget("x"), trio_mcp.SessionOptions()):  # type: ignore[arg-type]
+            pass  # pragma: no cover
+    with pytest.raises(TypeError, match="must be a SessionOptions"):
+        async with trio_mcp.open_session(trio_mcp.ProcessTarget("x"), trio_mcp.ClientOptions()):  # type: ignore[arg-type]
+            pass  # pragma: no cover
+
+
+async def test_shown_as_is_what_messages_and_errors_show():
+    """The real command line may hold a secret; what messages show is the one given as ``shown_as``."""
+    target = trio_mcp.ProcessTarget(
+        sys.executable, ["-c", "pass", "s3cret"], shown_as=["my-server", "--token", "${TOKEN}"]
+    )
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_session(target) as session:
+            assert "my-server --token '${TOKEN}'" in session.name
+            assert "s3cret" not in session.name
+            with pytest.raises(trio_mcp.ServerGone) as caught:
+                await session.request("ping")
+    assert "s3cret" not in str(caught.value).split("\n", 1)[0]
