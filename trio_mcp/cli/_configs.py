@@ -362,7 +362,12 @@ def _render_servers(options: Options, group: ServerGroup, loaded: Loaded) -> str
 
 def _render_tools(options: Options, group: ServerGroup, loaded: Loaded, console: Console) -> str:
     for status in group.statuses():
-        if status.state not in ("ready", "disabled"):
+        if status.state == "needs-login":
+            console.say(
+                f"{PROG}: server {status.name!r} {_status_detail(status, loaded, options)}:"
+                " its tools are not listed"
+            )
+        elif status.state not in ("ready", "disabled"):
             console.say(
                 f"{PROG}: server {status.name!r} is {status.state}"
                 f" ({_status_detail(status, loaded, options)}): its tools are not listed"
