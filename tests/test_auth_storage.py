@@ -77,6 +77,15 @@ async def test_round_trip_and_keys(tmp_path: Path) -> None:
     assert await store.resources() == [(RESOURCE, ISSUER)]
 
 
+async def test_reading_creates_nothing(tmp_path: Path) -> None:
+    store = FileTokenStorage(tmp_path / "state" / "auth")
+    assert await store.get_client(RESOURCE, ISSUER) is None
+    assert await store.resources() == []
+    assert not (tmp_path / "state").exists()
+    await store.forget(RESOURCE)  # a change: the directory is made
+    assert (tmp_path / "state" / "auth").is_dir()
+
+
 async def test_forget_one_issuer_or_all(tmp_path: Path) -> None:
     store = FileTokenStorage(tmp_path)
     other_issuer = "https://auth2.example.com"

@@ -240,6 +240,14 @@ async def test_servers_shows_the_server_that_needs_a_login(tmp_path: Path) -> No
         assert records["remote"]["state"] == "needs-login"
         assert records["remote"]["restarts"] == 0
 
+        done = await cli(tmp_path, "--config", str(config), "tools")
+        assert done.returncode == 0, done.stderr
+        said = (
+            f"trio-mcp: server 'remote' needs a login: run trio-mcp login --server remote --config {config}"
+        )
+        assert done.stderr.decode().splitlines() == [said + ": its tools are not listed"]
+        assert "local.echo" in done.stdout.decode()
+
 
 # ------------------------------------------------------------------ login, against a real authorization server
 

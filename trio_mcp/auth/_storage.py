@@ -299,7 +299,11 @@ class FileTokenStorage:
         await self._locked(change, write=True)
 
     async def _locked(self, work: Any, *, write: bool) -> None:
-        lock_fd = await trio.to_thread.run_sync(self._open_lock)
+        lock_fd = await trio.to_thread.run_sync(self._open_lock, write)
+        if lock_fd is None:
+            # Nothing was ever kept, and this is a read: nothing to create either.
+            work({})
+            return
         try:
             delay = 0.001
             while True:
@@ -337,7 +341,9 @@ class FileTokenStorage:
             except OSError as exc:
                 raise StorageError(f"cannot make {directory} private: {exc.strerror}") from None
 
-    def _open_lock(self) -> int:
+    def _open_lock(self, write: bool) -> int | None:
+        if not write and not os.path.lexists(self._directory):
+            return None
         self._prepare_directory()
         path = self._directory / _LOCK_NAME
         try:
