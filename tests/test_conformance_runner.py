@@ -255,3 +255,11 @@ def test_the_run_passes_only_when_every_leg_is_as_the_table_says():
     assert run.verdict([unclean]) == 1
     unknown = run.judge_leg(table, table.legs["other"], {"s": [check("a")], "new": []}, {"s": [0]})
     assert run.verdict([unknown]) == 1
+
+
+def test_a_run_may_judge_only_some_scenarios():
+    table = _table(s={"legs": ["leg"], "checks": ["a"]}, t={"legs": ["leg"], "checks": ["a"]}).only(["s*"])
+    report = run.judge_leg(table, table.legs["leg"], {"s": [check("a")], "t": [], "auth/x": []}, {"s": [0]})
+    assert report.passed == ["s"]
+    assert report.not_judged == {"t": "not selected in this run (--scenario)", "auth/x": "later"}
+    assert report.ok

@@ -29,6 +29,13 @@ import trio_mcp
 #: 120 s in run.py): a hang must show up as this client's failure instead.
 STEP_TIMEOUT = 60.0
 
+#: How long the server/discover probe may take before the server is taken for
+#: one of the initialize era (the library's default is 10 s). The harness runs
+#: every scenario's mock server in one Node process, all at once: on a loaded
+#: machine its event loop stalls for seconds, and a 2026-07-28 mock would be
+#: taken for an old server. A user whose server is that slow sets it too.
+PROBE_TIMEOUT = 30.0
+
 Scenario = Callable[[str, dict[str, Any]], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}
 
@@ -42,6 +49,11 @@ def scenario(*names: str) -> Callable[[Scenario], Scenario]:
         return fn
 
     return register
+
+
+def options(**hooks: Any) -> trio_mcp.ClientOptions:
+    """The options of every scenario: the hooks it needs, and a patient probe."""
+    return trio_mcp.ClientOptions(probe_timeout=PROBE_TIMEOUT, **hooks)
 
 
 def accept_with_defaults(params: trio_mcp.ElicitRequestParams) -> trio_mcp.ElicitResult:
@@ -65,13 +77,13 @@ def expect(condition: bool, what: str) -> None:
 
 @scenario("initialize")
 async def initialize(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url) as client:
+    async with trio_mcp.open_http_client(url, options()) as client:
         await client.list_tools()
 
 
 @scenario("tools_call")
 async def tools_call(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url) as client:
+    async with trio_mcp.open_http_client(url, options()) as client:
         await client.list_tools()
         result = await client.call_tool("add_numbers", {"a": 5, "b": 3})
         expect("8" in result.text, f"add_numbers(5, 3) answered {result.text!r}")
@@ -79,7 +91,7 @@ async def tools_call(url: str, context: dict[str, Any]) -> None:
 
 @scenario("sse-retry")
 async def sse_retry(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url) as client:
+    async with trio_mcp.open_http_client(url, options()) as client:
         await client.list_tools()
         result = await client.call_tool("test_reconnection", {})
         expect(not result.is_error, f"test_reconnection failed: {result.text!r}")
@@ -87,9 +99,7 @@ async def sse_retry(url: str, context: dict[str, Any]) -> None:
 
 @scenario("elicitation-sep1034-client-defaults")
 async def elicitation_defaults(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(
-        url, trio_mcp.ClientOptions(on_elicitation=accept_with_defaults)
-    ) as client:
+    async with trio_mcp.open_http_client(url, options(on_elicitation=accept_with_defaults)) as client:
         await client.list_tools()
         result = await client.call_tool("test_client_elicitation_defaults", {})
         expect(not result.is_error, f"test_client_elicitation_defaults failed: {result.text!r}")
@@ -111,7 +121,7 @@ def no_roots() -> list[trio_mcp.Root]:
 async def request_metadata(url: str, context: dict[str, Any]) -> None:
     # Every hook, so that every capability the scenario checks is declared.
     async with trio_mcp.open_http_client(
-        url, trio_mcp.ClientOptions(on_elicitation=decline, on_sampling=no_model, on_roots=no_roots)
+        url, options(on_elicitation=decline, on_sampling=no_model, on_roots=no_roots)
     ) as client:
         await client.list_tools()
         # A tool call declares the client's capabilities (a listing asks for no input).
@@ -120,9 +130,7 @@ async def request_metadata(url: str, context: dict[str, Any]) -> None:
 
 @scenario("sep-2322-client-request-state")
 async def request_state(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(
-        url, trio_mcp.ClientOptions(on_elicitation=accept_confirm)
-    ) as client:
+    async with trio_mcp.open_http_client(url, options(on_elicitation=accept_confirm)) as client:
         await client.list_tools()
         for tool in (
             "test_mrtr_echo_state",
@@ -136,7 +144,7 @@ async def request_state(url: str, context: dict[str, Any]) -> None:
 
 @scenario("http-standard-headers")
 async def standard_headers(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url) as client:
+    async with trio_mcp.open_http_client(url, options()) as client:
         for tool in await client.list_tools():
             await client.call_tool(tool.name, {})
         for resource in await client.list_resources():
@@ -149,7 +157,7 @@ async def standard_headers(url: str, context: dict[str, Any]) -> None:
 async def custom_headers(url: str, context: dict[str, Any]) -> None:
     calls = context.get("toolCalls", [])
     expect(bool(calls), "the harness named no tool calls")
-    async with trio_mcp.open_http_client(url) as client:
+    async with trio_mcp.open_http_client(url, options()) as client:
         await client.list_tools()
         for call in calls:
             await client.call_tool(call["name"], call.get("arguments", {}))
@@ -158,7 +166,7 @@ async def custom_headers(url: str, context: dict[str, Any]) -> None:
 @scenario("http-invalid-tool-headers")
 async def invalid_tool_headers(url: str, context: dict[str, Any]) -> None:
     # Call every tool listed: the invalid ones must never be listed.
-    async with trio_mcp.open_http_client(url) as client:
+    async with trio_mcp.open_http_client(url, options()) as client:
         tools = await client.list_tools()
         expect(any(tool.name == "valid_tool" for tool in tools), "valid_tool was not listed")
         for tool in tools:
@@ -167,14 +175,14 @@ async def invalid_tool_headers(url: str, context: dict[str, Any]) -> None:
 
 @scenario("json-schema-ref-no-deref")
 async def ref_no_deref(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url) as client:
+    async with trio_mcp.open_http_client(url, options()) as client:
         tools = await client.list_tools()
         expect(any(tool.name == "lookup_user" for tool in tools), "lookup_user was not listed")
 
 
 @scenario("json-schema-2020-12-preservation")
 async def schema_preservation(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url) as client:
+    async with trio_mcp.open_http_client(url, options()) as client:
         tools = {tool.name: tool for tool in await client.list_tools()}
         focal = tools["json_schema_2020_12_tool"]
         await client.call_tool("json_schema_echo", {"schema": focal.input_schema})

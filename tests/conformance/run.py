@@ -172,6 +172,15 @@ class Table:
     def expected(self, leg: str) -> dict[str, Expected]:
         return {name: entry for name, entry in self.scenarios.items() if leg in entry.legs}
 
+    def only(self, patterns: list[str]) -> Table:
+        """This table judging only the scenarios that match one of ``patterns`` (globs)."""
+        scenarios = {
+            name: entry
+            for name, entry in self.scenarios.items()
+            if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+        }
+        return Table(self.legs, scenarios, {**self.not_judged, "*": "not selected in this run (--scenario)"})
+
     def why_not_judged(self, scenario: str) -> str | None:
         for pattern, reason in self.not_judged.items():
             if fnmatch.fnmatchcase(scenario, pattern):
@@ -449,6 +458,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--table", type=Path, default=HERE / "scenarios.toml")
     parser.add_argument("--leg", action="append", help="run only this leg (repeatable)")
+    parser.add_argument(
+        "--scenario", action="append", help="judge only the scenarios matching this glob (repeatable)"
+    )
     parser.add_argument("--client", help="the client command (default: client.py under this Python)")
     parser.add_argument(
         "--self-test", action="store_true", help="run a client that does nothing; expect failures"
@@ -458,6 +470,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     table = load_table(args.table)
+    if args.scenario:
+        table = table.only(args.scenario)
     legs = [table.legs[name] for name in args.leg] if args.leg else list(table.legs.values())
     install(args.dest)
     if args.self_test:
