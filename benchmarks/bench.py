@@ -747,7 +747,13 @@ async def expire_all(count: int, budget: float) -> tuple[float, float] | None:
                 for _ in range(count):
                     nursery.start_soon(one)
                 await all_started.wait()
-                await wire.request("echo", {})  # the server has read every request before this one
+                try:
+                    await wire.request("echo", {})  # the server has read every request before this one
+                except trio_mcp.RequestTimeout:
+                    # On a loaded machine even this one can outlive the
+                    # budget: too short, as below.
+                    nursery.cancel_scope.cancel()
+                    return None
                 if trio.current_time() >= first_start + budget:
                     nursery.cancel_scope.cancel()
                     return None

@@ -1,6 +1,16 @@
 """Benchmark trio_mcp over Streamable HTTP against a raw httpx client and the official client.
 
-All contenders talk to the same local server, a separate process:
+First against a fast server, ``fast_server.js`` (a Node ``http`` responder
+answering the 2026-07-28 echo exchange with plain JSON), so that the client is
+the bottleneck: ``call_tool`` sequential and with 64 calls in flight, trio_mcp
+against raw httpx on Trio (on httpx's own pool, and on the pool trio_mcp's
+channel uses: the better of the two in each repetition is the baseline) and
+the official client, with each one's CPU time per call; the ratios are medians
+of the repetitions' ratios, measured in one run. Targets: at least 1.5 times
+the official client, at least 0.85 times raw httpx. Skipped without ``node``.
+``--fast-only`` stops there.
+
+Then all contenders talk to the same Python server, a separate process:
 ``tests/servers/http_server.py --era modern``, a small MCP server on Trio and
 h11 (2026-07-28: stateless POSTs answered with JSON, or with one event for
 the ``big`` tool). The metrics:
@@ -26,7 +36,7 @@ Each metric is measured ``--reps`` times, contenders taking turns, and the
 best rate of each is kept. Targets: trio_mcp at least 0.8 times raw on every
 metric; the ratio to the official client is reported.
 
-    python benchmarks/http_bench.py [--quick] [--reps N] [--official-python PATH]
+    python benchmarks/http_bench.py [--quick] [--reps N] [--official-python PATH] [--fast-only]
 
 It needs the ``http`` extra (httpx) and ``trio_mcp.open_http_client``; without
 them it says so and exits cleanly.

@@ -358,7 +358,9 @@ def test_a_remote_entry_that_cannot_be_reached_fails_alone(project):
     result = check(run(project, "--json", "--timeout", "10", "servers", extra_env={"TOKEN": SECRET}))
     servers = {record["name"]: record for record in json.loads(result.stdout)["servers"]}
     assert servers["demo"]["state"] == "ready"
-    assert servers["remote"]["state"] in ("failed", "restarting")
+    # (Should the demo server take over a second to start, a busy machine,
+    # the remote one is already starting again after its first failure.)
+    assert servers["remote"]["state"] in ("failed", "restarting", "starting")
     assert servers["remote"]["transport"] == "http"
     assert servers["remote"]["error"]
     assert SECRET not in result.stdout + result.stderr

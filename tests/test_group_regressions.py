@@ -303,3 +303,33 @@ async def test_a_command_in_the_home_folder_is_found_as_a_shell_would(tmp_path: 
             tag, _ = (await servers.call_tool("home__whoami")).content[0].text.split()
             assert tag == "home"
             assert "'~/bin/srv'" in repr(config.servers["home"])
+
+
+# ------------------------------------------------------------------ a fake entry
+
+
+async def test_a_fake_server_is_an_entry_like_any_other_restarts_included() -> None:
+    from trio_mcp.testing import FakeServer
+
+    fake = FakeServer(era="legacy", tools=["forecast"])
+    fake.on_tool("forecast", lambda request: f"sunny ({fake.pid})")
+    specs = [spec("real"), ServerSpec(name="weather", target=fake.target())]
+    policy = RestartPolicy(initial_delay=0.05, max_delay=0.1)
+    with trio.fail_after(GUARD):
+        async with open_servers(specs, restart=policy, options=PINNED) as servers:
+            events = servers.events()
+            first = servers.status("weather").pid
+            assert first == fake.pid
+            assert (await servers.call_tool("weather__forecast")).content[0].text == f"sunny ({first})"
+            assert (await servers.call_tool("real__whoami")).content[0].text.startswith("real ")
+            await fake.write_stderr("lost the satellite")
+            await fake.exit(3)
+            gone = await servers.wait_until("weather", "restarting", "starting", "ready")
+            async for event in events:
+                if event.server == "weather" and event.state == "ready":
+                    break
+            again = servers.status("weather")
+            assert again.pid not in (None, first)
+            assert (await servers.call_tool("weather__forecast")).content[0].text == f"sunny ({again.pid})"
+    assert gone.state in ("restarting", "starting", "ready")
+    assert fake.handler_errors == []

@@ -39,8 +39,10 @@ def server(request):
         yield running
 
 
-def open_client(server, scenario, *, client=None, **options):
+def open_client(server, scenario, *, client=None, target=None, **options):
     headers = {"X-Test-Scenario": scenario, "X-Test-Client": client or uuid.uuid4().hex}
+    if target is not None:
+        headers["X-Test-Target"] = target
     options.setdefault("trust_env", False)
     return http_client(server.url, headers=headers, **options)
 
@@ -280,3 +282,24 @@ async def test_cancelled_while_connecting_returns(modern_server, after):
         with trio.move_on_after(after):
             async with open_client(modern_server, "none"):
                 await trio.sleep_forever()
+
+
+# ------------------------------------------------------------------ resumption, keep-alive
+
+
+async def test_a_stream_of_only_a_priming_event_is_resumed(legacy_server):
+    """A POST stream that carried only a priming event (an id, ``retry``, no data) before it
+    ended is resumed with ``Last-Event-ID`` after the server's ``retry``."""
+    with trio.fail_after(LIMIT):
+        async with open_client(legacy_server, "priming-only") as client:
+            assert (await client.call_tool("fault", {})).text == "fault ok"
+
+
+async def test_a_list_refused_by_a_closing_kept_alive_connection_is_sent_again(server):
+    """A request without side effects, written on a kept-alive connection the server closes
+    unread, goes once more on another connection."""
+    with trio.fail_after(LIMIT):
+        async with open_client(server, "drop-reused", target="all") as client:
+            await client.call_tool("echo", {"text": "x"})
+            assert "echo" in [tool.name for tool in await client.list_tools()]
+    assert (await stats(server))["requests"]["tools/list"] >= 2

@@ -1,4 +1,4 @@
-"""MCP over any Trio byte stream: `open_stream_client`, `wrap_client_stream`, `open_stream_transport`.
+"""MCP over any Trio byte stream: a `StreamTarget` opened with `open_client`, `connect_client` and `open_session`.
 
 The same client as over stdio, over three kinds of stream: an in-memory pair
 (`trio.testing.memory_stream_pair`), a real TCP socket on the loopback
@@ -86,7 +86,7 @@ async def test_a_client_over_the_pipes_of_a_child_process():
                 await proc.wait()
 
 
-async def test_wrap_client_stream_runs_in_a_nursery_of_yours_and_closes_with_the_client():
+async def test_connect_client_runs_in_a_nursery_of_yours_and_closes_with_the_client():
     client_end, server_end = trio.testing.memory_stream_pair()
     with trio.fail_after(GUARD):
         async with trio.open_nursery() as nursery:

@@ -1196,3 +1196,23 @@ def test_the_strategies_draw_what_they_say(line, result):
     assert line.endswith(b"\n")
     assert b"\n" not in line[:-1]
     json.dumps(result)  # any JSON value, encodable
+
+
+async def test_a_fake_is_a_target_for_open_client_and_connect_client(autojump_clock):
+    server = FakeServer(tools=["a"])
+    server.on_tool("a", lambda request: "done")
+    target = server.target()
+    async with trio_mcp.open_client(target) as client:
+        assert (await client.call_tool("a", {})).text == "done"
+        first = client.pid
+        assert first == server.pid
+    async with trio.open_nursery() as nursery:
+        client = await trio_mcp.connect_client(nursery, target)
+        assert (await client.call_tool("a", {})).text == "done"
+        assert client.pid not in (None, first)  # connected anew, as a process is started anew
+        await client.aclose()
+    server.on_tool("a", lambda request: 1 / 0)
+    async with trio_mcp.open_client(target) as client:
+        with pytest.raises(trio_mcp.RpcError):
+            await client.call_tool("a", {})
+    assert isinstance(server.handler_errors[0], ZeroDivisionError)

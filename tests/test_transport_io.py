@@ -613,7 +613,7 @@ async def test_unclaimed_notification_goes_to_the_first_callback_ever_given():
 
 
 async def test_unclaimed_notification_goes_to_the_transport_sink():
-    """With ``on_notification`` given to `open_stdio_transport`, notifications
+    """With ``on_notification`` given to `open_session` (`SessionOptions`), notifications
     no request claims go there, not to any request's callback."""
     sink = Collector()
     got_a: list[dict[str, Any]] = []

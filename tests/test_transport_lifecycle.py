@@ -1,4 +1,4 @@
-"""Lifecycle tests of `open_stdio_transport` against real child processes.
+"""Lifecycle tests of a session over a `ProcessTarget` (`open_session`) against real child processes.
 
 Each test starts ``tests/servers/life_server.py`` (a stdlib script driven by
 the request methods and flags described in its docstring) and checks one

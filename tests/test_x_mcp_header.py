@@ -17,6 +17,12 @@ import trio_mcp
 LIMIT = 30
 
 
+def connect(server, **options):
+    """A client of the server, with ``ClientOptions`` given by keyword."""
+    target = trio_mcp.HTTPTarget(server.url, trust_env=False)
+    return trio_mcp.open_client(target, trio_mcp.ClientOptions(**options))
+
+
 @pytest.fixture(scope="module")
 def modern_server():
     with hostile_server(era="modern") as running:
@@ -64,7 +70,7 @@ async def test_the_initialize_era_lists_every_tool(legacy_server):
 
 async def test_designated_arguments_go_in_mcp_param_headers(modern_server):
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_http_client(modern_server.url, trust_env=False) as client:
+        async with connect(modern_server) as client:
             await client.list_tools()
             # The server checks each header against its argument (400 -32020 otherwise) and
             # answers the headers it got, as they were sent.
@@ -87,7 +93,7 @@ async def test_designated_arguments_go_in_mcp_param_headers(modern_server):
 
 async def test_a_tool_never_listed_gets_no_mcp_param_headers(modern_server):
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_http_client(modern_server.url, trust_env=False) as client:
+        async with connect(modern_server) as client:
             # The server wants the headers: without a listing the client cannot know them.
             with pytest.raises(trio_mcp.RpcError) as info:
                 await client.call_tool("route", {"region": "eu-west1"})
@@ -99,7 +105,7 @@ async def test_a_tool_never_listed_gets_no_mcp_param_headers(modern_server):
 
 async def test_an_argument_no_header_can_carry_is_the_callers_error(modern_server):
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_http_client(modern_server.url, trust_env=False) as client:
+        async with connect(modern_server) as client:
             await client.list_tools()
             with pytest.raises(ValueError, match="Mcp-Param-Priority"):
                 await client.call_tool("route", {"priority": 2**60})

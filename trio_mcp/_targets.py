@@ -253,7 +253,7 @@ class StreamTarget(Target):
     """How messages name the server, as ``server 'NAME'`` (default: by the stream's type)."""
 
 
-def spec_target(spec: ServerSpec) -> ProcessTarget | HTTPTarget:
+def spec_target(spec: ServerSpec) -> Target:
     """The target of one entry of a configuration: the one place that picks its transport.
 
     A ``stdio`` entry is a child process with the entry's ``command``,
@@ -262,10 +262,19 @@ def spec_target(spec: ServerSpec) -> ProcessTarget | HTTPTarget:
     entry is its ``url``, with its ``headers`` (an ``sse`` server is reached
     through the HTTP+SSE fallback of the same opener).
 
+    An entry made in code with a ``target`` is that target.
+
     Raises:
         ConfigError: A stdio entry without a command, or a remote one
             without a URL.
+        TypeError: The entry's ``target`` is not a `Target`.
     """
+    if spec.target is not None:
+        if not isinstance(spec.target, Target):
+            raise TypeError(
+                f"the target of server {spec.name!r} is not a Target but {type(spec.target).__name__}"
+            )
+        return spec.target
     if spec.transport != "stdio":
         if not spec.url:
             raise ConfigError(f"server {spec.name!r} has no url", server=spec.name, field="url")

@@ -37,7 +37,9 @@ from trio_mcp.auth import (
     OAuth,
 )
 
-STEP_TIMEOUT = 20.0
+#: The harness runs a whole suite at once: on a small machine a client may wait
+#: long for its turn on a core, well within the harness's own timeout.
+STEP_TIMEOUT = 60.0
 REDIRECT_URI = "http://localhost:3000/callback"
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 
@@ -79,7 +81,10 @@ class HeadlessRedirect:
 
 async def use(url: str, auth: httpx.Auth, *, call: str | None = "test-tool") -> None:
     with trio.fail_after(STEP_TIMEOUT):
-        async with trio_mcp.open_client(trio_mcp.HTTPTarget(url, auth=auth)) as client:
+        # The login runs within the first request, the era probe: its budget
+        # must leave room for it (10 s by default, too short on a loaded machine).
+        options = trio_mcp.ClientOptions(probe_timeout=STEP_TIMEOUT, handshake_timeout=STEP_TIMEOUT)
+        async with trio_mcp.open_client(trio_mcp.HTTPTarget(url, auth=auth), options) as client:
             tools = await client.list_tools()
             names = [tool.name for tool in tools]
             if call is not None and call in names:

@@ -170,6 +170,7 @@ class Exchange:
         self.conn = conn
         self.keep = True  # False: close the connection after this exchange
         self.rst = False  # close it with a TCP reset
+        self.index = 0  # how many requests the connection carried before this one
 
     async def _send(self, event: Any) -> None:
         data = self.conn.send(event)
@@ -341,12 +342,16 @@ class State:
         self.open += 1
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
         exchange = Exchange(stream, conn)
+        served = False
         try:
             while True:
                 request = await self._read_request(stream, conn)
                 if request is None:
                     return
+                index = exchange.index + 1 if served else 0
+                served = True
                 exchange = Exchange(stream, conn)
+                exchange.index = index
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._watch, stream, conn, nursery.cancel_scope)
                     try:
@@ -1267,6 +1272,40 @@ BAD_ENDPOINTS = {
 }
 
 
+async def s_priming_only(call: Call) -> None:
+    """Legacy: the stream carries a priming event (an id and ``retry``, no data) and ends; a
+    GET with ``Last-Event-ID`` gets the answer."""
+    session = call.session
+    if session is None:
+        await call.error(400, -32600, "needs a session")
+        return
+    key = f"p{next(call.server.server_ids)}"
+    priming = f"retry: 50\nid: {key}/0\ndata: \n\n".encode()
+    answer = sse_event(call.result_message(text_result("fault ok")), event_id=f"{key}/1")
+    session.streams[key] = [(f"{key}/0", priming), (f"{key}/1", answer)]
+    await call.exchange.start_stream()
+    await call.exchange.write(priming)
+    await call.exchange.end()
+    call.exchange.keep = False
+
+
+async def s_drop_reused(call: Call) -> None:
+    """The first ``tools/list`` of a client that is not the first request on its connection:
+    the connection is closed unread (a server's keep-alive timer that fired just as the
+    request came); else no fault."""
+    client = call.request.header("x-test-client") or ""
+    if (
+        call.exchange.index > 0
+        and call.method == "tools/list"
+        and (client, "dropped") not in call.server.once
+    ):
+        call.server.once.add((client, "dropped"))
+        call.exchange.keep = False
+        call.exchange.rst = True
+        return
+    await s_none(call)
+
+
 async def s_none(call: Call) -> None:
     """No fault."""
     await (call.server.modern(call) if call.era == "modern" else call.server.legacy(call))
@@ -1363,6 +1402,8 @@ SCENARIOS: dict[str, Callable[[Call], Awaitable[None]]] = {
     "slow-get": s_none,  # the GET stream's head comes late (see State.get)
     "initialized-hangs": s_none,  # notifications/initialized is never answered
     "get-many-events": s_none,  # each GET stream carries 5000 events, then ends
+    "priming-only": s_priming_only,
+    "drop-reused": s_drop_reused,
     "sse-endpoint-bad-port": s_refuse_initialize,
     "sse-endpoint-bad-host": s_refuse_initialize,
 }

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 
 from .._errors import ConfigError
+
+if TYPE_CHECKING:
+    from .._targets import Target  # noqa: TC004 (attrs never evaluates this annotation)
 
 __all__ = ["ConfigError", "ConfigSource", "LoadedConfig", "ServerSpec", "Transport"]
 
@@ -170,6 +173,12 @@ class ServerSpec:
         tools_deny: Tools (server-side names) never offered.
         source: Where the entry came from.
         extra: Fields the loader did not know, kept as they were.
+        target: Where the server is, given in code instead of a command or
+            a URL: any `~trio_mcp.Target` (a test's
+            `FakeServer.target() <trio_mcp.testing.FakeServer.target>`, or a
+            server your code reaches in a way no file describes). The entry
+            is then started, supervised and restarted through it like any
+            other; `transport`, `command` and `url` are not used.
         written: The command and its arguments as written in the file,
             ``${...}`` references unexpanded (empty for an entry made in
             code): what messages, logs and errors show of the server, never
@@ -201,6 +210,8 @@ class ServerSpec:
     source: ConfigSource = attrs.field(factory=ConfigSource, validator=_check_source)
     extra: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping, eq=False)
     written: tuple[str, ...] = attrs.field(default=(), converter=_strings, validator=_check_strings, eq=False)
+    # (Checked where the entry becomes a target: this model imports nothing above it.)
+    target: Target | None = attrs.field(default=None, eq=False)
 
     @property
     def command_line(self) -> tuple[str, ...]:

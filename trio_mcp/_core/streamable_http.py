@@ -89,6 +89,19 @@ CALL_EVENTS: Final = 1024
 ERROR_BODY_KEEP: Final = 1024
 #: Methods whose ``Mcp-Name`` header is the name (or URI) the session gave.
 _NAMED: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: Methods without side effects: sent again once when no response came at all.
+_SAFE: Final = frozenset(
+    {
+        "server/discover",
+        "ping",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+    }
+)
 #: What a renewed session is told again, by method.
 _SESSION_STATE: Final = frozenset({"logging/setLevel", "resources/subscribe"})
 
@@ -513,9 +526,27 @@ class StreamableHTTP:
             )
         return out
 
-    def retry_seen(self, call: Call, retry: int | None) -> None:
-        """The stream of ``call`` set ``retry`` (milliseconds), for its resumption."""
+    def stream_position(self, call: Call, last_event_id: str, retry: int | None) -> None:
+        """Where the stream of ``call`` stands: its last event id and ``retry`` (milliseconds), as
+        its parser has them, for its resumption (a priming event sets them and delivers nothing)."""
         call.retry = retry
+        if call.revision is None and last_event_id:
+            call.last_event_id = last_event_id
+
+    def get_position(self, last_event_id: str, retry: int | None) -> None:
+        """Where the GET stream stands (its parser's last event id and ``retry``), for reopening it."""
+        self._get_retry = retry
+        if last_event_id:
+            self._get_last_id = last_event_id
+
+    def unanswered(self, call: Call) -> bool:
+        """``call``'s POST failed before any response came (a kept-alive connection the server
+        had just closed, say): whether to send it once more. Only for methods without side
+        effects, once."""
+        if call.method not in _SAFE or call.resent or call.private:
+            return False
+        call.resent = True
+        return True
 
     def stream_ended(
         self, call: Call, exchange: int, why: str | None

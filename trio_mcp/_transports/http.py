@@ -406,56 +406,73 @@ class HTTPChannel(Channel):
         core = self._core
         headers = self._headers(core.post_headers(call))
         exchange = call.exchange
-        async with self._exchange("POST", self.url, headers, call.data) as response:
-            status = response.status_code
-            head = lower_headers(response.headers)
-            verdict = core.response(call, exchange, status, head)
-            if isinstance(verdict, Fail):
-                raise verdict.error
-            if verdict == READ_JSON:
-                body = await self._read_body(response, call)
-                actions = core.json_body(call, exchange, body, status)
-                if any(isinstance(action, Fail) and action.out_of_step for action in actions):
-                    retire_connection(response)
-                self._act(actions)
+        answered = False
+        try:
+            async with self._exchange("POST", self.url, headers, call.data) as response:
+                answered = True
+                outcome = await self._read_post(call, response, exchange)
+        except ConnectionFailed:
+            # No response at all (a kept-alive connection the server had just
+            # closed): a method without side effects goes once more.
+            if answered or not core.unanswered(call):
+                raise
+            self._log(f"{call.method} got no response from {self.name}; sending it once more")
+            return RESEND
+        if outcome == PARKED:
+            # The answer comes on the GET stream (it may have come already),
+            # or never (the caller's deadline).
+            event = self._parked.setdefault(call.request_id, trio.Event())
+            if not call.answered:
+                await event.wait()
+            return None
+        return outcome
+
+    async def _read_post(self, call: Call, response: httpx.Response, exchange: int) -> str | None:
+        """Read the response to ``call``'s POST: `None` when done, or `LOST`, `RESEND`, `PARKED`."""
+        core = self._core
+        status = response.status_code
+        head = lower_headers(response.headers)
+        verdict = core.response(call, exchange, status, head)
+        if isinstance(verdict, Fail):
+            raise verdict.error
+        if verdict == READ_JSON:
+            body = await self._read_body(response, call)
+            actions = core.json_body(call, exchange, body, status)
+            if any(isinstance(action, Fail) and action.out_of_step for action in actions):
+                retire_connection(response)
+            self._act(actions)
+            return None
+        if verdict == READ_EVENTS:
+            await self._read_events(call, response, exchange)
+            return None
+        if verdict == PARKED:
+            self._log(
+                f"{self.name} accepted request {call.request_id!r} ({call.method}) with 202; its answer"
+                " may come on the stream of server messages"
+            )
+            return PARKED
+        body = await read_some(response, ERROR_BODY_READ)
+        decision = core.refusal(call, exchange, status, head, body, time.time())
+        if isinstance(decision, Deliver):
+            self._act([decision])
+            return None
+        if isinstance(decision, Fail):
+            raise decision.error
+        if decision == FALL_BACK:
+            why = None if call.private else await self._try_sse(call)
+            if why is True:
                 return None
-            if verdict == READ_EVENTS:
-                await self._read_events(call, response, exchange)
-                return None
-            if verdict == PARKED:
-                self._log(
-                    f"{self.name} accepted request {call.request_id!r} ({call.method}) with 202; its answer"
-                    " may come on the stream of server messages"
-                )
-                event = self._parked.setdefault(call.request_id, trio.Event())
-            else:
-                body = await read_some(response, ERROR_BODY_READ)
-                decision = core.refusal(call, exchange, status, head, body, time.time())
-                if isinstance(decision, Deliver):
-                    self._act([decision])
-                    return None
-                if isinstance(decision, Fail):
-                    raise decision.error
-                if decision == FALL_BACK:
-                    why = None if call.private else await self._try_sse(call)
-                    if why is True:
-                        return None
-                    also = f"; nor does it speak HTTP+SSE: {why}" if isinstance(why, MCPError) else ""
-                    raise HTTPError(
-                        f"{self.name} answered {call.method} with HTTP {status}{also}",
-                        url=core.url,
-                        status=status,
-                        headers=head,
-                        body=body[:1024].decode("utf-8", "replace"),
-                    ) from why if isinstance(why, MCPError) else None
-                if call.private and decision in (LOST, RESEND):
-                    raise ProtocolError(f"{self.name} refused {call.method} of a new session (HTTP {status})")
-                return decision
-        # Parked: the answer comes on the GET stream (it may have come already),
-        # or never (the caller's deadline).
-        if not call.answered:
-            await event.wait()
-        return None
+            also = f"; nor does it speak HTTP+SSE: {why}" if isinstance(why, MCPError) else ""
+            raise HTTPError(
+                f"{self.name} answered {call.method} with HTTP {status}{also}",
+                url=core.url,
+                status=status,
+                headers=head,
+                body=body[:1024].decode("utf-8", "replace"),
+            ) from why if isinstance(why, MCPError) else None
+        if call.private and decision in (LOST, RESEND):
+            raise ProtocolError(f"{self.name} refused {call.method} of a new session (HTTP {status})")
+        return decision
 
     async def _read_body(self, response: httpx.Response, call: Call) -> bytes:
         length = response.headers.get("content-length")
@@ -496,12 +513,14 @@ class HTTPChannel(Channel):
         parser = EventParser(self._max)
 
         def on_item(item: Item) -> bool:
-            core.retry_seen(call, parser.retry)
+            core.stream_position(call, parser.last_event_id, parser.retry)
             self._act(core.event(call, call.exchange, item))
             return call.answered
 
         done, cause = await self._pump(response, parser, on_item)
         while not done:
+            # A priming event (an id, no data) delivers no item: the parser has its id.
+            core.stream_position(call, parser.last_event_id, parser.retry)
             step = core.stream_ended(call, call.exchange, network_error(cause) if cause is not None else None)
             if step is None:
                 return
@@ -634,6 +653,7 @@ class HTTPChannel(Channel):
         parser = EventParser(self._max)
 
         def on_item(item: Item) -> bool:
+            core.get_position(parser.last_event_id, parser.retry)
             actions = core.get_event(item, parser.retry)
             self._act(actions)
             for action in actions:
@@ -666,6 +686,7 @@ class HTTPChannel(Channel):
             finally:
                 core.get_open = False
                 self._get_ready.set()
+            core.get_position(parser.last_event_id, parser.retry)
             delay = core.get_ended(failed)
             if delay is None:
                 self._log(

@@ -2,7 +2,7 @@
 
 `OAuth` logs a user in (authorization code with PKCE); `ClientCredentials`,
 `JWTBearer` and `EnterpriseManaged` obtain tokens without a browser. Each is an `httpx.Auth`: give it
-to `trio_mcp.open_http_client` as ``auth=``. Registrations and tokens live
+to a `trio_mcp.HTTPTarget` as ``auth=``. Registrations and tokens live
 in a `TokenStorage`; a `RedirectHandler` takes the user through a login.
 
 Signing (``private_key_jwt``, DPoP) needs the ``auth`` extra

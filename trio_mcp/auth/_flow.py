@@ -8,8 +8,8 @@ when the server answers 401 or 403, discovery, the grant, and one retry.
 How it stays Trio-safe:
 
 * The flow overrides ``async_auth_flow`` and never reads the MCP server's
-  response body, which may be an endless event stream; a refusal's body is
-  capped before httpx reads it.
+  response body, which may be an endless event stream, nor a refusal's
+  (whose connection is then closed, not reused for the retry).
 * Its own requests (metadata, registration, tokens) go through a client of
   their own, each with its own timeout, following redirects only on the
   same origin; nothing it holds (a client, a listener, a cancel scope)
@@ -38,6 +38,7 @@ from .._core.oauth import AuthorizationFailed, AuthServer, ProtectedResource
 from ._protocols import ClientInfo, MemoryTokenStorage, RedirectHandler, Tokens, TokenStorage
 
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 
     from ._jose import SigningKey
@@ -48,8 +49,6 @@ __all__ = ["ClientCredentials", "EnterpriseManaged", "JWTBearer", "OAuth"]
 DEFAULT_TIMEOUT: Final = 30.0
 #: The largest metadata, registration or token response read, in bytes.
 MAX_BODY: Final = 256 * 1024
-#: The largest body of a 401 or 403 that httpx is let read before a retry.
-MAX_REFUSAL_BODY: Final = 1024 * 1024
 #: Same-origin redirects followed on the flow's own requests.
 MAX_REDIRECTS: Final = 3
 #: Step-ups (403 ``insufficient_scope``) tried per request.
@@ -81,28 +80,24 @@ class _Challenge:
         return cls(response.status_code, scheme, params)
 
 
-class _CappedStream(httpx.AsyncByteStream):
-    """A response body of which only the first ``limit`` bytes are kept; the rest is read and dropped.
+class _Unread(httpx.AsyncByteStream):
+    """A refusal's body, left unread: httpx reads it (to nothing) before the retry goes out.
 
-    httpx reads the whole body of a refusal before the flow's retry goes
-    out; a hostile server could make it hold gigabytes. The time it takes
-    is bounded by the caller's deadline, the memory by ``limit``.
+    Closing a response before its end closes its connection instead of
+    putting it back in the pool. That is the point: the retry may go out
+    long after the refusal (a person logged in meanwhile), by when the
+    server may have closed that idle connection, and a POST sent on it
+    would fail. And a hostile server's endless refusal costs nothing.
     """
 
-    def __init__(self, stream: Any, limit: int) -> None:
+    def __init__(self, stream: Any) -> None:
         self._stream = stream
-        self._left = limit
-        self._chunks: Any = None
 
-    def __aiter__(self) -> _CappedStream:
-        self._chunks = self._stream.__aiter__()
+    def __aiter__(self) -> _Unread:
         return self
 
     async def __anext__(self) -> bytes:
-        chunk: bytes = await self._chunks.__anext__()
-        kept = chunk[: self._left]
-        self._left -= len(kept)
-        return kept
+        raise StopAsyncIteration
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -197,7 +192,7 @@ class _Flow(httpx.Auth):
                     return
             except _CannotAuthorize:
                 return
-            response.stream = _CappedStream(response.stream, MAX_REFUSAL_BODY)
+            response.stream = _Unread(response.stream)
             used = self._apply(request)
             response = yield request
 
@@ -254,7 +249,9 @@ class _Flow(httpx.Auth):
             if self._http is not None:
                 await run(self._http)
             else:
-                async with httpx.AsyncClient(follow_redirects=False, timeout=self._timeout) as http:
+                async with httpx.AsyncClient(
+                    follow_redirects=False, timeout=self._timeout, verify=_ssl_context()
+                ) as http:
                     await run(http)
         finally:
             self._busy = None
@@ -536,6 +533,17 @@ class _Flow(httpx.Auth):
         return await self._storage.get_tokens(context.resource, context.issuer, client.client_id)
 
 
+_SSL_CONTEXT: ssl.SSLContext | None = None
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """The TLS context of the flow's own clients, made once: loading the CA bundle is the costly part of a client."""
+    global _SSL_CONTEXT
+    if _SSL_CONTEXT is None:
+        _SSL_CONTEXT = httpx.create_ssl_context()
+    return _SSL_CONTEXT
+
+
 def _where(url: str) -> str:
     """A URL fit for a message: no query, no fragment, no user info."""
     try:
@@ -550,7 +558,7 @@ def _where(url: str) -> str:
 class OAuth(_Flow):
     """The MCP authorization flow for a user: authorization code with PKCE, as an `httpx.Auth`.
 
-    Give it to `trio_mcp.open_http_client` (``auth=``). The first request goes out
+    Give it to a `trio_mcp.HTTPTarget` (``auth=``). The first request goes out
     without a token; when the server answers 401, the flow finds the
     server's authorization server (protected resource metadata, then
     authorization server metadata, or the 2025-03-26 fallback), reuses the
@@ -559,13 +567,16 @@ class OAuth(_Flow):
     registration) and sends the user to log in through ``redirect``. A 403
     ``insufficient_scope`` asks once for the union of the scopes.
 
-    The login runs within the request that needed it, under the caller's
-    cancel scope: give that request time for a person to log in, or log in
-    beforehand (``trio-mcp login`` keeps the tokens in a file store that
-    later processes share).
+    The login runs within the request that needed it, under that request's
+    cancel scope: give it time for a person to log in, or log in beforehand
+    (``trio-mcp login`` keeps the tokens in a file store that later
+    processes share). The first request of a connection is the era probe,
+    bounded by the client's ``probe_timeout`` (10 s by default), and then
+    ``initialize``, bounded by ``handshake_timeout``: when a person may have
+    to log in on connecting, give both the time it takes.
 
     Args:
-        server_url: The MCP server's URL (the same as given to `trio_mcp.open_http_client`).
+        server_url: The MCP server's URL (the same as the target's).
         redirect: The user's part of the login: a `RedirectHandler`. Without
             one the flow uses stored or refreshed tokens only, and a server
             that needs a login raises `trio_mcp.AuthRequired` as without the flow.
@@ -586,7 +597,8 @@ class OAuth(_Flow):
             ``auth`` extra.
         timeout: The timeout of each request the flow makes itself, in seconds.
         http_client: An `httpx.AsyncClient` for those requests (proxies,
-            TLS); not closed. By default one is made for each grant.
+            TLS); not closed. By default one is made for each grant (it
+            honours the proxy variables of the environment).
     """
 
     def __init__(

@@ -11,7 +11,6 @@ user info.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from typing import TYPE_CHECKING, Any, Final
@@ -20,7 +19,6 @@ import attrs
 
 from .._config import (
     ConfigError,
-    DiscoveredConfig,
     LoadedConfig,
     ServerSpec,
     discover_configs,
@@ -97,7 +95,7 @@ def load(options: Options, console: Console) -> Loaded:
         except ConfigError as exc:
             raise ConfigFailure(str(exc)) from None
         return Loaded(config, _load(paths, shown=True), tuple(config.sources))
-    found = [str(place.path) for place in discover_configs() if place.exists and not _no_servers(place)]
+    found = [str(place.path) for place in discover_configs() if place.exists]
     good: list[str] = []
     skipped: list[str] = []
     for path in found:
@@ -115,22 +113,6 @@ def load(options: Options, console: Console) -> Loaded:
         )
     config = _load(good, shown=False)
     return Loaded(config, _load(good, shown=True), tuple(good), tuple(skipped))
-
-
-def _no_servers(place: DiscoveredConfig) -> bool:
-    """Whether ``place`` is Claude Code's ``~/.claude.json`` without servers.
-
-    That file holds all of Claude Code's settings, and has an ``mcpServers``
-    map only once a user-scope server was added: without one, it is not a
-    broken configuration but an empty one.
-    """
-    if place.client != "claude-code" or place.scope != "user":
-        return False
-    try:
-        root = json.loads(place.path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(root, dict) and "mcpServers" not in root
 
 
 def shown_command(spec: ServerSpec | None) -> str:
@@ -204,21 +186,15 @@ def choose(options: Options, loaded: Loaded) -> None:
 
 def _listing(options: Options) -> tuple[list[dict[str, JSON]], list[str]]:
     """Each file's record (for --json), and the paths looked at."""
-    empty: set[str] = set()
     if options.config:
         places = [(os.path.abspath(path), "", "", os.path.isfile(path)) for path in options.config]
     else:
         places = [(str(d.path), d.client, d.scope, d.exists) for d in discover_configs()]
-        empty = {str(d.path) for d in discover_configs() if d.exists and _no_servers(d)}
     records: list[dict[str, JSON]] = []
     for path, client, scope, exists in places:
         record: dict[str, JSON] = {"path": path, "client": client or None, "scope": scope or None}
         record["exists"] = exists
         if not exists:
-            records.append(record)
-            continue
-        if path in empty:
-            record["servers"] = []
             records.append(record)
             continue
         try:

@@ -38,6 +38,7 @@ from ._args import (
     EXIT_OK,
     EXIT_TIMEOUT,
     EXIT_USAGE,
+    LOGIN_COMMANDS,
     PROG,
     UsageError,
     parse_args,
@@ -60,9 +61,10 @@ JSON = Any
 PROMPT: Final = f"{PROG}> "
 #: The words that end the shell.
 EXIT_WORDS: Final = ("exit", "quit")
-#: The commands the shell runs (all of the command line's, but itself), and its own.
+#: The commands the shell runs (all of the command line's on one server, but
+#: itself; logging in and out is done before the shell connects), and its own.
 SHELL_COMMANDS: Final = (
-    *(name for name in COMMANDS if name != "shell" and name not in CONFIG_COMMANDS),
+    *(name for name in COMMANDS if name != "shell" and name not in CONFIG_COMMANDS + LOGIN_COMMANDS),
     "help",
     *EXIT_WORDS,
 )
@@ -336,7 +338,7 @@ def _help() -> str:
     lines += [
         f"  {name:<10} {what}"
         for name, what in COMMAND_HELP.items()
-        if name != "shell" and name not in CONFIG_COMMANDS
+        if name != "shell" and name not in CONFIG_COMMANDS + LOGIN_COMMANDS
     ]
     lines += [
         f"  {'help':<10} this list ('COMMAND --help': a command's own)",

@@ -223,6 +223,7 @@ class _Connection:
 
     def failed(self, request: Request, error: Exception) -> RpcError:
         self.handler_errors.append(error)
+        self.server.handler_errors.append(error)
         return RpcError(INTERNAL_ERROR, f"the fake server's handler raised {error!r}")
 
     def input_ended(self) -> None:
@@ -392,6 +393,8 @@ class FakeServer:
 
         self.received: list[JSON] = []
         self.requests: list[FakeRequest] = []
+        self.handler_errors: list[Exception] = []
+        """What the handlers raised (taken for bugs of the test), over every connection."""
         self._tool_handlers: dict[str, Callable[[FakeRequest], Any]] = {}
         self._handlers: dict[str, Callable[[FakeRequest], Any]] = {}
         self._queue: deque[FakeRequest] = deque()
@@ -497,6 +500,32 @@ class FakeServer:
         return caps
 
     # ---------------------------------------------------------- handlers
+
+    def target(
+        self, *, on_stderr: Callable[[str], object] | None = None, stderr_tail_bytes: int = 8 * 1024
+    ) -> Target:
+        """This fake as a `trio_mcp.Target`, for code that opens its servers itself.
+
+        ::
+
+            config = [trio_mcp.ServerSpec(name="weather", target=server.target())]
+            async with trio_mcp.open_servers(config) as servers:
+                ...
+
+        Each opening connects the fake anew, as a process is started anew:
+        `trio_mcp.open_client`, `trio_mcp.connect_client`, a server group's
+        entry (`trio_mcp.ServerSpec.target`), which restarts it after
+        `exit` like any server. As with a process, a fake that dies on the
+        ``server/discover`` probe is connected again and sent
+        ``initialize``. What a handler raises reaches the client as a
+        ``-32603`` error and `handler_errors`; `open_fake_client` raises
+        it too.
+
+        Args:
+            on_stderr: As `trio_mcp.ProcessTarget.on_stderr`.
+            stderr_tail_bytes: As `trio_mcp.ProcessTarget.stderr_tail_bytes`.
+        """
+        return _FakeTarget(self, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
 
     def on_tool(self, name: str, handler: Callable[[FakeRequest], Any]) -> None:
         """Answer every ``tools/call`` of tool ``name`` with ``handler``.
