@@ -140,6 +140,28 @@ def test_a_32022_naming_the_version_asked_is_resent_once():
     assert isinstance(c.refusal(call, call.exchange, 400, head, body, 0.0), sh.Deliver)
 
 
+def test_a_version_retry_can_still_be_sent_again_once_when_its_post_went_unread():
+    """A ``-32022`` retry is the server's request; a kept-alive connection closed under it is
+    another cause, allowed once: and a call with side effects is never sent again unread."""
+    c = core()
+    call = c.open(b"{}", "server/discover", 1, None, MODERN)
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "error": {"code": -32022, "message": "no", "data": {"supported": [MODERN]}},
+        }
+    ).encode()
+    c.post_headers(call)
+    assert c.refusal(call, call.exchange, 400, {"content-type": "application/json"}, body, 0.0) == sh.RESEND
+    c.post_headers(call)
+    assert c.unanswered(call)
+    assert not c.unanswered(call)
+    tool = c.open(b"{}", "tools/call", 2, "echo", MODERN)
+    c.post_headers(tool)
+    assert not c.unanswered(tool)
+
+
 def test_redirect_targets_and_endpoints():
     assert redirect_target("http://h:1/mcp", "/x?y") == "http://h:1/x?y"
     for bad in ("http://[::1/x", "http://h:99999/x", "ftp://h/x"):

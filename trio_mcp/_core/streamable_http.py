@@ -162,6 +162,7 @@ class Call:
         "private",
         "request_id",
         "resent",
+        "resent_unread",
         "resumes",
         "retry",
         "revision",
@@ -183,6 +184,7 @@ class Call:
         self.generation = 0
         self.session_sent = False
         self.resent = False
+        self.resent_unread = False
         self.answered = False
         self.answer: dict[str, JSON] | None = None
         self.parked = False
@@ -542,10 +544,11 @@ class StreamableHTTP:
     def unanswered(self, call: Call) -> bool:
         """``call``'s POST failed before any response came (a kept-alive connection the server
         had just closed, say): whether to send it once more. Only for methods without side
-        effects, once."""
-        if call.method not in _SAFE or call.resent or call.private:
+        effects, once. A resend the server asked for (a ``-32022`` naming the revision) is
+        another cause: the request it sent again can still meet a closed connection."""
+        if call.method not in _SAFE or call.resent_unread or call.private:
             return False
-        call.resent = True
+        call.resent_unread = True
         return True
 
     def stream_ended(
