@@ -265,8 +265,11 @@ def scenario_url(server: ServerProcess, scenario: str) -> str:
     return f"{server.base}/s/{scenario}/mcp"
 
 
-async def login_headless(state: Path, *args: str) -> tuple[subprocess.CompletedProcess[bytes], str]:
-    """``trio-mcp login --headless ...``, the user opening the printed URL and pasting the address back."""
+async def login_headless(
+    state: Path, *args: str, think: float = 0.0
+) -> tuple[subprocess.CompletedProcess[bytes], str]:
+    """``trio-mcp login --headless ...``, the user opening the printed URL and pasting the address back
+    (after ``think`` seconds)."""
     import httpx
 
     env_ = env(state)
@@ -293,6 +296,7 @@ async def login_headless(state: Path, *args: str) -> tuple[subprocess.CompletedP
             async with httpx.AsyncClient(trust_env=False) as browser:
                 answer = await browser.get(lines[0], follow_redirects=False)
             pasted = answer.headers.get("location", "")
+            await trio.sleep(think)
             await process.stdin.send_all(pasted.encode() + b"\n")
         await process.stdin.aclose()
         out = b""
@@ -450,3 +454,14 @@ async def test_login_whose_authorization_server_cannot_be_reached_says_why(tmp_p
     assert lines[-1].startswith(f"trio-mcp: the login to {server.url} failed:")
     # Nothing was asked of the user.
     assert "To log in, open this URL" not in done.stderr.decode()
+
+
+async def test_a_person_may_take_longer_than_the_probe_and_the_timeout(tmp_path: Path) -> None:
+    """The login runs inside the era probe (bounded at 10 s) and the command's --timeout: neither cuts the person."""
+    with auth_server() as server:
+        url = scenario_url(server, "ok")
+        done, _ = await login_headless(tmp_path, "--timeout", "8", url, think=12.0)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.decode() == f"logged in to {url}\n"
+        # One authorization, not a second one after a cut first.
+        assert done.stderr.decode().count("To log in, open this URL") == 1

@@ -7,6 +7,7 @@ process target's ``shown_as`` is what messages show of it.
 
 from __future__ import annotations
 
+import inspect
 import math
 import sys
 
@@ -113,3 +114,48 @@ async def test_shown_as_is_what_messages_and_errors_show():
             with pytest.raises(trio_mcp.ServerGone) as caught:
                 await session.request("ping")
     assert "s3cret" not in str(caught.value).split("\n", 1)[0]
+
+
+@pytest.mark.parametrize(
+    ("shorthand", "target"),
+    [(trio_mcp.open_stdio_client, trio_mcp.ProcessTarget), (trio_mcp.open_http_client, trio_mcp.HTTPTarget)],
+)
+def test_a_shorthands_keywords_are_its_targets_own_parameters(shorthand, target):
+    """``open_stdio_client(..., env=...)`` and ``open_http_client(..., auth=...)`` pass their
+    keywords to the target: each is a parameter of the target with the target's default."""
+    keywords = {
+        name: parameter
+        for name, parameter in inspect.signature(shorthand).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+    fields = {field.name: field for field in attrs.fields(target)}
+    assert keywords
+    for name, parameter in keywords.items():
+        assert name in fields, f"{shorthand.__name__}({name}=...) is no parameter of {target.__name__}"
+        assert parameter.default == fields[name].default
+
+
+async def test_open_stdio_client_passes_env_and_cwd_to_the_process(tmp_path):
+    """The headline call: ``open_stdio_client(command, args, env=..., cwd=...)``."""
+    server = [
+        "-c",
+        (
+            "import os, sys, json\n"
+            "for line in sys.stdin:\n"
+            "    m = json.loads(line)\n"
+            "    if 'id' not in m: continue\n"
+            "    if m['method'] == 'initialize':\n"
+            "        r = {'protocolVersion': m['params']['protocolVersion'], 'capabilities': {},"
+            " 'serverInfo': {'name': os.environ['WHO'] + '@' + os.path.basename(os.getcwd()), 'version': '1'}}\n"
+            "    else:\n"
+            "        r = {}\n"
+            "    print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': r}), flush=True)\n"
+        ),
+    ]
+    (tmp_path / "here").mkdir()
+    options = trio_mcp.ClientOptions(protocol="2025-11-25")
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_stdio_client(
+            sys.executable, server, options, env={"WHO": "me"}, cwd=tmp_path / "here"
+        ) as client:
+            assert client.server_info.name == "me@here"

@@ -28,8 +28,10 @@ from ._targets import HTTPTarget, ProcessTarget, StreamTarget, Target, make_chan
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import AsyncIterator, Sequence
+    from collections.abc import AsyncIterator, Mapping, Sequence
     from types import TracebackType
+
+    import httpx
 
     from ._channel import Channel
 
@@ -293,30 +295,50 @@ async def connect_session(
 
 @asynccontextmanager
 async def open_stdio_client(
-    command: str | os.PathLike[str], args: Sequence[str] = (), options: ClientOptions | None = None
+    command: str | os.PathLike[str],
+    args: Sequence[str] = (),
+    options: ClientOptions | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> AsyncIterator[Client]:
-    """Start ``command`` and connect to it: ``open_client(ProcessTarget(command, args), options)``.
+    """Start ``command`` and connect to it: ``open_client(ProcessTarget(command, args, env=env, cwd=cwd), options)``.
 
     ::
 
-        async with trio_mcp.open_stdio_client("my-mcp-server", ["--stdio"]) as client:
+        async with trio_mcp.open_stdio_client("my-mcp-server", ["--stdio"], env={"TOKEN": token}) as client:
             ...
 
-    A shorthand for the common case; build a `ProcessTarget` for its other
-    parameters (``env``, ``cwd``, ``kill_grace``, ``on_stderr``...).
+    A shorthand for the common case: ``env`` and ``cwd`` are those of
+    `ProcessTarget`; build one for its other parameters (``inherit_env``,
+    ``kill_grace``, ``on_stderr``...).
     """
-    async with open_client(ProcessTarget(command, args), options) as client:
+    async with open_client(ProcessTarget(command, args, env=env, cwd=cwd), options) as client:
         yield client
 
 
 @asynccontextmanager
-async def open_http_client(url: str, options: ClientOptions | None = None) -> AsyncIterator[Client]:
-    """Connect to a remote server: ``open_client(HTTPTarget(url), options)``.
+async def open_http_client(
+    url: str,
+    options: ClientOptions | None = None,
+    *,
+    headers: Mapping[str, str] | None = None,
+    auth: httpx.Auth | None = None,
+) -> AsyncIterator[Client]:
+    """Connect to a remote server: ``open_client(HTTPTarget(url, headers=headers, auth=auth), options)``.
 
-    A shorthand for the common case; build an `HTTPTarget` for its other
-    parameters (``headers``, ``auth``, ``http_client``...).
+    ::
+
+        async with trio_mcp.open_http_client(
+            "https://example.com/mcp", auth=trio_mcp.auth.OAuth(...)
+        ) as client:
+            ...
+
+    A shorthand for the common case: ``headers`` and ``auth`` are those of
+    `HTTPTarget`; build one for its other parameters (``http_client``,
+    ``trust_env``).
     """
-    async with open_client(HTTPTarget(url), options) as client:
+    async with open_client(HTTPTarget(url, headers=headers, auth=auth), options) as client:
         yield client
 
 

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import attrs
 
 from .._errors import ConfigError
-
-if TYPE_CHECKING:
-    from .._targets import Target  # noqa: TC004 (attrs never evaluates this annotation)
 
 __all__ = ["ConfigError", "ConfigSource", "LoadedConfig", "ServerSpec", "Transport"]
 
@@ -210,8 +207,9 @@ class ServerSpec:
     source: ConfigSource = attrs.field(factory=ConfigSource, validator=_check_source)
     extra: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping, eq=False)
     written: tuple[str, ...] = attrs.field(default=(), converter=_strings, validator=_check_strings, eq=False)
-    # (Checked where the entry becomes a target: this model imports nothing above it.)
-    target: Target | None = attrs.field(default=None, eq=False)
+    # A trio_mcp.Target, checked where the entry becomes a target: this
+    # model imports nothing of the layers above it.
+    target: object | None = attrs.field(default=None, eq=False)
 
     @property
     def command_line(self) -> tuple[str, ...]:

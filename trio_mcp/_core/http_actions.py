@@ -6,18 +6,27 @@ with the bounded tables of ids both keep and the reconnection delay.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias
 
 if TYPE_CHECKING:
     from collections import OrderedDict
 
     from .._errors import MCPError
-    from .streamable_http import Call
 
-__all__ = ["RETRY_BOUNDS", "Action", "Deliver", "Fail", "Log", "remember", "retry_delay"]
+__all__ = ["RETRY_BOUNDS", "Action", "Deliver", "DeliveredCall", "Fail", "Log", "remember", "retry_delay"]
 
 #: The server's ``retry`` is taken within these bounds, in seconds.
 RETRY_BOUNDS: Final = (0.0, 60.0)
+
+
+class DeliveredCall(Protocol):
+    """What the I/O loop reads of the call a `Deliver` answers (a core's own call record)."""
+
+    @property
+    def request_id(self) -> int | str: ...
+
+    @property
+    def parked(self) -> bool: ...
 
 
 class Deliver:
@@ -25,7 +34,7 @@ class Deliver:
 
     __slots__ = ("call", "data")
 
-    def __init__(self, data: bytes, call: Call | None = None) -> None:
+    def __init__(self, data: bytes, call: DeliveredCall | None = None) -> None:
         self.data = data
         self.call = call
 

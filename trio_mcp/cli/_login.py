@@ -27,7 +27,15 @@ from ._args import (
 )
 from ._console import Console
 from ._render import pretty_json
-from ._run import Budget, Failure, emit_stdout_json, failure_from, first_leaf, flush_stdout
+from ._run import (
+    PROBE_TIMEOUT,
+    Budget,
+    Failure,
+    emit_stdout_json,
+    failure_from,
+    first_leaf,
+    flush_stdout,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
@@ -204,9 +212,16 @@ async def _login(options: Options, url: str, headers: dict[str, str], storage: F
         auth = OAuth(url, redirect=watched, storage=storage)
     with budget.scope:
         budget.start()
-        async with open_client(
-            HTTPTarget(url, headers=headers, auth=auth), ClientOptions(request_timeout=None)
-        ):
+        # The login runs inside the first request, the era probe: the probe's
+        # own bound must leave the person their time (the budget is paused
+        # meanwhile, and LOGIN_WAIT bounds them).
+        client_options = ClientOptions(
+            protocol=options.protocol,
+            probe_timeout=PROBE_TIMEOUT + LOGIN_WAIT,
+            handshake_timeout=None,
+            request_timeout=None,
+        )
+        async with open_client(HTTPTarget(url, headers=headers, auth=auth), client_options):
             pass
     if budget.scope.cancelled_caught:
         raise Failure(EXIT_TIMEOUT, f"timed out after {options.timeout:g} s while logging in", kind="timeout")
