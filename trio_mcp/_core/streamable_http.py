@@ -464,16 +464,7 @@ class StreamableHTTP:
                 Fail(self._http_error(status, {}, b"", f"{call.method} got HTTP {status} with an empty body"))
             ]
         out: list[Action] = []
-        try:
-            message = decode(body)
-        except UnreadableJSON:
-            message = None
-        if isinstance(message, dict):
-            self._message(call, message, body, out, single=True)
-        elif isinstance(message, list):
-            for item in message:
-                if isinstance(item, dict):
-                    self._message(call, item, encode(item).rstrip(b"\n"), out, single=False)
+        message = self._messages(call, body, out, single=True)
         if not call.answered:
             what = "its response" if message is not None else "JSON"
             # The answer of another call (one over, or in flight): the
@@ -512,21 +503,27 @@ class StreamableHTTP:
         if item.type != "message":
             return [Log(f"{self.name} sent an event of type {item.type!r}; ignored")]
         data = item.data.encode("utf-8", "surrogatepass")
-        try:
-            message = decode(data)
-        except UnreadableJSON:
-            message = None
-        if isinstance(message, dict):
-            self._message(call, message, data, out, single=False)
-        elif isinstance(message, list):
-            for part in message:
-                if isinstance(part, dict):
-                    self._message(call, part, encode(part).rstrip(b"\n"), out, single=False)
-        else:
+        if not isinstance(self._messages(call, data, out, single=False), (dict, list)):
             out.append(
                 Fail(ProtocolError(f"{self.name} sent an event whose data is not JSON-RPC: {data[:80]!r}"))
             )
         return out
+
+    def _messages(self, call: Call, data: bytes, out: list[Action], *, single: bool) -> JSON | None:
+        """Decode ``data`` (a body or an event's data) and take each JSON-RPC object in it, a
+        batch's too; return what was decoded (`None`: not JSON). ``single``: ``data`` is a whole
+        response body, the answer to ``call`` alone."""
+        try:
+            message = decode(data)
+        except UnreadableJSON:
+            return None
+        if isinstance(message, dict):
+            self._message(call, message, data, out, single=single)
+        elif isinstance(message, list):
+            for part in message:
+                if isinstance(part, dict):
+                    self._message(call, part, encode(part).rstrip(b"\n"), out, single=False)
+        return message
 
     def stream_position(self, call: Call, last_event_id: str, retry: int | None) -> None:
         """Where the stream of ``call`` stands: its last event id and ``retry`` (milliseconds), as

@@ -138,6 +138,9 @@ class _Flow(httpx.Auth):
         self._requested: str | None = None
         self._busy: trio.Event | None = None
         self._dpop_key: SigningKey | None = None
+        #: A grant that signs its client assertions sets this; `_signing_key` loads it.
+        self._private_key: str | bytes | None = None
+        self._key: SigningKey | None = None
         self._rs_nonce: str | None = None
         self._as_nonce: str | None = None
         self._revision: str = oauth.REVISIONS[-1]
@@ -511,7 +514,14 @@ class _Flow(httpx.Auth):
         await self._keep(context, client.client_id, new)
 
     def _signing_key(self) -> SigningKey | None:
-        return None
+        """The client's private key (``private_key_jwt``), loaded once, when a flow first signs."""
+        if self._private_key is None:
+            return None
+        if self._key is None:
+            from ._jose import load_private_key
+
+            self._key = load_private_key(self._private_key)
+        return self._key
 
     def _pin(self, issuer: str, pinned: str | None) -> None:
         """Refuse to send the client's credentials to another authorization server than theirs.
@@ -624,16 +634,6 @@ class OAuth(_Flow):
         self._cimd = client_metadata_url
         self._client_name = client_name
         self._private_key = private_key
-        self._key: SigningKey | None = None
-
-    def _signing_key(self) -> SigningKey | None:
-        if self._private_key is None:
-            return None
-        if self._key is None:
-            from ._jose import load_private_key
-
-            self._key = load_private_key(self._private_key)
-        return self._key
 
     async def _obtain(
         self, http: httpx.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
@@ -824,16 +824,6 @@ class ClientCredentials(_Flow):
         self._secret = client_secret
         self._private_key = private_key
         self._method = method
-        self._key: SigningKey | None = None
-
-    def _signing_key(self) -> SigningKey | None:
-        if self._private_key is None:
-            return None
-        if self._key is None:
-            from ._jose import load_private_key
-
-            self._key = load_private_key(self._private_key)
-        return self._key
 
     async def _obtain(
         self, http: httpx.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
