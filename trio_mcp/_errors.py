@@ -3,7 +3,10 @@
 Every error that ``trio_mcp`` raises on purpose is a subclass of `MCPError`.
 This module imports no Trio: the pure protocol core raises these types too.
 `RequestTimeout`, which must also be a `trio.TooSlowError`, lives with the
-Trio edge and is re-exported beside these.
+Trio edge and is re-exported beside these. `__all__` is what ``trio_mcp``
+exports; the errors of a login (`AuthorizationFailed`, `RedirectError`,
+`StorageError`) are defined here too, with the others, and exported by
+``trio_mcp.auth``.
 """
 
 from __future__ import annotations
@@ -431,6 +434,45 @@ class UnknownName(MCPError, LookupError):
         super().__init__(message)
         self.name = name
         self.kind = kind
+
+
+class AuthorizationFailed(MCPError):
+    """The authorization flow could not obtain a token: the server or the user refused, or broke a rule.
+
+    Raised for the request that needed the token; the connection keeps
+    working, and the next request tries again. The message says what went
+    wrong; it never holds a token, a code, a secret or a ``state``.
+
+    Attributes:
+        reason: A short, stable name for the case: ``"metadata"``,
+            ``"issuer_mismatch"``, ``"resource_mismatch"``, ``"pkce"``,
+            ``"insecure_endpoint"``, ``"state_mismatch"``, ``"iss_mismatch"``,
+            ``"authorization_denied"``, ``"registration"``, ``"token"``,
+            ``"invalid_grant"``, ``"step_up_limit"``, ``"no_redirect"``,
+            ``"no_key"``.
+        error: The OAuth ``error`` code the server gave, if any.
+    """
+
+    def __init__(self, message: str, *, reason: str, error: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.error = error
+
+
+class RedirectError(MCPError):
+    """The user's part of a login could not be done.
+
+    The authorization URL was refused (not ``https`` nor loopback ``http``),
+    the listener could not be bound, or the redirected URL was never given
+    (end of input). The message never holds a code or a token.
+    """
+
+
+class StorageError(MCPError):
+    """The credentials file cannot be used safely: its directory or file is
+    owned by another user, is not a regular file or directory, or cannot be
+    read or written (the message names the path and the reason, never a
+    secret)."""
 
 
 class TrioMCPInternalError(Exception):

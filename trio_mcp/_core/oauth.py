@@ -34,7 +34,7 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import attrs
 
-from .._errors import MCPError
+from .._errors import AuthorizationFailed
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -80,29 +80,6 @@ AUTH_METHODS: Final = ("private_key_jwt", "client_secret_basic", "client_secret_
 REFRESH_MARGIN: Final = 60.0
 #: The longest lifetime taken from ``expires_in``, in seconds (ten years).
 MAX_EXPIRES_IN: Final = 10 * 365 * 86400.0
-
-
-class AuthorizationFailed(MCPError):
-    """The authorization flow could not obtain a token: the server or the user refused, or broke a rule.
-
-    Raised for the request that needed the token; the connection keeps
-    working, and the next request tries again. The message says what went
-    wrong; it never holds a token, a code, a secret or a ``state``.
-
-    Attributes:
-        reason: A short, stable name for the case: ``"metadata"``,
-            ``"issuer_mismatch"``, ``"resource_mismatch"``, ``"pkce"``,
-            ``"insecure_endpoint"``, ``"state_mismatch"``, ``"iss_mismatch"``,
-            ``"authorization_denied"``, ``"registration"``, ``"token"``,
-            ``"invalid_grant"``, ``"step_up_limit"``, ``"no_redirect"``,
-            ``"no_key"``.
-        error: The OAuth ``error`` code the server gave, if any.
-    """
-
-    def __init__(self, message: str, *, reason: str, error: str | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.error = error
 
 
 def _fail(message: str, reason: str, error: str | None = None) -> AuthorizationFailed:

@@ -11,7 +11,11 @@ Signing (``private_key_jwt``, DPoP) needs the ``auth`` extra
 
 from __future__ import annotations
 
-from .._core.oauth import AuthorizationFailed as AuthorizationFailed
+from .._errors import (
+    AuthorizationFailed as AuthorizationFailed,
+    RedirectError as RedirectError,
+    StorageError as StorageError,
+)
 from ._flow import (
     ClientCredentials as ClientCredentials,
     EnterpriseManaged as EnterpriseManaged,
@@ -29,9 +33,8 @@ from ._protocols import (
 from ._redirect import (
     HeadlessRedirect as HeadlessRedirect,
     LoopbackRedirect as LoopbackRedirect,
-    RedirectError as RedirectError,
 )
-from ._storage import FileTokenStorage as FileTokenStorage, StorageError as StorageError
+from ._storage import FileTokenStorage as FileTokenStorage
 
 __all__ = [
     "AuthorizationFailed",

@@ -37,7 +37,7 @@ import attrs
 import h11
 import trio
 
-from .._errors import MCPError
+from .._errors import RedirectError
 from .._nursery import reraise
 
 if TYPE_CHECKING:
@@ -59,15 +59,6 @@ _PAGE_WRONG: Final = (
     b"<!doctype html><meta charset=utf-8><title>trio-mcp</title>"
     b"<p>This is not the login this application is waiting for.</p>"
 )
-
-
-class RedirectError(MCPError):
-    """The user's part of a login could not be done.
-
-    The authorization URL was refused (not ``https`` nor loopback ``http``),
-    the listener could not be bound, or the redirected URL was never given
-    (end of input). The message never holds a code or a token.
-    """
 
 
 def _is_loopback(host: str) -> bool:

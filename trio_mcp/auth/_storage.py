@@ -46,7 +46,7 @@ import httpx
 import trio
 
 from .._core.oauth import AuthorizationFailed
-from .._errors import MCPError
+from .._errors import StorageError
 from ._protocols import ClientInfo, Tokens
 
 if TYPE_CHECKING:
@@ -65,13 +65,6 @@ _LOCK_NAME: Final = "credentials.lock"
 _CORRUPT_SUFFIX: Final = ".corrupt"
 # Waiting for another process's lock: short polls, growing to this.
 _LOCK_POLL_MAX: Final = 0.05
-
-
-class StorageError(MCPError):
-    """The credentials file cannot be used safely: its directory or file is
-    owned by another user, is not a regular file or directory, or cannot be
-    read or written (the message names the path and the reason, never a
-    secret)."""
 
 
 def default_state_dir() -> Path:
