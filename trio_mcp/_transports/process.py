@@ -15,7 +15,8 @@ nothing about JSON-RPC:
   therefore blocks only the writer task, which closing can always cancel.
 * A lone request reads its own answer in its own task (`ProcessChannel.read_until`):
   the reader task hands stdout over when nothing is in flight, and takes it
-  back when a caller is not back within `LEASE` seconds.
+  back when a caller is not back within `LEASE` seconds (up to `LEASE_MAX`
+  right after a run of lone requests).
 * Death is watched on the process itself (``waitid``/pidfd), not only
   through stdout EOF, so a server whose grandchild keeps stdout open is still
   seen to die; the output written just before the death is read first.
@@ -71,6 +72,10 @@ STDERR_LINE_MAX: Final = 64 * 1024
 #: answers, before it takes it back (only while nothing is in flight: a
 #: notification then waits at most about this long).
 LEASE: Final = 0.005
+#: ... doubled, up to this, each time a caller came for it in the meantime:
+#: while lone requests follow each other, the reader looks less often (and
+#: a notification right after the last of them waits at most this long).
+LEASE_MAX: Final = 0.05
 #: A reader that finds more output chunk after chunk yields after this many.
 YIELD_EVERY: Final = 4
 #: How many characters of the command line the server's name shows.
@@ -403,17 +408,23 @@ class ProcessChannel(Channel):
         assert receiver is not None
         fd = self._stdout_fd
         unbroken = 0
+        lease = LEASE
         try:
             while not self._eof:
                 if self._reading != "reader":
                     # A caller reads stdout itself (or may soon): rest, and
-                    # take stdout back when nobody came for LEASE seconds.
+                    # take stdout back when nobody came for it for a whole
+                    # lease. While lone requests keep coming, look less
+                    # often: each look costs a timeout.
                     seen = self._direct_reads
-                    with trio.move_on_after(LEASE):
+                    with trio.move_on_after(lease):
                         await self._reader.park()
-                    if self._reading == "idle" and self._direct_reads == seen:
+                    if self._direct_reads != seen:
+                        lease = min(lease * 2, LEASE_MAX)
+                    elif self._reading == "idle":
                         self._reading = "reader"
                     continue
+                lease = LEASE
                 data = self._read_some()
                 if data is None:
                     await trio.lowlevel.wait_readable(fd)
