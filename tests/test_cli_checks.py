@@ -126,6 +126,20 @@ def test_a_result_that_fits_its_output_schema_passes():
     assert result.stderr == ""
 
 
+def test_without_the_validation_extra_the_output_is_shown_unchecked():
+    prefix = [sys.executable, "-c", WITHOUT_HTTPX.replace("httpx", "jsonschema_rs")]
+    result = run("call", "add", "a=1", "b=2", server=[*DEMO, "--wrong-output"], prefix=prefix)
+    assert result.returncode == cli.EXIT_OK, result.stderr
+    assert '"sum": "3"' in result.stdout
+    assert result.stderr == (
+        "trio-mcp: the structured output was not checked against the tool's outputSchema:"
+        " the validation extra is not installed (pip install 'trio-mcp[validation]')\n"
+    )
+    # A tool without an outputSchema has nothing to check, and nothing is said.
+    quiet = run("call", "echo", "text=x", prefix=prefix)
+    assert (quiet.returncode, quiet.stderr) == (cli.EXIT_OK, "")
+
+
 # ------------------------------------------------------------------ argument names
 
 
@@ -251,6 +265,21 @@ async def test_access_refused_exits_with_the_login_status(status, headers, words
     lines = refused.stderr.decode().splitlines()
     assert len(lines) == 1, lines
     assert words in lines[0]
+
+
+def test_a_kept_login_that_fails_is_the_login_status():
+    from trio_mcp.auth import AuthorizationFailed
+    from trio_mcp.cli._run import explain
+
+    options = cli.parse_args(["tools", "https://example.com/mcp"])
+    failure = explain(
+        AuthorizationFailed("the refresh token was refused", reason="invalid_grant"), options, "tools/list"
+    )
+    assert failure.status == cli.EXIT_LOGIN
+    assert failure.message == (
+        "the login kept for the server failed during tools/list: the refresh token was refused;"
+        " log in again: trio-mcp login https://example.com/mcp"
+    )
 
 
 # ------------------------------------------------------------------ one name for a tool
