@@ -358,6 +358,28 @@ def test_log_level_one_shot():
     assert "invalid choice: 'loud'" in bad.stderr
 
 
+NO_LOGGING = (
+    "import json, sys\n"
+    "for line in sys.stdin:\n"
+    "    m = json.loads(line)\n"
+    "    if m.get('method') == 'initialize':\n"
+    "        result = {'protocolVersion': '2025-11-25', 'capabilities': {'tools': {}},"
+    " 'serverInfo': {'name': 'nolog', 'version': '1'}}\n"
+    "        print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': result}), flush=True)\n"
+    "    elif 'id' in m:\n"
+    "        sys.stderr.write('asked ' + m['method'] + '\\n')\n"
+)
+
+
+def test_log_level_needs_the_logging_capability():
+    result = run("--protocol", "2025-11-25", "log-level", "debug", server=[sys.executable, "-c", NO_LOGGING])
+    assert result.returncode == cli.EXIT_RPC_ERROR
+    assert result.stderr == (
+        "trio-mcp: the server 'nolog' does not offer logging (its capabilities have no 'logging',"
+        " at protocol version 2025-11-25)\n"
+    )
+
+
 def test_output_file_text(tmp_path):
     out = tmp_path / "echo.txt"
     result = run("call", "echo", "text=into a file", "-o", str(out))
