@@ -55,11 +55,10 @@ length of one command; without ``--``, the bundled demo server
 
 With ``--config FILE`` (repeatable) or ``--server NAME``, the servers are
 those of a configuration file (for ``servers`` and ``--server`` without
-``--config``, the files ``configs`` lists): ``tools`` lists the tools of all of them, ``call
-SERVER.TOOL`` calls one, and ``--server NAME`` makes every command talk to
-that server. The tools of a configuration's servers are named as the
-server group's catalogue names them (``SERVER__TOOL``, `exposed_name`);
-``call`` takes that name, or ``SERVER.TOOL``.
+``--config``, the files ``configs`` lists): ``tools`` lists the tools of all
+of them, by the names the server group's catalogue gives them
+(``SERVER__TOOL``), ``call NAME`` calls one (also as ``SERVER.TOOL``), and
+``--server NAME`` makes every command talk to that server.
 
 Options, before or after the command: ``--json`` (print one JSON document on
 stdout, for scripts: the result as the server sent it, or ``{"error": {"kind",
