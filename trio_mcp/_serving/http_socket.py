@@ -46,11 +46,15 @@ async def serve_front(
         OSError: The address cannot be listened on (raised by
             ``nursery.start``, before anything is served).
     """
-    async with trio.open_nursery() as nursery:
-        await nursery.start(front.run)
-        listeners = await trio.open_tcp_listeners(port, host=host)
-        task_status.started(listeners)
-        await trio.serve_listeners(partial(_serve, front), listeners)
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(front.run)
+            task_status.started(listeners)
+            await trio.serve_listeners(partial(_serve, front), listeners)
+    finally:
+        for listener in listeners:
+            await trio.aclose_forcefully(listener)
 
 
 async def _serve(front: HTTPFront, stream: trio.SocketStream) -> None:
