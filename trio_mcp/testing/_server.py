@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
@@ -29,7 +29,7 @@ from .._serving.rules import (
     unsupported_version,
 )
 from .._serving.server import Server
-from .._targets import Target
+from .._targets import HTTPTarget, Target
 from .._transports.memory import MemoryChannel
 from .._transports.stream import CLOSE_GRACE
 from .._version import __version__
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from .._models import Implementation
     from .._serving.server import Admission, Handler, Request
     from .._session import Session
-    from .._targets import HTTPTarget
 
 
 __all__ = ["FakeServer", "open_fake_client", "open_fake_transport"]
@@ -537,13 +536,14 @@ class FakeServer:
         """
         return _FakeTarget(self, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
 
-    def http_target(
+    @asynccontextmanager
+    async def http_target(
         self,
         url: str = "http://fake-server.test/mcp",
         *,
         headers: Mapping[str, str] | None = None,
         auth: httpx.Auth | None = None,
-    ) -> AbstractAsyncContextManager[HTTPTarget]:
+    ) -> AsyncIterator[HTTPTarget]:
         """This fake as a remote server: an `trio_mcp.HTTPTarget` whose requests it serves in memory.
 
         ::
@@ -568,7 +568,8 @@ class FakeServer:
         """
         from ._http import serve_fake_http
 
-        return serve_fake_http(self, url, headers=headers, auth=auth)
+        async with serve_fake_http(self, url, headers=headers, auth=auth) as target:
+            yield target
 
     def on_tool(self, name: str, handler: Callable[[FakeRequest], Any]) -> None:
         """Answer every ``tools/call`` of tool ``name`` with ``handler``.
