@@ -54,6 +54,7 @@ from .._models import (
     ServerCapabilities,
     Tool,
     structure,
+    structure_tool_result,
     unstructure,
 )
 from .._session import attach, report, start_soon, stop_serving_requests
@@ -513,7 +514,7 @@ class Client:
             # anything to check: it lists them first.)
             era = self.era
             if era == "legacy":
-                done = structure(await self.session.request("tools/call", params), CallToolResult)
+                done = structure_tool_result(await self.session.request("tools/call", params))
                 if (
                     self._checks_output
                     and not done.is_error
@@ -529,12 +530,15 @@ class Client:
                     envelope = self._input_envelope()
                 # A -32021 needs no retry here: tools/call already declares
                 # every capability the client has.
+                # (No Mcp-Param-* headers before a listing names some.)
                 first = await self.session.request(
-                    "tools/call", {**params, "_meta": envelope}, headers=self._tool_headers(params)
+                    "tools/call",
+                    {**params, "_meta": envelope},
+                    headers=self._tool_headers(params) if self._param_headers else (),
                 )
                 kind = first.get("resultType")
                 if kind is None or kind == "complete":
-                    done = structure(first, CallToolResult)
+                    done = structure_tool_result(first)
                     if (
                         self._checks_output
                         and not done.is_error
