@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +220,205 @@ async def test_progress_and_status_reach_the_handle_while_other_calls_run(
                 one, two = await first.result(), await second.result()
             assert "Research Report: a" in one.text
             assert "Research Report: b" in two.text
+
+
+# ------------------------------------------- 2026-07-28, the extension's wire
+
+
+def task_server(era: str = "modern", **options: Any) -> Any:
+    return process_client(sys.executable, [TASK_SERVER, "--era", era], **options)
+
+
+def name_hook(asked: list[Any]) -> Any:
+    def on_elicitation(params: Any) -> dict[str, Any]:
+        asked.append(params)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    return on_elicitation
+
+
+async def dump(client: trio_mcp.Client) -> list[dict[str, Any]]:
+    result = await client.call_tool("dump")
+    return [json.loads(line) for line in result.structured_content["lines"]]
+
+
+async def test_a_modern_task_declares_the_extension_and_polls_to_its_result() -> None:
+    with trio.fail_after(LIMIT):
+        async with task_server() as client:
+            assert client.era == "modern"
+            async with client.tool_task("slow", {"seconds": 0.5, "say": "hello"}) as task:
+                assert task.task_id
+                assert task.status is not None
+                assert task.status.poll_interval_ms == 100
+                seen = [snapshot async for snapshot in task.updates()]
+                result = await task.result()
+            assert result.text == "hello"
+            assert seen[-1].status == "completed"
+            sent = await dump(client)
+    calls = [
+        line
+        for line in sent
+        if line.get("method", "").startswith("tasks/")
+        or (line.get("method") == "tools/call" and line["params"]["name"] == "slow")
+    ]
+    for line in calls:
+        caps = line["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
+        assert "io.modelcontextprotocol/tasks" in caps["extensions"], line
+    polls = [line for line in calls if line["method"] == "tasks/get"]
+    # Paced by pollIntervalMs (100 ms) over about half a second, never a busy loop.
+    assert 2 <= len(polls) <= 20
+    assert all(line["params"]["taskId"] == task.task_id for line in polls)
+
+
+async def test_a_modern_failed_task_raises_task_failed_and_an_error_result_is_returned() -> None:
+    with trio.fail_after(LIMIT):
+        async with task_server() as client:
+            async with client.tool_task("fail") as task:
+                with pytest.raises(trio_mcp.TaskFailed) as caught:
+                    await task.result()
+            error = caught.value
+            assert isinstance(error, trio_mcp.RpcError)
+            assert (error.code, error.message, error.data, error.task_id) == (
+                -32050,
+                "job failed",
+                {"why": "scripted"},
+                task.task_id,
+            )
+            async with client.tool_task("tool_error") as task:
+                result = await task.result()
+            assert result.is_error
+            assert task.status is not None
+            assert task.status.status == "completed"
+
+
+async def test_modern_input_requests_reach_the_hooks_once_and_go_back_with_tasks_update() -> None:
+    asked: list[Any] = []
+    roots = [trio_mcp.Root(uri="file:///work", name="work")]
+    with trio.fail_after(LIMIT):
+        async with task_server(on_elicitation=name_hook(asked), on_roots=lambda: roots) as client:
+            async with client.tool_task("ask_two") as task:
+                statuses = [snapshot.status async for snapshot in task.updates()]
+                result = await task.result()
+            sent = await dump(client)
+    answers = json.loads(result.text)
+    assert answers[f"{task.task_id}:name"] == {"action": "accept", "content": {"name": "Ada"}}
+    assert answers[f"{task.task_id}:roots"] == {"roots": [{"uri": "file:///work", "name": "work"}]}
+    assert "input_required" in statuses
+    assert statuses[-1] == "completed"
+    # Each request was answered once, though every poll repeated it until answered.
+    assert len(asked) == 1
+    assert asked[0].meta["io.modelcontextprotocol/related-task"]["taskId"] == task.task_id
+    updates = [line for line in sent if line.get("method") == "tasks/update"]
+    keys = [key for line in updates for key in line["params"]["inputResponses"]]
+    assert sorted(keys) == sorted(answers)
+
+
+async def test_a_failing_hook_fails_the_task_handle_and_the_block_cancels_it() -> None:
+    def refuse(params: Any) -> dict[str, Any]:
+        raise ValueError("no one is here")
+
+    with trio.fail_after(LIMIT):
+        async with task_server(on_elicitation=refuse) as client:
+            async with client.tool_task("ask") as task:
+                with pytest.raises(trio_mcp.InputRequestFailed, match="no one is here"):
+                    await task.result()
+            sent = await dump(client)
+    assert any(
+        line.get("method") == "tasks/cancel" and line["params"]["taskId"] == task.task_id for line in sent
+    )
+
+
+async def test_a_modern_server_that_answers_at_once_gives_the_result_through_the_handle() -> None:
+    with trio.fail_after(LIMIT):
+        async with task_server() as client:
+            async with client.tool_task("quick") as task:
+                assert task.ran_synchronously
+                assert (await task.result()).text == "at once"
+
+
+async def test_call_tool_runs_a_tool_the_server_only_runs_as_a_task() -> None:
+    """``-32021`` asking for the tasks extension: the call is made again as a task, and awaited."""
+    with trio.fail_after(LIMIT):
+        async with task_server() as client:
+            result = await client.call_tool("needs_task", {"seconds": 0.2, "say": "as a task"})
+            assert result.text == "as a task"
+            # A plain call does not declare the extension: the server runs it at once.
+            assert (await client.call_tool("slow")).text == "slow ran without a task"
+
+
+async def test_input_before_the_task_exists_is_a_round_of_its_own() -> None:
+    with trio.fail_after(LIMIT):
+        async with task_server(on_roots=lambda: [trio_mcp.Root(uri="file:///r")]) as client:
+            async with client.tool_task("mrtr_then_task") as task:
+                assert not task.ran_synchronously
+                result = await task.result()
+    assert json.loads(result.text) == {"pre": {"roots": [{"uri": "file:///r"}]}}
+
+
+async def test_cancelling_a_modern_task() -> None:
+    with trio.fail_after(LIMIT):
+        async with task_server() as client:
+            async with client.tool_task("forever") as task:
+                await task.cancel()
+                with pytest.raises(TaskCancelled):
+                    await task.result()
+            # Eventually consistent: a task may still finish after the cancel, and then that is its end.
+            async with client.tool_task("forever", {"finish": True}) as task:
+                await task.cancel()
+                assert (await task.result()).text == "finished anyway"
+            assert (await client.get_task(task.task_id)).status == "completed"
+            assert await client.cancel_task(task.task_id) is None
+
+
+async def test_a_vanished_modern_task_is_gone() -> None:
+    with trio.fail_after(LIMIT):
+        async with task_server() as client:
+            async with client.tool_task("vanish", {"seconds": 30}) as task:
+                with pytest.raises(trio_mcp.TaskGone) as caught:
+                    await task.result()
+            assert caught.value.task_id == task.task_id
+            with pytest.raises(trio_mcp.NotSupported):
+                await client.list_tasks()
+
+
+async def test_a_modern_task_is_resumed_on_a_new_connection() -> None:
+    """Over stdio the server is the store: the same process, reached through a new client of its session."""
+    with trio.fail_after(LIMIT):
+        async with task_server() as client:
+            async with client.tool_task("slow", {"seconds": 0.5, "say": "later"}) as task:
+                ref = task.detach()
+            assert ref.era == "modern"
+            async with client.resume_task(TaskRef.from_json(ref.to_json())) as resumed:
+                assert (await resumed.result()).text == "later"
+
+
+# ----------------------------------------------- 2025-11-25, scripted server
+
+
+async def test_a_legacy_failed_task_is_task_failed_or_its_error_result() -> None:
+    with trio.fail_after(LIMIT):
+        async with task_server("legacy") as client:
+            async with client.tool_task("legacy_fail") as task:
+                with pytest.raises(trio_mcp.TaskFailed) as caught:
+                    await task.result()
+            assert (caught.value.code, caught.value.task_id) == (-32050, task.task_id)
+            async with client.tool_task("legacy_error") as task:
+                result = await task.result()
+            assert result.is_error
+            assert task.status is not None
+            assert task.status.status == "failed"
+            with pytest.raises(trio_mcp.TaskFailed):
+                await client.call_tool("legacy_fail")
+
+
+async def test_a_task_the_server_asks_of_us_is_answered_as_a_plain_request() -> None:
+    """We do not declare ``tasks.requests.elicitation``: ``params.task`` is ignored, the answer is plain."""
+    asked: list[Any] = []
+    with trio.fail_after(LIMIT):
+        async with task_server("legacy", on_elicitation=name_hook(asked)) as client:
+            result = await client.call_tool("elicit_task")
+            sent = await dump(client)
+    assert json.loads(result.text) == {"action": "accept", "content": {"name": "Ada"}}
+    assert len(asked) == 1
+    initialize = next(line for line in sent if line.get("method") == "initialize")
+    assert "tasks" not in initialize["params"]["capabilities"]

@@ -618,7 +618,12 @@ async def following(handle: ToolTask, registry: TaskRegistry) -> AsyncIterator[T
 
 async def _cancel_unfinished(handle: ToolTask) -> None:
     ops = handle._ops
-    if handle._detached or handle._state.final is not None or handle.done or ops.session.failure is not None:
+    if (
+        handle._detached
+        or handle._state.final is not None
+        or isinstance(handle._error, TaskGone)
+        or ops.session.failure is not None
+    ):
         return
     with trio.move_on_after(CANCEL_GRACE):
         try:
