@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 import trio
 from opening_support import process_client
+from schema_support import by_method, schema_problem, validator
 
 import trio_mcp
 from trio_mcp import TaskCancelled, TaskRef
@@ -422,3 +424,110 @@ async def test_a_task_the_server_asks_of_us_is_answered_as_a_plain_request() -> 
     assert len(asked) == 1
     initialize = next(line for line in sent if line.get("method") == "initialize")
     assert "tasks" not in initialize["params"]["capabilities"]
+
+
+async def test_progress_goes_on_after_the_task_is_created() -> None:
+    seen: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        await trio.lowlevel.checkpoint()
+        seen.append((progress, message))
+
+    with trio.fail_after(LIMIT):
+        async with (
+            task_server("legacy") as client,
+            client.tool_task("legacy_error", {"seconds": 0.6}, on_progress=on_progress) as task,
+        ):
+            await task.result()
+    assert seen
+    assert all(message == "polled" for _, message in seen)
+
+
+async def test_the_missing_capability_retry_declares_the_extension() -> None:
+    """A raw ``tasks/get`` sent without the extension gets ``-32021``; the retry declares it."""
+    with trio.fail_after(LIMIT):
+        async with task_server() as client:
+            async with client.tool_task("slow", {"seconds": 0.2}) as task:
+                await task.result()
+            raw = await client.request("tasks/get", {"taskId": task.task_id})
+            assert raw["status"] == "completed"
+
+
+# ------------------------------------------------------------ the wire, checked
+
+
+@pytest.mark.skipif(schema_problem() is not None, reason=str(schema_problem()))
+async def test_what_the_client_writes_for_legacy_tasks_follows_the_schema(
+    everything: tuple[str, list[str]],
+) -> None:
+    command, args = everything
+    written: list[dict[str, Any]] = []
+
+    def on_wire(direction: str, data: bytes) -> None:
+        if direction == "out":
+            written.append(json.loads(data))
+
+    asked: list[Any] = []
+    with trio.fail_after(LIMIT):
+        async with process_client(command, args, on_wire=on_wire, on_elicitation=clarify(asked)) as client:
+            async with client.tool_task(RESEARCH, {"topic": "trio", "ambiguous": True}, ttl_ms=60000) as task:
+                await task.result()
+            async with client.tool_task(RESEARCH, {"topic": "trio"}) as task:
+                await task.cancel()
+            await client.list_tasks()
+    requests = by_method("2025-11-25", "ClientRequest")
+    methods = set()
+    for message in written:
+        method = message.get("method")
+        if method in ("tools/call", "tasks/get", "tasks/result", "tasks/cancel", "tasks/list"):
+            methods.add(method)
+            validator("2025-11-25", requests[method]).validate(message)
+        elif "result" in message:
+            validator("2025-11-25", "ElicitResult").validate(message["result"])
+    assert methods == {"tools/call", "tasks/get", "tasks/result", "tasks/cancel", "tasks/list"}
+    created = next(m for m in written if m.get("method") == "tools/call")
+    assert created["params"]["task"] == {"ttl": 60000}
+
+
+def test_a_status_notification_before_the_creation_reply_reaches_the_handle() -> None:
+    """server-everything sends ``working`` before the reply: the registry keeps it until the id is known."""
+    from trio_mcp._client.tasks import TaskRegistry, ToolTask
+
+    class Ops:
+        era = "legacy"
+        logged: list[str] = []  # noqa: RUF012 - one test
+
+        def log(self, message: str) -> None:
+            self.logged.append(message)
+
+    registry = TaskRegistry()
+    note = {"method": "notifications/tasks/status", "params": {"taskId": "t1", "status": "working"}}
+    registry.note(note)  # nobody creates a task: dropped
+    registry.begin_creation()
+    registry.note(note)
+    registry.note({**note, "params": {"taskId": "other", "status": "working"}})
+    handle = ToolTask(Ops(), "tool", "t1")  # type: ignore[arg-type]
+    registry.register(handle, None)
+    registry.end_creation()
+    assert handle.status is not None
+    assert handle.status.status == "working"
+    assert not registry.early
+    registry.note({**note, "params": {"taskId": "t1", "status": "completed", "statusMessage": "done"}})
+    assert handle.status.status_message == "done"
+    registry.unregister(handle)
+    assert not registry.handles
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_a_server_that_dies_fails_its_running_tasks_with_server_gone(era: str) -> None:
+    tool = "forever" if era == "modern" else "legacy_error"
+    with trio.fail_after(LIMIT):
+        async with task_server(era) as client:
+            async with client.tool_task(tool, {"seconds": 60}) as task:
+                assert client.pid is not None
+                os.kill(client.pid, signal.SIGKILL)
+                with pytest.raises(trio_mcp.ServerGone):
+                    await task.result()
+            # After the block too: the outcome was known before it ended.
+            with pytest.raises(trio_mcp.ServerGone):
+                await task.result()

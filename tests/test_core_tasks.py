@@ -326,3 +326,14 @@ def test_a_task_ref_goes_through_json() -> None:
 def test_a_bad_task_ref_is_refused(bad: object) -> None:
     with pytest.raises(ValueError, match="task reference"):
         TaskRef.from_json(bad)
+
+
+def test_tasks_requests_name_their_task_in_mcp_name() -> None:
+    from trio_mcp._core.http_wire import modern_headers
+
+    for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+        message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"taskId": "t-1\u00e9"}}
+        headers = modern_headers(message, "2026-07-28")
+        assert headers["mcp-method"] == method
+        assert headers["mcp-name"] == "=?base64?dC0xw6k=?="
+    assert "mcp-name" not in modern_headers({"method": "tasks/get", "params": {}}, "2026-07-28")

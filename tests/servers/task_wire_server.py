@@ -33,7 +33,8 @@ A task's state is computed from the clock when it is polled: a tool's
 * ``vanish``: the second ``tasks/get`` gets ``-32602`` (expired);
 * ``dump``: answers at once with ``structuredContent.lines``, every line read.
 
-Legacy tools: ``legacy_fail`` (``tasks/result`` answers ``-32050``),
+Legacy tools: ``legacy_fail`` (``tasks/result`` answers ``-32050``; a
+``progressToken`` gets a progress notification at each ``tasks/get``),
 ``legacy_error`` (``isError`` result, status ``failed``), ``elicit_task``
 (the server asks ``elicitation/create`` with ``params.task``; answers with
 what came back).
@@ -330,6 +331,7 @@ def legacy(message: dict) -> None:
             )
         elif "task" in params:
             task = new_task(name, params.get("arguments") or {})
+            task["token"] = (params.get("_meta") or {}).get("progressToken")
             send({"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": wire_task(task)})
             answer(request_id, {"task": wire_task(task)})
         else:
@@ -341,6 +343,11 @@ def legacy(message: dict) -> None:
             return
         advance(task)
         if method == "tasks/get":
+            if task.get("token") is not None:
+                # Progress goes on after the call's reply, with the call's token.
+                task["polls"] += 1
+                progress = {"progressToken": task["token"], "progress": task["polls"], "message": "polled"}
+                send({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress})
             answer(request_id, wire_task(task))
         elif method == "tasks/cancel":
             if task["status"] in ("completed", "failed", "cancelled"):

@@ -451,30 +451,41 @@ def _ended(handle: ToolTask, final: Task) -> bool:
 
 
 async def _drive_legacy(handle: ToolTask) -> None:
-    state = handle._state
+    error: Exception | None = None
     async with trio.open_nursery() as nursery:
-        opened = False
-        while not handle._done.is_set():
-            latest = state.latest
-            final = state.final
-            if final is not None and _ended(handle, final):
-                break
-            if not opened and latest is not None and (latest.status == "input_required" or final is not None):
-                # tasks/result blocks until the task ends; the server sends
-                # its requests for input while it is open.
-                opened = True
-                nursery.start_soon(_legacy_result, handle)
-            await handle._deliver_progress()
-            if final is not None:
-                # Ended: tasks/result, open, gives the outcome; no more polls.
-                await handle._wait(POLL_CAP)
-                continue
-            interval = latest.poll_interval_ms if latest is not None else None
-            await handle._wait(poll_delay(interval))
-            if handle._done.is_set():
-                break
-            handle._observe(decode_task(await _poll(handle), "legacy"))
+        try:
+            await _follow_legacy(handle, nursery)
+        except Exception as exc:
+            # Raised from here, not from the nursery, which would wrap it in a group.
+            error = exc
         nursery.cancel_scope.cancel()
+    if error is not None:
+        raise error
+
+
+async def _follow_legacy(handle: ToolTask, nursery: trio.Nursery) -> None:
+    state = handle._state
+    opened = False
+    while not handle._done.is_set():
+        latest = state.latest
+        final = state.final
+        if final is not None and _ended(handle, final):
+            return
+        if not opened and latest is not None and (latest.status == "input_required" or final is not None):
+            # tasks/result blocks until the task ends; the server sends its
+            # requests for input while it is open.
+            opened = True
+            nursery.start_soon(_legacy_result, handle)
+        await handle._deliver_progress()
+        if final is not None:
+            # Ended: tasks/result, open, gives the outcome; no more polls.
+            await handle._wait(POLL_CAP)
+            continue
+        interval = latest.poll_interval_ms if latest is not None else None
+        await handle._wait(poll_delay(interval))
+        if handle._done.is_set():
+            return
+        handle._observe(decode_task(await _poll(handle), "legacy"))
 
 
 async def _legacy_result(handle: ToolTask) -> None:
