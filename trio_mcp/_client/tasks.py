@@ -100,9 +100,11 @@ class TaskRegistry:
     """Routes task status notifications (and progress after creation) to the handles.
 
     A notification can come before the reply that names its task
-    (server-everything sends ``working`` first): while a creation is in
-    flight, notifications for tasks nobody holds are kept (a few), and the
-    handle takes its own when it learns its id.
+    (server-everything sends ``working`` first), and the connection's
+    notifications are delivered in a task of their own, which may run after
+    the reply is read: while a creation is in flight, status and progress
+    notifications that no handle claims are kept (a few), and the handle
+    takes its own when it learns its id.
     """
 
     def __init__(self) -> None:
@@ -124,13 +126,15 @@ class TaskRegistry:
                 handle._status_note(params)
             elif self.creating:
                 self.early.append(params)
-        elif method == "notifications/progress" and self.tokens:
+        elif method == "notifications/progress" and (self.tokens or self.creating):
             token = params.get("progressToken")
             handle = (
                 self.tokens.get(token) if isinstance(token, int) and not isinstance(token, bool) else None
             )
             if handle is not None:
                 handle._progress_note(params)
+            elif self.creating:
+                self.early.append(params)
 
     def begin_creation(self) -> None:
         self.creating += 1
@@ -148,6 +152,11 @@ class TaskRegistry:
         for params in [p for p in self.early if p.get("taskId") == handle.task_id]:
             self.early.remove(params)
             handle._status_note(params)
+        if token is not None:
+            # Progress read before the reply, and not delivered to the call (the reply came first).
+            for params in [p for p in self.early if p.get("progressToken") == token]:
+                self.early.remove(params)
+                handle._progress_note(params)
 
     def unregister(self, handle: ToolTask) -> None:
         if handle.task_id is not None and self.handles.get(handle.task_id) is handle:
