@@ -62,8 +62,6 @@ from .._models import (
     Resource,
     ResourceTemplate,
     ServerCapabilities,
-    Task,
-    TaskRef,
     Tool,
     structure,
     unstructure,
@@ -80,6 +78,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
     from .._models import InputRequest
+    from .._models.tasks import Task, TaskRef
     from .._options import ClientOptions, NotificationCallback
     from .._session import Attachment, Session, SessionStatistics
     from .handshake import Outcome

@@ -41,7 +41,8 @@ from .._core.tasks import (
 )
 from .._delivery import call_maybe_async
 from .._errors import MCPError, RpcError, TaskCancelled, TaskError, TaskGone
-from .._models import CallToolResult, InputRequest, Task, TaskRef, structure
+from .._models import CallToolResult, InputRequest, structure
+from .._models.tasks import Task, TaskRef
 from .._session import start_soon
 
 if TYPE_CHECKING:
