@@ -65,8 +65,14 @@ def clarify(asked: list[Any]) -> Any:
 
 async def test_a_legacy_task_runs_to_its_result_with_its_updates(everything: tuple[str, list[str]]) -> None:
     command, args = everything
+    written: list[dict[str, Any]] = []
+
+    def on_wire(direction: str, data: bytes) -> None:
+        if direction == "out":
+            written.append(json.loads(data))
+
     with trio.fail_after(LIMIT):
-        async with process_client(command, args) as client:
+        async with process_client(command, args, on_wire=on_wire) as client:
             assert client.protocol_version == "2025-11-25"
             async with client.tool_task(RESEARCH, {"topic": "trio"}) as task:
                 assert not task.ran_synchronously
@@ -79,6 +85,10 @@ async def test_a_legacy_task_runs_to_its_result_with_its_updates(everything: tup
             assert seen[-1].status == "completed"
             # Four stages, each seen once.
             assert len({s.status_message for s in seen if s.status == "working"}) == 4
+            # Polls follow pollInterval (1 s over about 4 s); the status notifications
+            # between them are taken as they come, and make no polls of their own.
+            polls = [m for m in written if m.get("method") == "tasks/get"]
+            assert 2 <= len(polls) <= 6
             assert (await client.get_task(task.task_id)).status == "completed"
 
 
