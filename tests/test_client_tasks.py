@@ -541,3 +541,49 @@ async def test_a_server_that_dies_fails_its_running_tasks_with_server_gone(era: 
             # After the block too: the outcome was known before it ended.
             with pytest.raises(trio_mcp.ServerGone):
                 await task.result()
+
+
+async def test_cancelling_a_task_while_a_hook_answers_its_input() -> None:
+    """The hook is stopped, the task is cancelled, and nothing waits for the answer that never comes."""
+    hook_started = trio.Event()
+    hook_stopped: list[bool] = []
+
+    async def on_elicitation(params: Any) -> dict[str, Any]:
+        hook_started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            hook_stopped.append(True)
+        raise AssertionError("not reached")  # pragma: no cover
+
+    with trio.fail_after(LIMIT):
+        async with task_server(on_elicitation=on_elicitation) as client:
+            async with client.tool_task("ask") as task:
+                await hook_started.wait()
+                await task.cancel()
+                with pytest.raises(TaskCancelled):
+                    await task.result()
+            assert hook_stopped == [True]
+            sent = await dump(client)
+    assert not any(line.get("method") == "tasks/update" for line in sent)
+
+
+async def test_cancelling_a_legacy_task_while_a_hook_answers_its_input(
+    everything: tuple[str, list[str]],
+) -> None:
+    hook_started = trio.Event()
+
+    async def on_elicitation(params: Any) -> dict[str, Any]:
+        hook_started.set()
+        await trio.sleep_forever()
+        raise AssertionError("not reached")  # pragma: no cover
+
+    command, args = everything
+    with trio.fail_after(LIMIT):
+        async with process_client(command, args, on_elicitation=on_elicitation) as client:
+            async with client.tool_task(RESEARCH, {"topic": "trio", "ambiguous": True}) as task:
+                await hook_started.wait()
+                await task.cancel()
+                with pytest.raises(TaskCancelled):
+                    await task.result()
+            assert (await client.get_task(task.task_id)).status == "cancelled"

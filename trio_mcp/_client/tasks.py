@@ -196,6 +196,7 @@ class ToolTask:
         self._error: BaseException | None = None
         self._detached = False
         self._poll_now = False
+        self._input_scope: trio.CancelScope | None = None
         self._on_progress: ProgressCallback | None = None
         self._progress: deque[dict[str, JSON]] = deque(maxlen=HISTORY)
 
@@ -279,8 +280,11 @@ class ToolTask:
             return
         if self._ops.era == "legacy" and "taskId" in reply:
             self._observe(decode_task(reply, "legacy"))
-        # Learn how it ended (or that it goes on) without waiting for the next poll.
+        # Learn how it ended (or that it goes on) without waiting for the next poll;
+        # a hook still answering the task's input is not needed any more.
         self._poll_now = True
+        if self._input_scope is not None:
+            self._input_scope.cancel()
         self._poke_driver()
 
     def detach(self) -> TaskRef:
@@ -595,7 +599,12 @@ async def _drive_modern(handle: ToolTask) -> None:
                 )
                 for key, asked in fresh.items()
             }
-            answers = await ops.answer_all(requests)
+            with trio.CancelScope() as handle._input_scope:
+                answers = await ops.answer_all(requests)
+            handle._input_scope = None
+            if handle._poll_now:
+                # Cancelled meanwhile (the hooks were stopped): no answers to give.
+                continue
             try:
                 await ops.send("tasks/update", {"taskId": task_id, "inputResponses": answers}, False)
             except MCPError:
