@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -189,7 +190,10 @@ async def test_a_detached_task_runs_on_and_is_resumed_by_ref(everything: tuple[s
     with trio.fail_after(LIMIT):
         async with process_client(command, args) as client:
             async with client.tool_task(RESEARCH, {"topic": "later"}) as task:
+                assert task.server == client.name
+                task.server = "research"
                 ref = task.detach()
+            assert ref.server == "research"
             stored = json.dumps(ref.to_json())
             assert (await client.get_task(ref.task_id)).status == "working"
             again = TaskRef.from_json(json.loads(stored))
@@ -505,6 +509,7 @@ def test_a_status_notification_before_the_creation_reply_reaches_the_handle() ->
 
     class Ops:
         era = "legacy"
+        session = SimpleNamespace(name="fake")
         logged: list[str] = []  # noqa: RUF012 - one test
 
         def log(self, message: str) -> None:

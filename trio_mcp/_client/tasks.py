@@ -186,6 +186,8 @@ class ToolTask:
         """The name of the tool the task runs."""
         self.task_id = task_id
         """The server's identifier of the task, or `None` when the call ran synchronously."""
+        self.server = ops.session.name
+        """Which server runs the task, as messages (and `ref`) name it; a server group sets its own name."""
         self._state = TaskState(task_id or "")
         self._history: deque[Task] = deque(maxlen=HISTORY)
         self._seen = 0
@@ -317,7 +319,7 @@ class ToolTask:
             tool=self.tool,
             era=ops.era,
             protocol_version=ops.version,
-            server=ops.session.name,
+            server=self.server,
         )
 
     def __repr__(self) -> str:
