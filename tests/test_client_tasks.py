@@ -386,15 +386,18 @@ async def test_cancelling_a_modern_task() -> None:
             assert await client.cancel_task(task.task_id) is None
 
 
-async def test_a_vanished_modern_task_is_gone() -> None:
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_a_vanished_task_is_gone(era: str) -> None:
     with trio.fail_after(LIMIT):
-        async with task_server() as client:
+        async with task_server(era) as client:
             async with client.tool_task("vanish", {"seconds": 30}) as task:
                 with pytest.raises(trio_mcp.TaskGone) as caught:
                     await task.result()
             assert caught.value.task_id == task.task_id
-            with pytest.raises(trio_mcp.NotSupported):
-                await client.list_tasks()
+            assert isinstance(caught.value.__cause__, trio_mcp.RpcError)
+            if era == "modern":
+                with pytest.raises(trio_mcp.NotSupported):
+                    await client.list_tasks()
 
 
 async def test_a_modern_task_is_resumed_on_a_new_connection() -> None:
