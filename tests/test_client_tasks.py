@@ -137,18 +137,32 @@ async def test_legacy_input_during_tasks_result_reaches_the_hook(everything: tup
 async def test_a_forbidden_tool_runs_synchronously_through_the_same_handle(
     everything: tuple[str, list[str]],
 ) -> None:
+    """``echo`` says ``taskSupport: "forbidden"``: it is called plainly (server-everything would run it,
+    then lose its result, if asked for a task)."""
     command, args = everything
+    written: list[dict[str, Any]] = []
+
+    def on_wire(direction: str, data: bytes) -> None:
+        if direction == "out":
+            written.append(json.loads(data))
+
     with trio.fail_after(LIMIT):
         async with (
-            process_client(command, args) as client,
+            process_client(command, args, on_wire=on_wire) as client,
             client.tool_task("echo", {"message": "hi"}) as task,
         ):
             assert task.ran_synchronously
             assert task.task_id is None
+            assert task.ref is None
             assert (await task.result()).text == "Echo: hi"
             assert [s async for s in task.updates()] == []
             with pytest.raises(RuntimeError, match="synchronously"):
                 task.detach()
+    calls = [m for m in written if m.get("method") == "tools/call"]
+    assert len(calls) == 1
+    assert "task" not in calls[0]["params"]
+    # The tools were listed first, to learn that.
+    assert any(m.get("method") == "tools/list" for m in written)
 
 
 async def test_cancelling_a_legacy_task(everything: tuple[str, list[str]]) -> None:
