@@ -229,7 +229,7 @@ def test_tools_across_servers(project):
     )
     result = check(run(project, "--config", ".mcp.json", "tools"))
     names = [line.split(" - ")[0] for line in result.stdout.splitlines() if not line.startswith(" ")]
-    assert {"one.echo", "two.echo", "one.add", "two.add"} <= set(names)
+    assert {"one__echo", "two__echo", "one__add", "two__add"} <= set(names)
     assert "server 'gone' is failed" in result.stderr
     tools = json.loads(check(run(project, "--config", ".mcp.json", "tools", "--json")).stdout)["tools"]
     echo = next(tool for tool in tools if tool["name"] == "two__echo")
@@ -320,7 +320,7 @@ def test_a_dying_server_is_named_without_its_expanded_values(project):
         (["--server", "off", "info"], "server 'off' is disabled in"),
         (
             ["--config", ".mcp.json", "call", "nope.echo"],
-            "'nope.echo' names no server of the configuration: call SERVER.TOOL",
+            "'nope.echo' names no server of the configuration: call SERVER__TOOL",
         ),
         (["--config", ".mcp.json", "call", "echo"], "'echo' names no server"),
         (["--config", ".mcp.json", "info"], "'info' talks to one server: name it with --server NAME"),

@@ -28,6 +28,7 @@ from .._config.spec import shown_url
 from .._errors import AuthRequired
 from ._args import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK, EXIT_TIMEOUT, PROG, Options
 from ._console import Console
+from ._names import find_server
 from ._render import join_lines, pretty_json, tool_lines, wire_json
 from ._run import (
     PROBE_TIMEOUT,
@@ -153,16 +154,18 @@ def choose(options: Options, loaded: Loaded) -> None:
     names = [*config.servers, *config.invalid]
     name = options.server_name
     if name is None:
-        # call SERVER.TOOL: the longest server name followed by a dot.
+        # call NAME, as 'tools' lists it (SERVER__TOOL), or SERVER.TOOL.
         target = options.target
-        matches = [n for n in names if target.startswith(n + ".") and len(target) > len(n) + 1]
-        if not matches:
+        found = find_server(target, names)
+        if found is None:
             raise ConfigFailure(
-                f"{target!r} names no server of the configuration: call SERVER.TOOL"
-                f" (or --server NAME call TOOL), with SERVER one of: {', '.join(map(repr, names)) or 'none'}"
+                f"{target!r} names no server of the configuration: call SERVER__TOOL (the name"
+                " 'tools' shows), SERVER.TOOL, or --server NAME call TOOL, with SERVER one of:"
+                f" {', '.join(map(repr, names)) or 'none'}"
             )
-        name = max(matches, key=len)
-        options.target = target[len(name) + 1 :]
+        name, tool = found
+        options.target = tool if tool is not None else target
+        options.catalogue_name = None if tool is not None else target
     if name in config.invalid:
         raise ConfigFailure(str(config.invalid[name]))
     spec = config.servers.get(name)
@@ -393,10 +396,7 @@ def _render_tools(options: Options, group: ServerGroup, loaded: Loaded, console:
     if not listed:
         console.say("(no server offers tools)")
     return join_lines(
-        "\n".join(
-            tool_lines(attrs.evolve(entry.item, name=f"{entry.server}.{entry.item.name}"), options.schema)
-        )
-        for entry in listed
+        "\n".join(tool_lines(attrs.evolve(entry.item, name=entry.name), options.schema)) for entry in listed
     )
 
 

@@ -73,7 +73,17 @@ STARTUP_ONLY: Final = ("--protocol", "--env", "--cwd", "--config", "--server")
 #: The most lines the history file keeps.
 HISTORY_LENGTH: Final = 1000
 #: What a line gives of the `Options` it is run with (the rest is the shell's).
-_PER_COMMAND: Final = ("command", "target", "arguments", "raw_values", "schema", "ref", "argument")
+_PER_COMMAND: Final = (
+    "command",
+    "target",
+    "arguments",
+    "raw_values",
+    "schema",
+    "ref",
+    "argument",
+    "output",
+    "output_check",
+)
 #: The options each command takes, for completion.
 _OPTIONS: Final = ("--json", "--timeout", "--verbose")
 
