@@ -63,7 +63,7 @@ CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-TOOLS = ["echo", "add", "slow", "ask"]
+TOOLS = ["echo", "add", "slow", "ask", "report", "batch"]
 
 SCHEMA_PROBLEM = schema_problem()
 needs_schemas = pytest.mark.skipif(SCHEMA_PROBLEM is not None, reason=str(SCHEMA_PROBLEM))
@@ -1021,10 +1021,15 @@ def test_the_demo_imports_only_the_light_core():
         "trio_mcp._parking",
         "trio_mcp._serving.rules",
         "trio_mcp._serving.server",
+        "trio_mcp._serving.task_rules",
+        "trio_mcp._serving.tasks",
         "trio_mcp._version",
     }
     root = Path(trio_mcp.__file__).parent
-    for package, own in ((root / "demo", ("_features", "_server")), (root / "_serving", ("rules", "server"))):
+    for package, own in (
+        (root / "demo", ("_features", "_server")),
+        (root / "_serving", ("rules", "server", "task_rules", "tasks")),
+    ):
         for path in package.glob("*.py"):
             for node in ast.walk(ast_support.parse(path.read_text())):
                 if isinstance(node, ast.ImportFrom) and node.level:
