@@ -115,6 +115,9 @@ PUBLIC = frozenset(
         "ProtocolError", "MessageTooLarge", "VersionMismatch", "NotSupported", "InputRequestFailed",
         "OutputValidationError", "ConfigError", "UnknownName", "HTTPError", "ConnectionFailed",
         "AuthRequired", "ServerBusy", "SessionExpired", "TrioMCPInternalError",
+        "TaskError", "TaskFailed", "TaskCancelled", "TaskGone",
+        # tasks
+        "ToolTask", "Task", "TaskRef",
         # the protocol's types
         "Annotations", "AudioContent", "BlobResourceContents", "CallToolResult", "CompleteResult",
         "Completion", "ContentBlock", "CreateMessageParams", "CreateMessageResult", "DiscoverResult",
@@ -145,6 +148,7 @@ CLIENT_MEMBERS = frozenset(
         "list_resources", "list_resources_page", "list_tools", "list_tools_page", "listen", "max_rounds",
         "name", "pid", "ping", "read_resource", "request", "set_logging_level", "statistics",
         "stderr_tail", "subscribe_resource", "unsubscribe_resource", "wait_failed",
+        "tool_task", "resume_task", "get_task", "cancel_task", "list_tasks",
         # attributes set as the handshake ends
         "session", "era", "protocol_version", "server_info", "server_capabilities", "instructions",
         "discover_result", "options", "client_info", "log_level",
