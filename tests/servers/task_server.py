@@ -35,6 +35,8 @@ said; ``seconds`` sets how long the work takes where it applies):
 * ``durable {seconds}``: its tasks are kept in the ``--state`` file, so a
   new process (a restarted server) still answers for them; done ``seconds``
   (default 1.5) after creation.
+* ``whoami`` (forbidden as a task): the tag and the process id; ``die``:
+  exits with status 3 at once, answering nothing.
 
 Flags: ``--state PATH`` (where ``durable`` tasks live), ``--log PATH``
 (append every message received, one JSON line each), ``--no-tasks``
@@ -76,6 +78,7 @@ TOOLS = {
     "needs_task": "required",
     "durable": "optional",
     "whoami": "forbidden",
+    "die": "forbidden",
 }
 INTERVALS = (400, 100, 300, 200, 500)
 
@@ -309,6 +312,10 @@ class Server:
             raise RpcError(-32602, f"unknown tool {name!r}")
         if name == "whoami":
             return text(f"{self.options.tag} {os.getpid()}")
+        if name == "die":
+            sys.stderr.write(f"{self.options.tag}: dying as asked\n")
+            sys.stderr.flush()
+            os._exit(3)
         support = TOOLS[name]
         if self.era == "legacy":
             as_task = "task" in params and not self.options.no_tasks
