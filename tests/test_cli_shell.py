@@ -285,7 +285,7 @@ def test_shell_goes_on_after_errors_and_exits_with_the_last_status():
     assert result.stderr.splitlines() == [
         (
             "trio-mcp: unknown command 'bogus' (one of info, tools, prompts, resources, templates, call, read,"
-            " prompt, complete, help, exit, quit)"
+            " prompt, complete, tasks, help, exit, quit)"
         ),
         "trio-mcp: argument 'b': expected a number, got 'x' (the tool 'add')",
         (
@@ -297,7 +297,7 @@ def test_shell_goes_on_after_errors_and_exits_with_the_last_status():
         "trio-mcp call: error: the server is given when the shell starts, not to each command",
         (
             "trio-mcp: unknown command 'shell' (one of info, tools, prompts, resources, templates, call, read,"
-            " prompt, complete, help, exit, quit)"
+            " prompt, complete, tasks, help, exit, quit)"
         ),
         "trio-mcp: error: this is the shell already",
         "trio-mcp: the tool 'add' reported an error: Invalid arguments for the add tool: missing argument 'b'.",
@@ -573,6 +573,7 @@ CATALOG = Catalog(
                 "read ",
                 "prompt ",
                 "complete ",
+                "tasks ",
                 "help ",
                 "exit ",
                 "quit ",
@@ -598,6 +599,7 @@ CATALOG = Catalog(
                 "read ",
                 "prompt ",
                 "complete ",
+                "tasks ",
                 "help ",
                 "exit ",
                 "quit ",

@@ -400,7 +400,18 @@ CLI_PARSING_MUST_NOT_LOAD = ("trio", "cattrs", f"{PACKAGE}._client", f"{PACKAGE}
 
 #: The modules of ``trio_mcp.cli``, lowest first: each imports only modules
 #: before it in this list (the package itself never).
-CLI_LAYERS = ("_values", "_args", "_render", "_console", "_forms", "_run", "_shell", "_configs", "_login")
+CLI_LAYERS = (
+    "_values",
+    "_args",
+    "_render",
+    "_console",
+    "_forms",
+    "_run",
+    "_tasks",
+    "_shell",
+    "_configs",
+    "_login",
+)
 
 _CLI_PROBE = """
 import contextlib, io, json, sys

@@ -468,7 +468,8 @@ class Server:
                 raise RpcError(-32602, "durable tasks cannot be cancelled")
             return self.durable_wire(task_id, record, detailed=self.era == "modern")
         if method == "tasks/list":
-            return {"tasks": [task.wire() for task in self.tasks.values()]}
+            kept = [self.durable_wire(task_id, record) for task_id, record in self.load().items()]
+            return {"tasks": kept + [task.wire() for task in self.tasks.values()]}
         task = self.find(params)
         if method == "tasks/get":
             task.polls += 1

@@ -35,15 +35,18 @@ What it offers:
                            greeting comes on the retry; in the initialize era
                            the server sends an ``elicitation/create`` request
                            to the client.
-``report {steps, delay,    Long work that can run as a task (``taskSupport``
-ask}``                     ``optional``): ``steps`` steps (default 3) of
+``report``                 Long work that can run as a task (``taskSupport``
+                           ``optional``), with arguments ``steps``, ``delay``
+                           and ``ask``: ``steps`` steps (default 3) of
                            ``delay`` seconds (default 0.5), with progress
                            after each; with ``ask``, it asks the user who the
                            report is for halfway through.
-``batch {items, delay,     Long work that must run as a task (``taskSupport``
-fail_at}``                 ``required``): ``items`` items (default 3) of
-                           ``delay`` seconds (default 0.2); item ``fail_at``
-                           fails, and the task with it (a JSON-RPC error).
+``batch``                  Long work that must run as a task (``taskSupport``
+                           ``required``), with arguments ``items``,
+                           ``delay`` and ``fail_at``: ``items`` items
+                           (default 3) of ``delay`` seconds (default 0.2);
+                           item ``fail_at`` fails, and the task with it (a
+                           JSON-RPC error).
 ``demo://readme``          A resource: a short Markdown text about the demo.
 ``demo://greeting/{name}`` A resource template: "Hello, NAME!" as plain text.
 ``greet {name}``           A prompt asking the model to greet someone; the
