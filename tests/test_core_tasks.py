@@ -326,3 +326,46 @@ def test_a_task_ref_goes_through_json() -> None:
 def test_a_bad_task_ref_is_refused(bad: object) -> None:
     with pytest.raises(ValueError, match="task reference"):
         TaskRef.from_json(bad)
+
+
+def test_tasks_requests_name_their_task_in_mcp_name() -> None:
+    from trio_mcp._core.http_wire import modern_headers
+
+    for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+        message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"taskId": "t-1\u00e9"}}
+        headers = modern_headers(message, "2026-07-28")
+        assert headers["mcp-method"] == method
+        assert headers["mcp-name"] == "=?base64?dC0xw6k=?="
+    assert "mcp-name" not in modern_headers({"method": "tasks/get", "params": {}}, "2026-07-28")
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+TASK_KEYS = st.sampled_from(
+    ["taskId", "status", "statusMessage", "createdAt", "ttl", "ttlMs", "pollInterval", "pollIntervalMs",
+     "result", "error", "inputRequests", "resultType", "task", "tasks", "nextCursor"]
+)  # fmt: skip
+TASKISH = st.dictionaries(TASK_KEYS, JSON_VALUES | st.sampled_from(STATUSES), max_size=10)
+
+
+@given(TASKISH, st.sampled_from(["modern", "legacy"]))
+def test_any_reply_is_read_or_refused_with_a_protocol_error(reply: dict[str, object], era: str) -> None:
+    """Whatever a server sends, the readers give a model or raise ProtocolError, nothing else."""
+    for read in (
+        lambda: tasks.created_task(reply, era),  # type: ignore[arg-type]
+        lambda: tasks.decode_polled(reply, era),  # type: ignore[arg-type]
+        lambda: tasks.decode_list(reply),
+    ):
+        try:
+            found = read()
+        except ProtocolError:
+            continue
+        if isinstance(found, tasks.Polled):
+            assert isinstance(found.task.task_id, str)
+            assert found.task.task_id
+            assert found.task.ttl_ms is None or found.task.ttl_ms >= 0
+            assert all(isinstance(asked.get("method"), str) for asked in found.input_requests.values())
+    tasks.failure("t", reply.get("error"))

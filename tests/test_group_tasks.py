@@ -58,17 +58,7 @@ async def test_a_group_task_runs_on_its_server(options: trio_mcp.ClientOptions) 
             assert (await (await servers.client("b")).get_task(task.task_id)).status == "completed"
 
 
-LEGACY_POLL_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="2025-11-25: an error of a tasks/get poll leaves the driver's nursery as an ExceptionGroup",
-)
-
-
-async def test_a_restart_fails_the_running_task_with_server_gone(
-    request: pytest.FixtureRequest, options: trio_mcp.ClientOptions
-) -> None:
-    if options.protocol == "2025-11-25":
-        request.applymarker(LEGACY_POLL_BUG)
+async def test_a_restart_fails_the_running_task_with_server_gone(options: trio_mcp.ClientOptions) -> None:
     with trio.fail_after(GUARD):
         async with open_servers([spec("jobs")], options=options, restart=FAST) as servers:
             before = await pid_of(servers, "jobs")

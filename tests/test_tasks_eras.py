@@ -214,19 +214,8 @@ async def test_cancelling_the_wait_only_stops_waiting(tmp_path: Path, protocol: 
 # ------------------------------------------------------- gone and expired
 
 
-LEGACY_GONE_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="2025-11-25: a -32602 on a tasks/get poll leaves the driver's nursery as an ExceptionGroup"
-    " instead of TaskGone",
-)
-
-
 @pytest.mark.parametrize("tool", ["vanish", "expire"])
-async def test_a_task_that_disappears_is_gone(
-    request: pytest.FixtureRequest, tmp_path: Path, protocol: str, tool: str
-) -> None:
-    if protocol == "2025-11-25":
-        request.applymarker(LEGACY_GONE_BUG)
+async def test_a_task_that_disappears_is_gone(tmp_path: Path, protocol: str, tool: str) -> None:
     with trio.fail_after(LIMIT):
         async with client(None, protocol) as c, c.tool_task(tool) as task:
             with pytest.raises(TaskGone) as caught:

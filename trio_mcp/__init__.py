@@ -105,8 +105,6 @@ if TYPE_CHECKING:
         Root as Root,
         SamplingMessage as SamplingMessage,
         ServerCapabilities as ServerCapabilities,
-        Task as Task,
-        TaskRef as TaskRef,
         TextContent as TextContent,
         TextResourceContents as TextResourceContents,
         Tool as Tool,
@@ -115,6 +113,10 @@ if TYPE_CHECKING:
         ToolResultContent as ToolResultContent,
         ToolUseContent as ToolUseContent,
         UnknownContent as UnknownContent,
+    )
+    from ._models.tasks import (
+        Task as Task,
+        TaskRef as TaskRef,
     )
     from ._open import (
         connect_client as connect_client,
@@ -217,8 +219,8 @@ _LAZY: dict[str, str] = {
     "Root": "_models",
     "SamplingMessage": "_models",
     "ServerCapabilities": "_models",
-    "Task": "_models",
-    "TaskRef": "_models",
+    "Task": "_models.tasks",
+    "TaskRef": "_models.tasks",
     "TextContent": "_models",
     "TextResourceContents": "_models",
     "Tool": "_models",

@@ -62,8 +62,6 @@ from .._models import (
     Resource,
     ResourceTemplate,
     ServerCapabilities,
-    Task,
-    TaskRef,
     Tool,
     structure,
     unstructure,
@@ -80,6 +78,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
     from .._models import InputRequest
+    from .._models.tasks import Task, TaskRef
     from .._options import ClientOptions, NotificationCallback
     from .._session import Attachment, Session, SessionStatistics
     from .handshake import Outcome
@@ -703,9 +702,11 @@ class Client:
         a task; `ToolTask.result` waits for its end. While the block lasts,
         the client follows the task (polling at the pace the server
         suggests, within bounds) and answers its input requests through the
-        hooks (``on_elicitation``, ...), as for `call_tool`. Leaving the
-        block while the task runs cancels it on the server, unless it was
-        detached (`ToolTask.detach`).
+        hooks (``on_elicitation``, ...), as for `call_tool`; a hook tells
+        which task asks from its params' ``meta``, whose
+        ``"io.modelcontextprotocol/related-task"`` entry holds the
+        ``taskId``. Leaving the block while the task runs cancels it on the
+        server, unless it was detached (`ToolTask.detach`).
 
         Initialize era (2025-11-25): the call is sent as a task when the
         server declares ``tasks.requests.tools.call`` and the tool's

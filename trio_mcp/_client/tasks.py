@@ -21,6 +21,7 @@ moves messages and keeps time.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
@@ -29,7 +30,7 @@ import trio
 
 from .._core.jsonrpc import INVALID_PARAMS
 from .._core.tasks import (
-    POLL_CAP,
+    POLL_FLOOR,
     InputLedger,
     TaskState,
     created_task,
@@ -41,7 +42,8 @@ from .._core.tasks import (
 )
 from .._delivery import call_maybe_async
 from .._errors import MCPError, RpcError, TaskCancelled, TaskError, TaskGone
-from .._models import CallToolResult, InputRequest, Task, TaskRef, structure
+from .._models import CallToolResult, InputRequest, structure
+from .._models.tasks import Task, TaskRef
 from .._session import start_soon
 
 if TYPE_CHECKING:
@@ -100,9 +102,11 @@ class TaskRegistry:
     """Routes task status notifications (and progress after creation) to the handles.
 
     A notification can come before the reply that names its task
-    (server-everything sends ``working`` first): while a creation is in
-    flight, notifications for tasks nobody holds are kept (a few), and the
-    handle takes its own when it learns its id.
+    (server-everything sends ``working`` first), and the connection's
+    notifications are delivered in a task of their own, which may run after
+    the reply is read: while a creation is in flight, status and progress
+    notifications that no handle claims are kept (a few), and the handle
+    takes its own when it learns its id.
     """
 
     def __init__(self) -> None:
@@ -124,13 +128,15 @@ class TaskRegistry:
                 handle._status_note(params)
             elif self.creating:
                 self.early.append(params)
-        elif method == "notifications/progress" and self.tokens:
+        elif method == "notifications/progress" and (self.tokens or self.creating):
             token = params.get("progressToken")
             handle = (
                 self.tokens.get(token) if isinstance(token, int) and not isinstance(token, bool) else None
             )
             if handle is not None:
                 handle._progress_note(params)
+            elif self.creating:
+                self.early.append(params)
 
     def begin_creation(self) -> None:
         self.creating += 1
@@ -148,6 +154,11 @@ class TaskRegistry:
         for params in [p for p in self.early if p.get("taskId") == handle.task_id]:
             self.early.remove(params)
             handle._status_note(params)
+        if token is not None:
+            # Progress read before the reply, and not delivered to the call (the reply came first).
+            for params in [p for p in self.early if p.get("progressToken") == token]:
+                self.early.remove(params)
+                handle._progress_note(params)
 
     def unregister(self, handle: ToolTask) -> None:
         if handle.task_id is not None and self.handles.get(handle.task_id) is handle:
@@ -184,7 +195,7 @@ class ToolTask:
         self._result: CallToolResult | None = None
         self._error: BaseException | None = None
         self._detached = False
-        self._cancel_sent = False
+        self._poll_now = False
         self._on_progress: ProgressCallback | None = None
         self._progress: deque[dict[str, JSON]] = deque(maxlen=HISTORY)
 
@@ -257,17 +268,19 @@ class ToolTask:
         if self.task_id is None or self._state.final is not None:
             await trio.lowlevel.checkpoint()
             return
-        self._cancel_sent = True
         try:
             reply = await self._ops.send("tasks/cancel", {"taskId": self.task_id}, False)
         except RpcError as exc:
             if exc.code != INVALID_PARAMS:
                 raise
-            # It ended (or vanished) meanwhile: the next poll says which.
+            # It ended (or vanished) meanwhile: a poll says which.
+            self._poll_now = True
             self._poke_driver()
             return
         if self._ops.era == "legacy" and "taskId" in reply:
             self._observe(decode_task(reply, "legacy"))
+        # Learn how it ended (or that it goes on) without waiting for the next poll.
+        self._poll_now = True
         self._poke_driver()
 
     def detach(self) -> TaskRef:
@@ -366,15 +379,19 @@ class ToolTask:
         self._signal()
         self._poke_driver()
 
-    async def _wait(self, delay: float) -> None:
-        """Sleep until the next poll: ``delay`` seconds, or less when something happens."""
+    async def _wait_until(self, deadline: float) -> None:
+        """Sleep until ``deadline``, or less when something happens (a notification, the outcome, a cancel)."""
         if self._poke.is_set():
-            self._poke = trio.Event()
             await trio.lowlevel.checkpoint()
-            return
-        with trio.move_on_after(delay):
-            await self._poke.wait()
+        else:
+            with trio.move_on_at(deadline):
+                await self._poke.wait()
         self._poke = trio.Event()
+
+    def _next_poll(self) -> float:
+        """When to poll next: after the interval the server last suggested (within bounds)."""
+        latest = self._state.latest
+        return trio.current_time() + poll_delay(latest.poll_interval_ms if latest is not None else None)
 
 
 def _fresh(error: BaseException) -> BaseException:
@@ -451,30 +468,45 @@ def _ended(handle: ToolTask, final: Task) -> bool:
 
 
 async def _drive_legacy(handle: ToolTask) -> None:
-    state = handle._state
+    error: Exception | None = None
     async with trio.open_nursery() as nursery:
-        opened = False
-        while not handle._done.is_set():
-            latest = state.latest
-            final = state.final
-            if final is not None and _ended(handle, final):
-                break
-            if not opened and latest is not None and (latest.status == "input_required" or final is not None):
-                # tasks/result blocks until the task ends; the server sends
-                # its requests for input while it is open.
-                opened = True
-                nursery.start_soon(_legacy_result, handle)
-            await handle._deliver_progress()
-            if final is not None:
-                # Ended: tasks/result, open, gives the outcome; no more polls.
-                await handle._wait(POLL_CAP)
-                continue
-            interval = latest.poll_interval_ms if latest is not None else None
-            await handle._wait(poll_delay(interval))
-            if handle._done.is_set():
-                break
-            handle._observe(decode_task(await _poll(handle), "legacy"))
+        try:
+            await _follow_legacy(handle, nursery)
+        except Exception as exc:
+            # Raised from here, not from the nursery, which would wrap it in a group.
+            error = exc
         nursery.cancel_scope.cancel()
+    if error is not None:
+        raise error
+
+
+async def _follow_legacy(handle: ToolTask, nursery: trio.Nursery) -> None:
+    state = handle._state
+    opened = False
+    next_poll = handle._next_poll()
+    while not handle._done.is_set():
+        latest = state.latest
+        final = state.final
+        if final is not None and _ended(handle, final):
+            return
+        if not opened and latest is not None and (latest.status == "input_required" or final is not None):
+            # tasks/result blocks until the task ends; the server sends its
+            # requests for input while it is open.
+            opened = True
+            nursery.start_soon(_legacy_result, handle)
+        await handle._deliver_progress()
+        if final is not None:
+            # Ended: tasks/result, open, gives the outcome; no more polls.
+            await handle._wait_until(math.inf)
+            continue
+        # A notification wakes the driver (its snapshot is taken already);
+        # only the clock, or a cancel, makes it poll.
+        await handle._wait_until(-math.inf if handle._poll_now else next_poll)
+        if handle._done.is_set() or not (handle._poll_now or trio.current_time() >= next_poll):
+            continue
+        handle._poll_now = False
+        handle._observe(decode_task(await _poll(handle), "legacy"))
+        next_poll = handle._next_poll()
 
 
 async def _legacy_result(handle: ToolTask) -> None:
@@ -523,16 +555,19 @@ async def _drive_modern(handle: ToolTask) -> None:
     task_id = handle.task_id
     ledger = InputLedger()
     ops = handle._ops
-    first = True
+    latest = handle._state.latest
+    # The first poll too waits for the interval the server suggested, unless input is wanted.
+    asks = latest is not None and latest.status == "input_required"
+    next_poll = -math.inf if asks else handle._next_poll()
     while not handle._done.is_set():
-        if not first:
-            latest = handle._state.latest
-            await handle._wait(poll_delay(latest.poll_interval_ms if latest is not None else None))
-            if handle._done.is_set():
-                return
-        first = False
+        await handle._deliver_progress()
+        await handle._wait_until(-math.inf if handle._poll_now else next_poll)
+        if handle._done.is_set() or not (handle._poll_now or trio.current_time() >= next_poll):
+            continue
+        handle._poll_now = False
         polled = decode_polled(await _poll(handle), "modern")
         handle._observe(polled.task)
+        next_poll = handle._next_poll()
         final = handle._state.final
         if final is not None:
             if _ended(handle, final):
@@ -542,7 +577,7 @@ async def _drive_modern(handle: ToolTask) -> None:
                 return
             if final.status == "completed":
                 if polled.result is None:
-                    # A completion seen elsewhere first: this poll is a late one.
+                    # Ended completed on an earlier snapshot, and this poll says otherwise.
                     continue
                 result = structure(polled.result, CallToolResult)
                 if not result.is_error:
@@ -566,7 +601,8 @@ async def _drive_modern(handle: ToolTask) -> None:
             except MCPError:
                 ledger.release(fresh)
                 raise
-            handle._poke_driver()
+            # Soon, to see the task go on (never faster than the floor).
+            next_poll = trio.current_time() + POLL_FLOOR
 
 
 @asynccontextmanager
@@ -618,7 +654,12 @@ async def following(handle: ToolTask, registry: TaskRegistry) -> AsyncIterator[T
 
 async def _cancel_unfinished(handle: ToolTask) -> None:
     ops = handle._ops
-    if handle._detached or handle._state.final is not None or handle.done or ops.session.failure is not None:
+    if (
+        handle._detached
+        or handle._state.final is not None
+        or isinstance(handle._error, TaskGone)
+        or ops.session.failure is not None
+    ):
         return
     with trio.move_on_after(CANCEL_GRACE):
         try:

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from .._client import Client
     from .._client.notes import ProgressCallback
     from .._client.tasks import ToolTask
-    from .._models import CallToolResult, GetPromptResult, ReadResourceResult, TaskRef
+    from .._models import CallToolResult, GetPromptResult, ReadResourceResult
+    from .._models.tasks import TaskRef
     from .._options import NotificationCallback
 
 __all__ = ["ServerGroup", "open_servers"]

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from . import types
 from .codec import structure as structure, to_wire as to_wire, unstructure as unstructure
-from .tasks import Task as Task, TaskRef as TaskRef
 from .types import *  # noqa: F403 - the names in types.__all__
 
-__all__ = ["Task", "TaskRef", "structure", "to_wire", "unstructure"]
+__all__ = ["structure", "to_wire", "unstructure"]
 __all__ += types.__all__

@@ -8,14 +8,11 @@ wire.
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, Literal
 
 import attrs
 
-__all__ = ["TERMINAL_STATUSES", "Task", "TaskRef", "TaskStatus"]
-
-TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
-"""The statuses the protocol defines; a status of a newer revision is kept as the string it is."""
+__all__ = ["TERMINAL_STATUSES", "Task", "TaskRef"]
 
 #: The statuses a task never leaves.
 TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
@@ -32,7 +29,7 @@ class Task:
 
     task_id: str
     """The server's identifier of the task (wire ``taskId``)."""
-    status: TaskStatus | str
+    status: str
     """``"working"``, ``"input_required"``, ``"completed"``, ``"failed"`` or ``"cancelled"``
     (a status this version does not know is kept as it came)."""
     status_message: str | None = None
@@ -50,7 +47,7 @@ class Task:
 
     @property
     def terminal(self) -> bool:
-        """Whether the task has ended (completed, failed or cancelled): its status never changes again."""
+        """Whether the task has ended (completed, failed or cancelled), so that its status never changes again."""
         return self.status in TERMINAL_STATUSES
 
 
