@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -189,7 +190,10 @@ async def test_a_detached_task_runs_on_and_is_resumed_by_ref(everything: tuple[s
     with trio.fail_after(LIMIT):
         async with process_client(command, args) as client:
             async with client.tool_task(RESEARCH, {"topic": "later"}) as task:
+                assert task.server == client.name
+                task.server = "research"
                 ref = task.detach()
+            assert ref.server == "research"
             stored = json.dumps(ref.to_json())
             assert (await client.get_task(ref.task_id)).status == "working"
             again = TaskRef.from_json(json.loads(stored))
@@ -382,15 +386,18 @@ async def test_cancelling_a_modern_task() -> None:
             assert await client.cancel_task(task.task_id) is None
 
 
-async def test_a_vanished_modern_task_is_gone() -> None:
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_a_vanished_task_is_gone(era: str) -> None:
     with trio.fail_after(LIMIT):
-        async with task_server() as client:
+        async with task_server(era) as client:
             async with client.tool_task("vanish", {"seconds": 30}) as task:
                 with pytest.raises(trio_mcp.TaskGone) as caught:
                     await task.result()
             assert caught.value.task_id == task.task_id
-            with pytest.raises(trio_mcp.NotSupported):
-                await client.list_tasks()
+            assert isinstance(caught.value.__cause__, trio_mcp.RpcError)
+            if era == "modern":
+                with pytest.raises(trio_mcp.NotSupported):
+                    await client.list_tasks()
 
 
 async def test_a_modern_task_is_resumed_on_a_new_connection() -> None:
@@ -505,6 +512,7 @@ def test_a_status_notification_before_the_creation_reply_reaches_the_handle() ->
 
     class Ops:
         era = "legacy"
+        session = SimpleNamespace(name="fake")
         logged: list[str] = []  # noqa: RUF012 - one test
 
         def log(self, message: str) -> None:
@@ -541,3 +549,49 @@ async def test_a_server_that_dies_fails_its_running_tasks_with_server_gone(era: 
             # After the block too: the outcome was known before it ended.
             with pytest.raises(trio_mcp.ServerGone):
                 await task.result()
+
+
+async def test_cancelling_a_task_while_a_hook_answers_its_input() -> None:
+    """The hook is stopped, the task is cancelled, and nothing waits for the answer that never comes."""
+    hook_started = trio.Event()
+    hook_stopped: list[bool] = []
+
+    async def on_elicitation(params: Any) -> dict[str, Any]:
+        hook_started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            hook_stopped.append(True)
+        raise AssertionError("not reached")  # pragma: no cover
+
+    with trio.fail_after(LIMIT):
+        async with task_server(on_elicitation=on_elicitation) as client:
+            async with client.tool_task("ask") as task:
+                await hook_started.wait()
+                await task.cancel()
+                with pytest.raises(TaskCancelled):
+                    await task.result()
+            assert hook_stopped == [True]
+            sent = await dump(client)
+    assert not any(line.get("method") == "tasks/update" for line in sent)
+
+
+async def test_cancelling_a_legacy_task_while_a_hook_answers_its_input(
+    everything: tuple[str, list[str]],
+) -> None:
+    hook_started = trio.Event()
+
+    async def on_elicitation(params: Any) -> dict[str, Any]:
+        hook_started.set()
+        await trio.sleep_forever()
+        raise AssertionError("not reached")  # pragma: no cover
+
+    command, args = everything
+    with trio.fail_after(LIMIT):
+        async with process_client(command, args, on_elicitation=on_elicitation) as client:
+            async with client.tool_task(RESEARCH, {"topic": "trio", "ambiguous": True}) as task:
+                await hook_started.wait()
+                await task.cancel()
+                with pytest.raises(TaskCancelled):
+                    await task.result()
+            assert (await client.get_task(task.task_id)).status == "cancelled"
