@@ -5,7 +5,8 @@ The servers are ``tests/servers/task_server.py`` (the scripted task server:
 process reads). Each test runs in both eras.
 
 * a task started by the group's name of a tool runs on the server that
-  offers it, and its handle names that server;
+  offers it, and its handle (and its reference) names that server as the
+  group does;
 * the server dies while the task runs: the task fails with `ServerGone`,
   the group starts the server again, and new tasks run on the new process;
 * a server that kept its tasks answers for them after its restart: the
@@ -49,6 +50,9 @@ async def test_a_group_task_runs_on_its_server(options: trio_mcp.ClientOptions) 
             async with servers.tool_task("b__quick", {"seconds": 0.3}) as task:
                 assert not task.ran_synchronously
                 assert task.tool == "quick"
+                assert task.server == "b"
+                assert task.ref is not None
+                assert task.ref.server == "b"
                 result = await task.result()
             assert result.text == "quick done"
             # The task lives on b: a's client does not know it.
@@ -86,12 +90,14 @@ async def test_a_server_that_kept_its_tasks_resumes_them_after_a_restart(
             before = await pid_of(servers, "jobs")
             async with servers.tool_task("jobs__durable", {"seconds": 1.5}) as task:
                 ref = task.detach()
+            assert ref.server == "jobs"
             with pytest.raises(ServerGone):
                 await servers.call_tool("jobs__die")
             await servers.wait_ready("jobs")
             after = await pid_of(servers, "jobs")
             assert after != before
-            async with servers.resume_task("jobs", ref) as resumed:
+            async with servers.resume_task(ref) as resumed:
                 assert resumed.task_id == ref.task_id
+                assert resumed.server == "jobs"
                 result = await resumed.result()
     assert result.text == f"durable done (started by {before}, answered by {after})"

@@ -710,7 +710,9 @@ class ServerGroup:
         """Call a tool as a task, by its group-wide name: ``async with servers.tool_task(name) as task:``.
 
         The server's own client runs it (`Client.tool_task`: the same
-        handle, the same rules). When that server is starting again, this
+        handle, the same rules); the handle's `~ToolTask.server`, and the
+        `TaskRef` it detaches to, name the server as the group does
+        (``"notes"``). When that server is starting again, this
         waits for it within the caller's cancel scopes. If the server dies
         while the task runs, the task is lost with the process: `ToolTask.result`
         raises `ServerGone`. A server that keeps its tasks elsewhere (a
@@ -728,23 +730,28 @@ class ServerGroup:
         if tool not in {entry.item.name for entry in member.tools}:
             raise UnknownName(f"server {server!r} no longer offers the tool {tool!r}", name=name, kind="tool")
         async with client.tool_task(tool, arguments, ttl_ms=ttl_ms, on_progress=on_progress) as task:
+            task.server = server
             yield task
 
     @asynccontextmanager
-    async def resume_task(self, server: str, ref: TaskRef) -> AsyncIterator[ToolTask]:
-        """Follow a detached task again, on the current process of ``server``.
+    async def resume_task(self, ref: TaskRef, server: str | None = None) -> AsyncIterator[ToolTask]:
+        """Follow a detached task again, on the current process of its server.
 
-        Use as ``async with servers.resume_task("notes", ref) as task:``;
-        see `Client.resume_task`. After a restart this works only for a
-        server that kept its tasks: otherwise `TaskGone`.
+        Use as ``async with servers.resume_task(ref) as task:``; see
+        `Client.resume_task`. The server is the one the reference names
+        (`tool_task` names it as the group does), or ``server``. After a
+        restart this works only for a server that kept its tasks: otherwise
+        `TaskGone`.
 
         Raises:
             UnknownName: No server has that name.
             ServerGone: The server has failed.
             TaskGone: The server does not know the task.
         """
-        client = await self.client(server)
+        name = server if server is not None else ref.server
+        client = await self.client(name)
         async with client.resume_task(ref) as task:
+            task.server = name
             yield task
 
     async def get_prompt(
