@@ -6,8 +6,8 @@
   (the id, or with ``--json`` the reference);
 * ``tasks list``: the 2025-11-25 server's tasks; none in 2026-07-28 (exit 6);
 * ``tasks status``, ``result``, ``cancel`` by id, each in a command of its own:
-  against the demo server over HTTP (one server process behind
-  ``tests/servers/http_front.py`` outlives the commands), and over stdio
+  against the demo server over HTTP (one server process outlives the
+  commands), and over stdio
   against ``tests/servers/task_server.py``, which keeps its tasks in a file;
 * usage errors (exit 2).
 """
@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from task_support import http_demo_command, http_demo_url
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK_SERVER = ROOT / "tests" / "servers" / "task_server.py"
-HTTP_FRONT = ROOT / "tests" / "servers" / "http_front.py"
 LIMIT = 60
 ERAS = [pytest.param("auto", id="2026-07-28"), pytest.param("2025-11-25", id="2025-11-25")]
 
@@ -121,7 +121,7 @@ def test_list_has_nothing_to_list_in_2026() -> None:
 def http_demo() -> Iterator[str]:
     """The demo server behind a local HTTP front: one server process for every command."""
     front = subprocess.Popen(
-        [sys.executable, str(HTTP_FRONT)],
+        http_demo_command(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         env=env(),
@@ -129,9 +129,7 @@ def http_demo() -> Iterator[str]:
     )
     try:
         assert front.stdout is not None
-        line = front.stdout.readline()
-        assert line.startswith("LISTENING "), line
-        yield f"http://127.0.0.1:{line.split()[1]}/mcp"
+        yield http_demo_url(front.stdout.readline())
     finally:
         front.kill()
         front.wait()

@@ -21,7 +21,7 @@ that the tests can see what the client sent (``tasks/cancel``, or not).
 * a call the server runs synchronously, a tool that requires a task;
 * detached, then resumed by reference on a new connection: a new process of
   a server that keeps its tasks (the reference through JSON), and a second
-  HTTP client of the demo server behind ``tests/servers/http_front.py``.
+  HTTP client of the demo server (one server process behind HTTP).
 
 Real processes, the real clock, a ``trio.fail_after`` guard on each test.
 """
@@ -38,13 +38,13 @@ from typing import Any
 import pytest
 import trio
 from opening_support import http_client, process_client
+from task_support import http_demo_command, http_demo_url
 
 from trio_mcp import TaskCancelled, TaskFailed, TaskGone, TaskRef
 
 LIMIT = 40
 SERVER = str(Path(__file__).resolve().parent / "servers" / "task_server.py")
 REPO = Path(__file__).resolve().parents[1]
-HTTP_FRONT = Path(__file__).resolve().parent / "servers" / "http_front.py"
 RELATED = "io.modelcontextprotocol/related-task"
 
 ERAS = [
@@ -334,7 +334,7 @@ async def test_detach_and_resume_over_http_on_a_new_client(tmp_path: Path) -> No
     """Over Streamable HTTP the connection is not the server: a second client resumes the demo's task."""
     pytest.importorskip("httpx")
     front = await trio.lowlevel.open_process(
-        [sys.executable, str(HTTP_FRONT)],
+        http_demo_command(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         env={
@@ -350,7 +350,7 @@ async def test_detach_and_resume_over_http_on_a_new_client(tmp_path: Path) -> No
                 chunk = await front.stdout.receive_some(1)
                 assert chunk, "the HTTP front exited before listening"
                 line += chunk
-            url = f"http://127.0.0.1:{line.split()[1].decode()}/mcp"
+            url = http_demo_url(line.decode())
             async with http_client(url) as first:
                 assert first.era == "modern"
                 async with first.tool_task("report", {"steps": 3, "delay": 0.3}) as task:
