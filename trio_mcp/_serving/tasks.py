@@ -303,6 +303,8 @@ class Tasks:
         self._log = log if log is not None else (lambda text: None)
         self._tasks: dict[str, ServedTask] = {}
         self._seq = 0
+        # When the first task expires: no look at the others before.
+        self._next_expiry = math.inf
 
     # ------------------------------------------------------------- helpers
 
@@ -350,12 +352,15 @@ class Tasks:
 
     def _expire(self) -> None:
         now = trio.current_time()
+        if now < self._next_expiry:
+            return
         for task_id, task in list(self._tasks.items()):
             if now >= task.expires_at:
                 self._log(f"task {task_id} expired ({task.status})")
                 del self._tasks[task_id]
                 task.scope.cancel()
                 task.touch()
+        self._next_expiry = min((task.expires_at for task in self._tasks.values()), default=math.inf)
 
     # ------------------------------------------------------------- creation
 
@@ -377,6 +382,7 @@ class Tasks:
             progress_token=request.progress_token,
         )
         self._tasks[task_id] = task
+        self._next_expiry = min(self._next_expiry, task.expires_at)
         self.server.start_soon(self._run, task, work, name=f"{name}:{task_id[:8]}")
         self._log(f"task {task_id} created for {request.method} (id {request.id!r}), ttl {ttl} ms")
         if era == "legacy":
