@@ -9,6 +9,9 @@ virtual time, and times are asserted exactly.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -69,6 +72,24 @@ async def test_giving_up_takes_virtual_time_and_reaches_the_fake(autojump_clock,
             await request.wait_cancelled()
             assert trio.current_time() - start == 5
         assert (await client.list_tools())[0].name == "forecast"
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_call_given_up_just_before_the_client_closes_still_reaches_the_fake(autojump_clock, era):
+    # Failed without the fix (initialize era): the notifications/cancelled was
+    # counted by the close only once its task ran, so the close cut it off.
+    server = FakeServer(era=era, tools=["forecast"])
+    async with server.http_target() as target, trio.open_nursery() as nursery:
+
+        async def application() -> None:
+            async with trio_mcp.open_client(target) as client:
+                with trio.move_on_after(5):
+                    await client.call_tool("forecast", {})
+
+        nursery.start_soon(application)
+        request = await server.expect_request("tools/call", name="forecast")
+        with trio.fail_after(30):
+            await request.wait_cancelled()
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -206,3 +227,11 @@ async def test_the_front_refuses_what_is_not_mcp(autojump_clock):
         assert (mismatch.status_code, mismatch.json()["error"]["code"]) == (400, -32020)
     # The block owned the httpx client: it is closed.
     assert http.is_closed
+
+
+def test_the_fake_loads_httpx_only_when_asked_for_http():
+    code = "import json, sys, trio_mcp.testing; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, timeout=60)
+    loaded = json.loads(done.stdout)
+    assert [name for name in loaded if name.partition(".")[0] in ("httpx", "httpcore", "h11")] == []
+    assert "trio_mcp.testing._http" not in loaded

@@ -46,6 +46,7 @@ from ._args import (
 from ._console import isatty
 from ._render import number, pretty_json
 from ._run import HANDLERS, Budget, Command, Failure, execute, explain
+from ._tasks import run_tasks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -83,6 +84,8 @@ _PER_COMMAND: Final = (
     "argument",
     "output",
     "output_check",
+    "task_action",
+    "detach",
 )
 #: The options each command takes, for completion.
 _OPTIONS: Final = ("--json", "--timeout", "--verbose")
@@ -448,7 +451,8 @@ class Shell:
         code = EXIT_OK
         try:
             with budget.scope:
-                code = await HANDLERS[options.command](session, self.client)
+                handler = run_tasks if options.command == "tasks" else HANDLERS[options.command]
+                code = await handler(session, self.client)
         except (ServerGone, TransportClosed):
             raise  # the end of the shell, said by the command line's own rules
         except MCPError as exc:
