@@ -30,8 +30,12 @@ class Parking:
     async def park(self) -> None:
         """Sleep until `wake` (a checkpoint: cancellation ends the sleep)."""
         self.task = _current_task()
-        await _wait_task_rescheduled(self._abort)
+        await _wait_task_rescheduled(self.abort)
 
-    def _abort(self, _: object) -> trio.lowlevel.Abort:
+    def abort(self, _: object) -> trio.lowlevel.Abort:
+        """The ``abort_fn`` of a park: for a caller that parks inline, one coroutine frame fewer,
+        as `park` does (``place.task = current_task()``, then
+        ``await wait_task_rescheduled(place.abort)``).
+        """
         self.task = None
         return _SUCCEEDED

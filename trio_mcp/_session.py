@@ -75,6 +75,8 @@ __all__ = [
 JSON: TypeAlias = Any
 
 _logger = logging.getLogger("trio_mcp.transport")
+_current_task = trio.lowlevel.current_task
+_wait_task_rescheduled = trio.lowlevel.wait_task_rescheduled
 
 
 class RequestTimeout(MCPError, trio.TooSlowError):
@@ -491,7 +493,9 @@ class Session:
                     # channel can.
                     await self._channel.read_until(box.is_done)
                 while not box.done:
-                    await box.park()
+                    # box.park(), inlined: one coroutine frame fewer on every resume.
+                    box.task = _current_task()
+                    await _wait_task_rescheduled(box.abort)
             else:
                 await self._wait(box)
         except BaseException:
@@ -680,9 +684,15 @@ class Session:
         """The channel read one message: decode it and act on it."""
         if self._on_wire is not None and isinstance(message, bytes):
             self._wire("in", message)
-        for event in self._conn.receive_line(message):
+        events = self._conn.receive(message)
+        if isinstance(events, tuple):
+            # The common case, a plain answer, without an event or a call to _dispatch.
+            box = self._calls.pop(events[0], None)
+            if box is not None:
+                box.finish(events[1], None)
+            return
+        for event in events:
             if type(event) is Answered:
-                # The common case, without a call to _dispatch.
                 box = self._calls.pop(event.request_id, None)
                 if box is not None:
                     box.finish(event.result, None)

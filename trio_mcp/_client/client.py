@@ -577,11 +577,15 @@ class Client:
                     # A -32021 needs no retry here: tools/call already declares
                     # every capability the client has.
                     # (No Mcp-Param-* headers before a listing names some.)
-                    first = await self.session.request(
-                        "tools/call",
-                        {**params, "_meta": envelope},
-                        headers=self._tool_headers(params) if self._param_headers else (),
-                    )
+                    if self._param_headers:
+                        first = await self.session.request(
+                            "tools/call", {**params, "_meta": envelope}, headers=self._tool_headers(params)
+                        )
+                    else:
+                        # This dict goes out as it is (and is never changed
+                        # afterwards: the channel may still hold it).
+                        params["_meta"] = envelope
+                        first = await self.session.request("tools/call", params)
                     kind = first.get("resultType")
                     if kind is None or kind == "complete":
                         done = structure_tool_result(first)
@@ -592,6 +596,8 @@ class Client:
                         ):
                             await self._check_output(name, done)
                         return done
+                    # Input required: the rounds below send params with envelopes of their own.
+                    params = {key: value for key, value in params.items() if key != "_meta"}
             result, _ = await self._with_input(
                 "tools/call",
                 params,

@@ -409,6 +409,16 @@ class Connection:
         be recovered. ``line`` should already be cleaned (`clean_line`) and
         non-empty.
         """
+        events = self.receive(line)
+        if isinstance(events, tuple):
+            return [Answered(*events)]
+        return events
+
+    def receive(self, line: bytes | Oversized) -> tuple[int, dict[str, JSON]] | list[Event]:
+        """`receive_line`, with the common case in short: a plain result
+        for a request in flight is returned as ``(request_id, result)``, the
+        fields of its `Answered`, without building the event and its list.
+        """
         if type(line) is not bytes and isinstance(line, Oversized):
             return self._receive_oversized(line)
         try:
@@ -432,7 +442,7 @@ class Connection:
                 if pending is not None:
                     if pending[_TOKEN] is not None:
                         self._tokens.pop(pending[_TOKEN], None)
-                    return [Answered(request_id, result)]
+                    return (request_id, result)
         events: list[Event] = []
         if isinstance(decoded, list):
             if not decoded:
