@@ -465,7 +465,7 @@ class Session:
         if on_notification is not None and self._sink is None:
             self._own_sink = on_notification
             self._install_sink()
-        request_id, data = self._conn.start_request(method, params, wants_notes=on_notification is not None)
+        request_id, data = self._conn.start_request(method, params, on_notification is not None)
         timeout = None if long_lived else self.request_timeout
         calls = self._calls
         if timeout is None:

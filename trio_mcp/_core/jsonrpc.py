@@ -288,7 +288,7 @@ class Connection:
         return request_id in self._pending
 
     def start_request(
-        self, method: str, params: dict[str, JSON] | None, *, wants_notes: bool = False
+        self, method: str, params: dict[str, JSON] | None, wants_notes: bool = False
     ) -> tuple[int, bytes]:
         """Allocate an id for a request and return it with the line to write.
 

@@ -698,32 +698,26 @@ if DIRECT_TOOL_RESULTS:
     _set_content, _set_structured, _set_is_error, _set_meta, _set_extra = _RESULT_SETTERS
 
 
-def structure_tool_result(data: Any) -> CallToolResult:
-    """`structure` of a `CallToolResult`: the common one, text blocks only, without the converter."""
-    fast = _plain_call_tool_result(data) if DIRECT_TOOL_RESULTS else None
-    return fast if fast is not None else structure(data, CallToolResult)
+def _tool_result(otherwise: Callable[[Any], Any], data: Any) -> Any:
+    """The common tool result, text blocks only, built without the converter;
+    ``otherwise(data)`` for anything else: unknown keys, other blocks, fields
+    of the wrong type.
 
-
-def _plain_call_tool_result(data: Any) -> CallToolResult | None:
-    """The common tool result, text blocks only, built without the converter.
-
-    Returns `None` for anything else (the converter then does the work and
-    the checking): unknown keys, other blocks, fields of the wrong type.
     The models are built slot by slot (see `_slot_setters`), with the same
     values their ``__init__`` would set.
     """
     if type(data) is not dict or not _PLAIN_RESULT_KEYS.issuperset(data):
-        return None
+        return otherwise(data)
     content = data.get("content", ())
     if type(content) is not list:
-        return None
+        return otherwise(data)
     blocks: list[ContentBlock] = []
     for block in content:
         if type(block) is not dict or len(block) != 2 or block.get("type") != "text":
-            return None
+            return otherwise(data)
         text = block.get("text")
         if type(text) is not str:
-            return None
+            return otherwise(data)
         new = _new(TextContent)
         _set_text(new, text)
         _set_annotations(new, None)
@@ -733,7 +727,7 @@ def _plain_call_tool_result(data: Any) -> CallToolResult | None:
     is_error = data.get("isError")
     meta = data.get("_meta")
     if (is_error is not None and type(is_error) is not bool) or (meta is not None and type(meta) is not dict):
-        return None
+        return otherwise(data)
     result = _new(CallToolResult)
     _set_content(result, blocks)
     _set_structured(result, data.get("structuredContent"))
@@ -741,6 +735,23 @@ def _plain_call_tool_result(data: Any) -> CallToolResult | None:
     _set_meta(result, meta)
     _set_extra(result, {})
     return result
+
+
+def _declined(data: Any) -> None:
+    return None
+
+
+def _structure_tool_result(data: Any) -> CallToolResult:
+    return structure(data, CallToolResult)
+
+
+#: `structure` of a `CallToolResult`: the common one, text blocks only, without
+#: the converter (a partial: no Python frame of its own on the hot path).
+structure_tool_result: Callable[[Any], CallToolResult] = (
+    functools.partial(_tool_result, _structure_tool_result) if DIRECT_TOOL_RESULTS else _structure_tool_result
+)
+#: The converter-free path alone: a `CallToolResult`, or `None` where the converter is needed.
+_plain_call_tool_result: Callable[[Any], CallToolResult | None] = functools.partial(_tool_result, _declined)
 
 
 def _unstructurer(cls: type) -> Callable[[Any], dict[str, Any]]:
