@@ -410,10 +410,21 @@ def test_shell_with_no_input_exits_at_once():
 # ------------------------------------------------------------------ the shell, on a terminal
 
 
+def _take_terminal() -> None:
+    """In the child: a session of its own, with stdin (the pseudo-terminal) as its controlling terminal."""
+    import fcntl
+    import termios
+
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class Terminal:
     """The shell with stdin, stdout and stderr on a pseudo-terminal."""
 
-    def __init__(self, *args: str, environ: dict[str, str]) -> None:
+    def __init__(self, *args: str, environ: dict[str, str], controlling: bool = False) -> None:
+        """``controlling``: the terminal is the shell's controlling terminal, so that Ctrl-C
+        typed on it (``\x03``) sends SIGINT to the shell's process group, as for a person."""
         self.master, slave = os.openpty()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "trio_mcp", *args],
@@ -421,7 +432,8 @@ class Terminal:
             stdout=slave,
             stderr=slave,
             env=environ,
-            start_new_session=True,
+            start_new_session=not controlling,
+            preexec_fn=_take_terminal if controlling else None,
         )
         os.close(slave)
         self.output = b""
@@ -536,6 +548,80 @@ def test_shell_on_a_terminal_interrupted_at_the_prompt():
     assert code == cli.EXIT_INTERRUPTED, output
     assert "Traceback" not in output
     assert output.endswith("trio-mcp> \r\n")
+
+
+needs_a_terminal = pytest.mark.skipif(
+    sys.platform == "win32" or not hasattr(os, "setsid"), reason="needs a Unix pseudo-terminal"
+)
+
+
+@needs_a_terminal
+def test_shell_on_a_terminal_ctrl_c_cancels_the_command_only():
+    terminal = Terminal("shell", environ=env(), controlling=True)
+    terminal.expect("trio-mcp> ")
+    terminal.send("call slow steps=100 delay=0.5\r")
+    terminal.expect("/100")  # the progress bar: the call is under way
+    terminal.send("\x03")  # Ctrl-C, typed
+    terminal.expect("trio-mcp: interrupted (tools/call); the server goes on")
+    terminal.expect_count("trio-mcp> ", 2)
+    # The same server answers the next command.
+    terminal.send("call add a=2 b=3\r")
+    terminal.expect("5\r\n")
+    terminal.expect_count("trio-mcp> ", 3)
+    terminal.send("\x03")  # at the prompt: the shell ends
+    code, output = terminal.finish()
+    assert code == cli.EXIT_INTERRUPTED, output
+    assert "Traceback" not in output
+    assert "done" not in output.split("interrupted", 1)[1]  # the slow call did not finish
+
+
+@needs_a_terminal
+def test_shell_on_a_terminal_ctrl_c_withdraws_the_request_from_the_server(tmp_path):
+    record = tmp_path / "record"
+    server = [sys.executable, str(SCRIPTED), "--record", str(record)]
+    terminal = Terminal("shell", "--", *server, environ=env(), controlling=True)
+    terminal.expect("trio-mcp> ")
+    terminal.send("call hang\r")
+    deadline = time.monotonic() + LIMIT
+    while '"tools/call"' not in (record.read_text() if record.exists() else ""):
+        assert time.monotonic() < deadline, "the call never reached the server"
+        time.sleep(0.05)
+    terminal.send("\x03")
+    terminal.expect("trio-mcp: interrupted (tools/call); the server goes on")
+    terminal.expect_count("trio-mcp> ", 2)
+    terminal.send("call echo text=still-here\r")
+    terminal.expect("still-here\r\n")
+    terminal.expect_count("trio-mcp> ", 3)
+    terminal.send("\x04")  # Ctrl-D: the shell ends
+    code, output = terminal.finish()
+    assert code == 0, output
+    messages = [json.loads(line) for line in record.read_text().splitlines() if not line.startswith("#")]
+    starts = [line for line in record.read_text().splitlines() if line.startswith("#start")]
+    assert len(starts) == 1  # one server process throughout
+    calls = [m for m in messages if m.get("method") == "tools/call"]
+    assert [m["params"]["name"] for m in calls] == ["hang", "echo"]
+    cancelled = [m for m in messages if m.get("method") == "notifications/cancelled"]
+    assert [m["params"]["requestId"] for m in cancelled] == [calls[0]["id"]]
+    # Withdrawn before the next call was sent.
+    assert messages.index(cancelled[0]) < messages.index(calls[1])
+
+
+@needs_a_terminal
+def test_shell_on_a_terminal_ctrl_c_while_a_question_is_asked():
+    terminal = Terminal("shell", environ=env(), controlling=True)
+    terminal.expect("trio-mcp> ")
+    terminal.send("call ask\r")
+    terminal.expect("Name [1.. characters, required]: ")
+    terminal.send("\x03")
+    terminal.expect("trio-mcp: interrupted")
+    terminal.expect_count("trio-mcp> ", 2)
+    # The next line goes to the shell, not to the question that was interrupted.
+    terminal.send("call echo text=next\r")
+    terminal.expect("next\r\n")
+    terminal.expect_count("trio-mcp> ", 3)
+    terminal.send("exit\r")
+    code, output = terminal.finish()
+    assert code == 0, output
 
 
 # ------------------------------------------------------------------ completion, in-process

@@ -24,7 +24,9 @@ import copy
 import os
 import re
 import shlex
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -35,6 +37,7 @@ from ._args import (
     COMMAND_HELP,
     COMMANDS,
     CONFIG_COMMANDS,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_TIMEOUT,
     EXIT_USAGE,
@@ -48,7 +51,7 @@ from ._render import number, pretty_json
 from ._run import HANDLERS, Budget, Command, Failure, execute, explain
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 
     from .._client import Client
     from ._args import Options
@@ -360,6 +363,10 @@ class Shell:
         """Whether lines are read with readline (and `catalog` is kept up to date)."""
         self.status = EXIT_OK
         """The exit status of the last command."""
+        self.command_scope: trio.CancelScope | None = None
+        """The scope of the command running, which Ctrl-C cancels."""
+        self.leave = trio.CancelScope()
+        """The scope of the whole loop, which Ctrl-C at the prompt cancels."""
 
     def _options(self, words: list[str]) -> Options:
         """The options of one line: its own, on top of the shell's."""
@@ -421,9 +428,22 @@ class Shell:
             await self.refresh_catalog(options)
 
     async def refresh_catalog(self, options: Options) -> None:
-        """List what the server offers again, for completion (within the command's time budget)."""
-        with trio.move_on_after(options.timeout if options.timeout is not None else float("inf")):
-            self.catalog = await _catalog(self.client)
+        """List what the server offers again, for completion (within the command's time budget; Ctrl-C skips it)."""
+        with trio.move_on_after(options.timeout if options.timeout is not None else float("inf")) as scope:
+            self.command_scope = scope
+            try:
+                self.catalog = await _catalog(self.client)
+            finally:
+                self.command_scope = None
+
+    async def watch_interrupts(self, signals: AsyncIterator[int]) -> None:
+        """Ctrl-C: cancel the command running; at the prompt (or once more while it stops), leave."""
+        async for _ in signals:
+            scope = self.command_scope
+            if scope is not None and not scope.cancel_called:
+                scope.cancel(reason="Ctrl-C")
+            else:
+                self.leave.cancel(reason="Ctrl-C at the prompt")
 
     async def _run(self, options: Options) -> int:
         """Run one command, with a time budget of its own; its exit status."""
@@ -436,19 +456,32 @@ class Shell:
         budget.start()
         failure: Failure | None = None
         code = EXIT_OK
-        try:
-            with budget.scope:
-                code = await HANDLERS[options.command](session, self.client)
-        except (ServerGone, TransportClosed):
-            raise  # the end of the shell, said by the command line's own rules
-        except MCPError as exc:
-            failure = explain(exc, options, session.stage, declined=session.asker.declined)
-            if isinstance(exc, RpcError):
-                failure.detail = await session.stderr_detail()
-        except Failure as exc:
-            failure = exc
+        # Ctrl-C cancels this scope: the request is withdrawn (notifications/cancelled), the server goes on.
+        with trio.CancelScope() as interrupt:
+            self.command_scope = interrupt
+            try:
+                with budget.scope:
+                    code = await HANDLERS[options.command](session, self.client)
+            except (ServerGone, TransportClosed):
+                raise  # the end of the shell, said by the command line's own rules
+            except MCPError as exc:
+                failure = explain(exc, options, session.stage, declined=session.asker.declined)
+                if isinstance(exc, RpcError):
+                    failure.detail = await session.stderr_detail()
+            except Failure as exc:
+                failure = exc
+            finally:
+                self.command_scope = None
         session.console.clear()
-        if budget.scope.cancelled_caught:
+        if interrupt.cancelled_caught:
+            if session.console.tty:
+                session.console.say("")  # after the ^C the terminal echoed
+            failure = Failure(
+                EXIT_INTERRUPTED,
+                f"interrupted ({session.stage}); the server goes on",
+                kind="interrupted",
+            )
+        elif budget.scope.cancelled_caught:
             failure = Failure(
                 EXIT_TIMEOUT,
                 f"timed out after {number(options.timeout or 0)} s ({session.stage})",
@@ -484,36 +517,71 @@ async def _read_watching(lines: _Lines, client: Client) -> str | None:
 
 
 async def run_shell(session: Command, client: Client) -> int:
-    """The shell's loop, once connected: read a line, run it, until ``exit`` or the end of input."""
+    """The shell's loop, once connected: read a line, run it, until ``exit``, the end of input or Ctrl-C.
+
+    Ctrl-C while a command runs cancels that command only; at the prompt,
+    it ends the shell with `EXIT_INTERRUPTED`.
+    """
     shell = Shell(session, client)
     lines = _Lines(lambda: shell.catalog)
     # From here on, each command has a budget of its own; the shell's is kept for the close.
     session.budget.pause()
+    error: BaseException | None = None
     try:
-        if lines.readline is not None:
-            shell.completing = True
-            await shell.refresh_catalog(session.options)
-        while session.stdout_status == EXIT_OK:
-            # Interrupted at the prompt, the command line ends the line.
-            session.console.open_line = lines.terminal
-            session.stage = "idle"
-            line = await _read_watching(lines, client)
-            session.console.open_line = False
-            if line is None:
-                if lines.terminal:
-                    session.console.say("")
-                break
-            try:
-                await shell.run_line(line)
-            except _Exit as exc:
-                if exc.status is not None:
-                    shell.status = exc.status
-                break
+        with _interrupts() as signals:
+            async with trio.open_nursery() as nursery:
+                if signals is not None:
+                    nursery.start_soon(shell.watch_interrupts, signals)
+                # Kept out of the nursery, so that it is raised as itself, not in a group.
+                try:
+                    with shell.leave:
+                        await _loop(shell, lines)
+                except BaseException as exc:  # raised again, below
+                    error = exc
+                nursery.cancel_scope.cancel(reason="the shell ended")
     finally:
         lines.close()
         session.budget.resume()
+    if error is not None:
+        raise error
     session.options = shell.startup
+    if shell.leave.cancelled_caught:
+        session.console.end_line()  # the prompt's line
+        return EXIT_INTERRUPTED
     return shell.status
+
+
+@contextlib.contextmanager
+def _interrupts() -> Iterator[AsyncIterator[int] | None]:
+    """Ctrl-C as a stream of signals, for the shell to decide; `None` where it cannot be caught."""
+    if threading.current_thread() is not threading.main_thread():
+        yield None  # only the main thread can catch signals
+        return
+    with trio.open_signal_receiver(signal.SIGINT) as signals:
+        yield signals
+
+
+async def _loop(shell: Shell, lines: _Lines) -> None:
+    session = shell.session
+    if lines.readline is not None:
+        shell.completing = True
+        await shell.refresh_catalog(session.options)
+    while session.stdout_status == EXIT_OK:
+        # Interrupted at the prompt, the command line ends the line.
+        session.console.open_line = lines.terminal
+        session.stage = "idle"
+        line = await _read_watching(lines, shell.client)
+        session.console.open_line = False
+        if line is None:
+            if lines.terminal:
+                session.console.say("")
+            break
+        try:
+            await shell.run_line(line)
+        except _Exit as exc:
+            if exc.status is not None:
+                shell.status = exc.status
+            break
 
 
 def execute_shell(options: Options) -> int:
