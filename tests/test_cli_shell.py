@@ -505,6 +505,29 @@ def test_shell_on_a_terminal_completes_and_keeps_history(tmp_path):
     assert code == 0, output
 
 
+def test_shell_on_a_terminal_completes_resource_uris_and_templates():
+    pytest.importorskip("readline", reason="this Python has no readline")
+    terminal = Terminal("shell", environ=env())
+    terminal.expect("trio-mcp> ")
+    # "demo://" is common to the resource and the template: Tab fills it in, and the
+    # second Tab after it lists both.
+    terminal.send("read d\t\t\t")
+    terminal.expect("demo://greeting/")
+    terminal.expect("demo://readme")
+    # "g": the template's start, to type the rest after.
+    terminal.send("g\tAda\r")
+    terminal.expect("Hello, Ada!")
+    terminal.expect_count("trio-mcp> ", 3)  # the prompt redrawn after the list, then the next one
+    # In the variable: the names the server suggests for it (completion/complete).
+    terminal.send("read demo://greeting/Ka\t\r")
+    terminal.expect("Hello, Katherine!")
+    terminal.expect_count("trio-mcp> ", 4)
+    terminal.send("exit\r")
+    code, output = terminal.finish()
+    assert code == 0, output
+    assert "read demo://greeting/Ada" in output
+
+
 def test_shell_on_a_terminal_with_an_unwritable_history(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -699,7 +722,10 @@ CATALOG = Catalog(
         ("tools --", ["--json ", "--timeout ", "--verbose ", "--schema "]),
         ("prompt ", ["greet "]),
         ("prompt greet t", ["tone="]),
-        ("read ", ["demo://readme "]),
+        ("read ", ["demo://readme ", "demo://greeting/", "file:///"]),
+        ("read demo://g", ["demo://greeting/"]),
+        ("read demo://greeting/", []),
+        ("read f", ["file:///"]),
         ("read demo://readme ", []),
         ("complete ", ["prompt ", "template "]),
         ("complete prompt ", ["greet "]),
@@ -717,6 +743,26 @@ def test_completions(line, expected):
     if not line.endswith(" ") and " " not in line:
         before, text = "", line
     assert completions(before, text, CATALOG) == expected
+
+
+def test_completions_of_a_template_variable_ask_the_server():
+    asked = []
+
+    def suggest(template, name, typed):
+        asked.append((template, name, typed))
+        return {"demo://greeting/{name}": ["Ada", "Alan", "Bob"]}.get(template, [])
+
+    templates = Catalog(templates=["demo://greeting/{name}", "x://{a}/{b}", "file:///{+path}"])
+    assert completions("read ", "demo://greeting/A", templates, suggest) == [
+        "demo://greeting/Ada ",
+        "demo://greeting/Alan ",
+    ]
+    assert asked == [("demo://greeting/{name}", "name", "A")]
+    assert completions("read ", "demo://greeting/x/", templates, suggest) == []  # past the variable
+    asked.clear()
+    assert completions("read ", "x://q", templates, suggest) == []
+    assert asked == [("x://{a}/{b}", "a", "q")]  # a reserved expansion ({+path}) is not asked about
+    assert completions("read ", "demo://greeting/A", templates) == []  # no server to ask
 
 
 def test_template_variables():

@@ -111,6 +111,7 @@ COMMANDS: Final = (
     "servers",
     "login",
     "logout",
+    "completion",
 )
 #: What ``complete`` completes the arguments of (and the wire ``ref`` type of each).
 REFS: Final = {"prompt": "ref/prompt", "template": "ref/resource"}
@@ -157,6 +158,7 @@ COMMAND_HELP: Final = {
     "servers": "start every server of the configuration and show each one's state",
     "login": "log in to a remote server, and keep the login: login URL | --server NAME",
     "logout": "forget the login kept for a remote server: logout URL | --server NAME",
+    "completion": "print the Tab completion script of a shell: completion bash|zsh|fish",
 }
 
 _DESCRIPTION = """\
@@ -471,6 +473,13 @@ def _command_parser(command: str) -> _ArgumentParser:
             metavar=f"{name} [KEY=VALUE...]",
             help=f"the {whose}'s name, then its arguments",
         )
+    elif command == "completion":
+        parser = _ArgumentParser(
+            usage="%(prog)s bash|zsh|fish",
+            description="Print the script that makes Tab complete trio-mcp's command lines in a shell.",
+            **kwargs,
+        )
+        parser.add_argument("target", metavar="SHELL", choices=("bash", "zsh", "fish"), help="the shell")
     elif command == "read":
         parser = _ArgumentParser(
             usage=f"%(prog)s [OPTIONS] URI{server}",
