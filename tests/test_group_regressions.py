@@ -333,3 +333,64 @@ async def test_a_fake_server_is_an_entry_like_any_other_restarts_included() -> N
             assert (await servers.call_tool("weather__forecast")).content[0].text == f"sunny ({again.pid})"
     assert gone.state in ("restarting", "starting", "ready")
     assert fake.handler_errors == []
+
+
+# ------------------------------------------------------ group-wide process options
+
+
+async def test_group_wide_kill_grace_and_stderr_reach_every_server_process(tmp_path: Path) -> None:
+    # The group's kill_grace and on_stderr apply to each stdio server, the
+    # line told with its server's name.
+    lines: list[tuple[str, str]] = []
+    patient = tmp_path / "patient"
+    hasty = tmp_path / "hasty"
+    with trio.fail_after(GUARD):
+        async with open_servers(
+            [spec("a", "--linger", str(patient))],
+            restart=NEVER,
+            options=PINNED,
+            kill_grace=30,
+            on_stderr=lambda *x: lines.append(x),
+        ) as servers:
+            await servers.call_tool("a__whoami")
+        async with open_servers(
+            [spec("b", "--linger", str(hasty))], restart=NEVER, options=PINNED, kill_grace=0
+        ) as servers:
+            await servers.call_tool("b__whoami")
+        await trio.sleep(1)  # it would have written its file by now
+        assert not hasty.exists()  # signalled at once
+        async with open_servers(
+            [spec("b", "--linger", str(hasty))], restart=NEVER, options=PINNED
+        ) as servers:
+            await servers.call_tool("b__whoami")
+    assert patient.read_text(encoding="utf-8") == "left by itself\n"
+    assert hasty.read_text(encoding="utf-8") == "left by itself\n"  # the default grace (2 s) let it
+    lines.clear()
+    with trio.fail_after(GUARD):
+        async with open_servers(
+            [spec("c"), spec("d")], restart=NEVER, options=PINNED, on_stderr=lambda *x: lines.append(x)
+        ) as servers:
+            with pytest.raises(ServerGone) as caught:
+                await servers.call_tool("c__die")
+    assert ("c", "c: dying as asked") in lines
+    assert "c: dying as asked" in caught.value.stderr_tail  # the tail is kept as well
+    assert all(name == "c" for name, _ in lines)
+
+
+def test_group_wide_options_are_checked_when_the_group_is_made() -> None:
+    with pytest.raises(ValueError, match="kill_grace"):
+        open_servers([spec("a")], kill_grace=-1)
+    with pytest.raises(TypeError, match="kill_grace"):
+        open_servers([spec("a")], kill_grace="2")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="on_stderr"):
+        open_servers([spec("a")], on_stderr="print")  # type: ignore[arg-type]
+
+
+async def test_group_calls_take_the_clients_options_by_name() -> None:
+    seen: list[dict] = []
+    with trio.fail_after(GUARD):
+        async with open_servers([spec("a")], restart=NEVER, options=PINNED) as servers:
+            result = await servers.call_tool("a__whoami", meta={"trace": "t1"}, on_notification=seen.append)
+            assert result.content[0].text.startswith("a ")
+            with pytest.raises(TypeError):
+                await servers.call_tool("a__whoami", bogus=1)  # type: ignore[call-arg]

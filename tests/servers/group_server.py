@@ -51,6 +51,7 @@ def main() -> None:
     parser.add_argument("--exit-at-once", type=int, default=None)
     parser.add_argument("--hang", action="store_true")
     parser.add_argument("--starts", default=None)
+    parser.add_argument("--linger", default=None, help="after stdin ends, wait 0.5 s, then write this file")
     options = parser.parse_args()
     if options.starts:
         with open(options.starts, "a", encoding="utf-8") as record:
@@ -108,6 +109,11 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": f"no {method}"}})
         else:
             send({"jsonrpc": "2.0", "id": request_id, "result": result})
+    if options.linger:
+        # A server slow to leave: it exits by itself only if given the time.
+        time.sleep(0.5)
+        with open(options.linger, "w", encoding="utf-8") as record:
+            record.write("left by itself\n")
 
 
 if __name__ == "__main__":

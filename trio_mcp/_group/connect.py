@@ -80,7 +80,11 @@ async def open_spec(
 
 
 def connect(
-    spec: ServerSpec, options: ClientOptions | None, *, on_stderr: Callable[[str], object] | None = None
+    spec: ServerSpec,
+    options: ClientOptions | None,
+    *,
+    on_stderr: Callable[[str], object] | None = None,
+    kill_grace: float | None = None,
 ) -> AbstractAsyncContextManager[Client]:
     """The opener of one entry: `open_client` over the entry's target.
 
@@ -97,8 +101,11 @@ def connect(
     if spec.request_timeout is not None:
         options = attrs.evolve(options, request_timeout=spec.request_timeout)
     target = spec_target(spec)
-    if on_stderr is not None and isinstance(target, ProcessTarget):
-        target = attrs.evolve(target, on_stderr=on_stderr)
+    if isinstance(target, ProcessTarget):
+        if on_stderr is not None:
+            target = attrs.evolve(target, on_stderr=on_stderr)
+        if kill_grace is not None:
+            target = attrs.evolve(target, kill_grace=kill_grace)
     if isinstance(target, HTTPTarget) and target.auth is None:
         from ..auth._storage import stored_login
 

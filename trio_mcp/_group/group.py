@@ -26,7 +26,7 @@ from .._core.restart import RestartPolicy, RestartTracker
 from .._errors import AuthRequired, MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
 from .._models import Prompt, Resource, ResourceTemplate, Tool
 from .._nursery import reraise
-from .._options import ClientOptions
+from .._options import ClientOptions, callable_or_none, seconds
 from .._session import RequestTimeout
 from .connect import connect, startup_timeout
 from .records import Listed, ServerEvent, ServerState, ServerStatus, UnknownName
@@ -36,7 +36,9 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from .._client import Client
+    from .._client.notes import ProgressCallback
     from .._models import CallToolResult, GetPromptResult, ReadResourceResult
+    from .._options import NotificationCallback
 
 __all__ = ["ServerGroup", "open_servers"]
 
@@ -240,10 +242,14 @@ class ServerGroup:
         on_event: Callable[[ServerEvent], object] | None,
         rng: random.Random,
         wait: bool = True,
+        kill_grace: float | None = None,
+        on_stderr: Callable[[str, str], object] | None = None,
     ) -> None:
         self.policy = policy
         """The restart policy the group applies."""
         self._wait = wait
+        self._kill_grace = kill_grace
+        self._on_stderr = on_stderr
         self._options = options
         self._on_event = on_event
         self._members: dict[str, _Member] = {}
@@ -647,7 +653,13 @@ class ServerGroup:
         return route
 
     async def call_tool(
-        self, name: str, arguments: Mapping[str, JSON] | None = None, **options: Any
+        self,
+        name: str,
+        arguments: Mapping[str, JSON] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        on_notification: NotificationCallback | None = None,
+        meta: Mapping[str, JSON] | None = None,
     ) -> CallToolResult:
         """Call a tool by its group-wide name (`Listed.name`), on the server that has it.
 
@@ -659,8 +671,15 @@ class ServerGroup:
         Args:
             name: The tool's group-wide name.
             arguments: Its arguments.
-            **options: Options of `Client.call_tool` (``on_progress``,
-                ``meta``, ...).
+            on_progress: Called with each progress notification of the
+                call, as `Client.call_tool` does.
+            on_notification: Called with every other notification that
+                names the call.
+            meta: The request's ``_meta``.
+
+        Input the server asks for during the call goes to the hooks of the
+        group's `ClientOptions`. To drive input by hand (``manual=True``),
+        call the server's own client: ``await servers.client(server)``.
 
         Raises:
             UnknownName: No such tool (or the server no longer lists it, or
@@ -672,13 +691,23 @@ class ServerGroup:
         client = await self.client(server)
         if tool not in {entry.item.name for entry in member.tools}:
             raise UnknownName(f"server {server!r} no longer offers the tool {tool!r}", name=name, kind="tool")
-        result: CallToolResult = await client.call_tool(tool, arguments, **options)
+        result: CallToolResult = await client.call_tool(
+            tool, arguments, on_progress=on_progress, on_notification=on_notification, meta=meta
+        )
         return result
 
     async def get_prompt(
-        self, name: str, arguments: Mapping[str, str] | None = None, **options: Any
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        on_notification: NotificationCallback | None = None,
+        meta: Mapping[str, JSON] | None = None,
     ) -> GetPromptResult:
         """Get a prompt by its group-wide name, from the server that has it (waits as `call_tool` does).
+
+        The options are those of `call_tool`.
 
         Raises:
             UnknownName: No such prompt.
@@ -688,7 +717,9 @@ class ServerGroup:
             raise UnknownName(f"the group has no prompt named {name!r}", name=name, kind="prompt")
         server, prompt = route
         client = await self.client(server)
-        result: GetPromptResult = await client.get_prompt(prompt, arguments, **options)
+        result: GetPromptResult = await client.get_prompt(
+            prompt, arguments, on_progress=on_progress, on_notification=on_notification, meta=meta
+        )
         return result
 
     async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
@@ -830,7 +861,12 @@ class ServerGroup:
             if self._stopping:
                 member.scope.cancel()
             try:
-                async with connect(spec, self._options_of(member)) as client:
+                async with connect(
+                    spec,
+                    self._options_of(member),
+                    on_stderr=self._stderr_of(member),
+                    kill_grace=self._kill_grace,
+                ) as client:
                     member.scope.deadline = math.inf
                     # The helpers (the group's listen stream, refreshes, the
                     # callers' listen streams) run in the session's nursery
@@ -888,6 +924,14 @@ class ServerGroup:
         self._publish(member, await _list(client), announce=False)
         for listener in list(member.listeners):
             await _start_helper(client, listener.follow, client)
+
+    def _stderr_of(self, member: _Member) -> Callable[[str], object] | None:
+        """The ``on_stderr`` hook of one server: the group's, told the server's name."""
+        user = self._on_stderr
+        if user is None:
+            return None
+        name = member.name
+        return lambda line: user(name, line)
 
     def _options_of(self, member: _Member) -> ClientOptions:
         """The opener's options for one server: the group's, with a notification hook of the server's."""
@@ -1014,6 +1058,8 @@ def open_servers(
     seed: int | None = None,
     wait: bool = True,
     options: ClientOptions | None = None,
+    kill_grace: float | None = None,
+    on_stderr: Callable[[str, str], object] | None = None,
 ) -> ServerGroup:
     """Start every server of a configuration, supervise them, and offer one catalogue.
 
@@ -1049,6 +1095,14 @@ def open_servers(
         options: The client options of every server (`ClientOptions`); an
             entry's ``request_timeout`` wins over the one given here. Where
             each server is, and how its process starts, is its entry's.
+        kill_grace: How long each server process is given to exit once its
+            stdin is closed, before it is signalled (default: the 2 s of
+            `ProcessTarget`). Remote servers have no process.
+        on_stderr: Called with the server's name and each line its process
+            writes to stderr (default: the lines are kept for the stderr
+            tail of errors and statuses, and logged at DEBUG on the
+            ``trio_mcp.server`` logger). Keep it quick: it runs in the
+            task that drains the server's stderr.
 
     Raises:
         TypeError: A bad configuration object, or a bad or unknown option.
@@ -1063,4 +1117,16 @@ def open_servers(
         raise TypeError(f"restart must be a RestartPolicy, not {type(policy).__name__}")
     if not isinstance(wait, bool):
         raise TypeError(f"wait must be True or False, not {type(wait).__name__}")
-    return ServerGroup(specs, invalid, policy, options, on_event, random.Random(seed), wait)
+    seconds("kill_grace", zero=True, none=True)(None, None, kill_grace)
+    callable_or_none("on_stderr")(None, None, on_stderr)
+    return ServerGroup(
+        specs,
+        invalid,
+        policy,
+        options,
+        on_event,
+        random.Random(seed),
+        wait,
+        kill_grace=kill_grace,
+        on_stderr=on_stderr,
+    )
