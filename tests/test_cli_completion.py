@@ -165,7 +165,7 @@ def test_bash_completes_commands_tools_arguments_and_uris(on_path):
     ]
     # A configuration's servers, and their tools by the names the lists show.
     assert bash_complete(environ, project, "trio-mcp --config mcp.json --server ") == ["one", "two"]
-    assert bash_complete(environ, project, "trio-mcp --config mcp.json call two.e") == ["two.echo"]
+    assert bash_complete(environ, project, "trio-mcp --config mcp.json call two__e") == ["two__echo"]
     assert bash_complete(environ, project, "trio-mcp --config mcp.json --server one call e") == ["echo"]
 
 

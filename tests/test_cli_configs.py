@@ -229,7 +229,7 @@ def test_tools_across_servers(project):
     )
     result = check(run(project, "--config", ".mcp.json", "tools"))
     names = [line.split(" - ")[0] for line in result.stdout.splitlines() if not line.startswith(" ")]
-    assert {"one.echo", "two.echo", "one.add", "two.add"} <= set(names)
+    assert {"one__echo", "two__echo", "one__add", "two__add"} <= set(names)
     assert "server 'gone' is failed" in result.stderr
     tools = json.loads(check(run(project, "--config", ".mcp.json", "tools", "--json")).stdout)["tools"]
     echo = next(tool for tool in tools if tool["name"] == "two__echo")
@@ -287,8 +287,8 @@ def test_prompts_resources_and_templates_across_servers(project):
         {"mcpServers": {"demo": DEMO, "mem": SCRIPTED, "gone": {"command": "/no/such"}}},
     )
     prompts = check(run(project, "--config", ".mcp.json", "prompts"))
-    assert "demo.greet - Greet someone" in prompts.stdout.splitlines()
-    assert "mem.greet" in prompts.stdout
+    assert "demo__greet - Greet someone" in prompts.stdout.splitlines()
+    assert "mem__greet" in prompts.stdout
     assert "server 'gone' is failed" in prompts.stderr
     assert "its prompts are not listed" in prompts.stderr
     listed = json.loads(check(run(project, "--config", ".mcp.json", "prompts", "--json")).stdout)["prompts"]
@@ -339,8 +339,8 @@ def test_the_shell_across_servers(project):
     result = run(project, "--config", ".mcp.json", "shell", stdin=SHELL_SCRIPT)
     assert "Traceback" not in result.stderr
     out = result.stdout
-    assert "demo.echo - Echo" in out
-    assert "mem.echo" in out
+    assert "demo__echo - Echo" in out
+    assert "mem__echo" in out
     assert "\n3\n" in out
     assert "by-its-group-name\n" in out
     assert "Please write a short, warm greeting for Ada." in out
@@ -353,7 +353,7 @@ def test_the_shell_across_servers(project):
     assert "no server offers a tool named 'nope'" in result.stderr
     assert any("'info' talks to one server: say which with --server NAME" in line for line in errors)
     # A tool the configuration leaves out is not called, by either name.
-    assert "demo.slow" not in out
+    assert "demo__slow" not in out
     assert errors.count("trio-mcp: server 'demo' offers no tool named 'slow'") == 2
     assert "trio-mcp: no server offers a tool named 'demo.slow'" not in errors
     # The demo server is asked for what it does not have: its own error, and the shell goes on.

@@ -2,9 +2,9 @@
 
 ``tools``, ``prompts``, ``resources`` and ``templates`` list what every
 server of the configuration offers, and ``shell`` runs its commands across
-them (`GroupServers`); an item of a server is named ``SERVER.ITEM`` in text
-(`shown_name`), and by its group-wide name (``SERVER__ITEM``) in JSON, and
-either name finds it.
+them (`GroupServers`); a tool or prompt is listed by its name in the
+group's catalogue (``SERVER__ITEM``), and found by that name or by
+``SERVER.ITEM``.
 
 And the choice of one server (``--server NAME``, ``call SERVER.TOOL``) for
 the other commands, which then run as with any server (`._run`).
@@ -92,11 +92,6 @@ GROUP_SHELL_COMMANDS: Final = (
     "exit",
     "quit",
 )
-
-
-def shown_name(server: str, item: str) -> str:
-    """How the text of a command names the tool or prompt ``item`` of ``server``: ``SERVER.ITEM``."""
-    return f"{server}.{item}"
 
 
 class ConfigFailure(Exception):
@@ -484,12 +479,7 @@ def _render_tools(options: Options, console: Console, listed: list[Listed[Any]])
     if not listed:
         return _nothing(options, console, "tools")
     return join_lines(
-        "\n".join(
-            tool_lines(
-                attrs.evolve(entry.item, name=shown_name(entry.server, entry.item.name)), options.schema
-            )
-        )
-        for entry in listed
+        "\n".join(tool_lines(attrs.evolve(entry.item, name=entry.name), options.schema)) for entry in listed
     )
 
 
@@ -507,10 +497,7 @@ def _render_prompts(options: Options, console: Console, listed: list[Listed[Any]
         return pretty_json({"prompts": prompts}) + "\n"
     if not listed:
         return _nothing(options, console, "prompts")
-    return join_lines(
-        "\n".join(prompt_lines(attrs.evolve(entry.item, name=shown_name(entry.server, entry.item.name))))
-        for entry in listed
-    )
+    return join_lines("\n".join(prompt_lines(attrs.evolve(entry.item, name=entry.name))) for entry in listed)
 
 
 def _render_located(
@@ -548,7 +535,7 @@ class GroupServers:
     """The shell's commands across the servers of a configuration (`.._shell.Backend`).
 
     The lists are the group's; ``call`` and ``prompt`` take an item's name
-    as the lists show it (``SERVER.ITEM``) or its group-wide name;
+    as the lists show it (the group-wide ``SERVER__ITEM``) or ``SERVER.ITEM``;
     ``read`` and ``complete template`` find the server whose resources (or
     templates) have the URI; ``--server NAME`` on a line sends the command
     to that server (``info``, and an item by its server's own name). A
@@ -616,7 +603,7 @@ class GroupServers:
             kind = "tool" if command == "call" else "prompt"
             entries = self.group.tools if kind == "tool" else self.group.prompts
             for entry in entries:
-                if options.target in (entry.name, shown_name(entry.server, entry.item.name)):
+                if options.target in (entry.name, f"{entry.server}.{entry.item.name}"):
                     options.server_name = entry.server
                     options.target = entry.item.name
                     return entry.server
@@ -673,11 +660,8 @@ class GroupServers:
         await trio.lowlevel.checkpoint()
         group = self.group
         return Catalog(
-            tools={shown_name(e.server, e.item.name): e.item.input_schema for e in group.tools},
-            prompts={
-                shown_name(e.server, e.item.name): [a.name for a in e.item.arguments or []]
-                for e in group.prompts
-            },
+            tools={e.name: e.item.input_schema for e in group.tools},
+            prompts={e.name: [a.name for a in e.item.arguments or []] for e in group.prompts},
             resources=list(dict.fromkeys(entry.item.uri for entry in group.resources)),
             templates=list(dict.fromkeys(entry.item.uri_template for entry in group.resource_templates)),
             commands=self.commands,
