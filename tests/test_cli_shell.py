@@ -630,6 +630,42 @@ def test_shell_on_a_terminal_ctrl_c_withdraws_the_request_from_the_server(tmp_pa
 
 
 @needs_a_terminal
+def test_shell_across_servers_on_a_terminal(tmp_path):
+    pytest.importorskip("readline", reason="this Python has no readline")
+    demo = {"command": sys.executable, "args": ["-m", "trio_mcp.demo"]}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"one": demo, "two": demo}}))
+    terminal = Terminal("--config", str(config), "shell", environ=env(), controlling=True)
+    terminal.expect("trio-mcp> ")
+    # Tab completes the catalogue's names.
+    terminal.send("call two__e\ttext=hi\r")
+    terminal.expect("hi\r\n")
+    terminal.expect_count("trio-mcp> ", 2)
+    terminal.send("call one.slow steps=100 delay=0.5\r")
+    terminal.expect("/100")
+    terminal.send("\x03")  # Ctrl-C: that call only
+    terminal.expect("trio-mcp: interrupted (tools/call); the server goes on")
+    terminal.expect_count("trio-mcp> ", 3)
+    terminal.send("call one__add a=2 b=3\r")
+    terminal.expect("5\r\n")
+    terminal.expect_count("trio-mcp> ", 4)
+    terminal.send("servers --json\r")
+    terminal.expect_count("trio-mcp> ", 5)
+    terminal.send("\x03")
+    code, output = terminal.finish()
+    assert code == cli.EXIT_INTERRUPTED, output
+    assert "call two__echo text=hi" in output
+    listing = output.split("servers --json\r\n", 1)[1].split("trio-mcp> ", 1)[0]
+    # Both ready, and neither started again.
+    servers = json.loads(listing.replace("\r\n", "\n"))["servers"]
+    assert [(s["name"], s["state"], s["restarts"]) for s in servers] == [
+        ("one", "ready", 0),
+        ("two", "ready", 0),
+    ]
+    assert "Traceback" not in output
+
+
+@needs_a_terminal
 def test_shell_on_a_terminal_ctrl_c_while_a_question_is_asked():
     terminal = Terminal("shell", environ=env(), controlling=True)
     terminal.expect("trio-mcp> ")
