@@ -5,6 +5,10 @@ runs each as the one-shot command of the same words would (``call add a=1
 b=2``, ``tools --schema``, ``complete prompt greet name=A``...), against the
 same client. A command that fails says why and the shell goes on; a server
 that dies ends it, with its last stderr lines and `EXIT_SERVER_GONE`.
+Ctrl-C cancels the command running (its request is withdrawn, the server
+goes on); at the prompt, it ends the shell with `EXIT_INTERRUPTED`. What
+the commands run against is a `Backend`: one server (`OneServer`), or the
+servers of a configuration (`._configs.GroupServers`).
 
 Input: on a terminal, lines are read with `input` and readline (history,
 Tab completion of command, tool, prompt and argument names), in a worker
