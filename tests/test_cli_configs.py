@@ -375,6 +375,9 @@ def test_the_shell_across_servers_says_which_server_a_shared_resource_needs(proj
         result.stderr
     )
     assert result.stdout.startswith("# The trio-mcp demo server")
+    help_text = run(project, "--config", ".mcp.json", "shell", stdin="help\n").stdout
+    assert "  servers    " in help_text
+    assert "--server NAME on a line sends that command to one server" in help_text
     assert "greeting for Bob" in result.stdout
 
 

@@ -481,13 +481,16 @@ class _Exit(Exception):
         self.status = status
 
 
-def _help(commands: tuple[str, ...]) -> str:
+def _help(backend: Backend) -> str:
     lines = ["commands (the words and options of the command line; --json, --timeout per command):"]
-    lines += [f"  {name:<10} {what}" for name, what in COMMAND_HELP.items() if name in commands]
+    lines += [f"  {name:<10} {what}" for name, what in COMMAND_HELP.items() if name in backend.commands]
     lines += [
         f"  {'help':<10} this list ('COMMAND --help': a command's own)",
         f"  {'exit':<10} end the shell (also 'quit', or Ctrl-D), with the status of the last command",
+        "Ctrl-C cancels the command running; at the prompt, it ends the shell",
     ]
+    if backend.server_per_line:
+        lines.append("--server NAME on a line sends that command to one server of the configuration")
     return "\n".join(lines) + "\n"
 
 
@@ -555,7 +558,7 @@ class Shell:
                 return
             raise _Exit(int(words[1]) if len(words) == 2 else None)
         if words[0] == "help":
-            session.emit(_help(self.backend.commands))
+            session.emit(_help(self.backend))
             return
         commands = self.backend.commands
         if words[0] not in commands and not words[0].startswith("-"):
