@@ -90,8 +90,10 @@ def test_the_helper_says_nothing_on_stderr_even_when_the_server_cannot_start(tmp
     result = run(HELPER, "bash", " ", "trio-mcp call -- /no/such/server ", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout == "space\n"  # after "--": the server's words, the shell's own completion
-    result = run(HELPER, "bash", " ", "trio-mcp call ", environ={**base_env(), "PATH": ""}, cwd=tmp_path)
-    assert result.returncode == 0
+    # A server (after the cursor) that starts, then dies: nothing offered, nothing said.
+    dying = f" -- {sys.executable} -c 'import sys; sys.exit(3)'"
+    result = run(HELPER, "bash", " ", "trio-mcp call ", dying, cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "space\n", "")
     result = run(HELPER, "bash", " ", "trio-mcp --config missing.json call ", cwd=tmp_path)
     assert (result.returncode, result.stdout, result.stderr) == (0, "space\n", "")
 
@@ -99,15 +101,16 @@ def test_the_helper_says_nothing_on_stderr_even_when_the_server_cannot_start(tmp
 # ------------------------------------------------------------------ bash
 
 
-def bash_complete(environ: dict[str, str], cwd: Path, line: str) -> list[str]:
-    """What bash offers for ``line`` (the cursor at its end), the script loaded as a user would."""
+def bash_complete(environ: dict[str, str], cwd: Path, line: str, after: str = "") -> list[str]:
+    """What bash offers for ``line`` (the cursor at its end, ``after`` after it), the script loaded
+    as a user would."""
     program = f"""
 source <(trio-mcp completion bash)
 complete -p trio-mcp >/dev/null || exit 3
-COMP_LINE={_bash_quote(line)}
-COMP_POINT=${{#COMP_LINE}}
-read -r -a COMP_WORDS <<< "$COMP_LINE"
-[[ "$COMP_LINE" == *" " ]] && COMP_WORDS+=("")
+COMP_LINE={_bash_quote(line + after)}
+COMP_POINT={len(line)}
+read -r -a COMP_WORDS <<< "${{COMP_LINE:0:COMP_POINT}}"
+[[ "${{COMP_LINE:0:COMP_POINT}}" == *" " ]] && COMP_WORDS+=("")
 COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))
 _trio_mcp_complete trio-mcp "${{COMP_WORDS[COMP_CWORD]}}"
 printf '%s\\n' "${{COMPREPLY[@]}}"
@@ -167,6 +170,13 @@ def test_bash_completes_commands_tools_arguments_and_uris(on_path):
     assert bash_complete(environ, project, "trio-mcp --config mcp.json --server ") == ["one", "two"]
     assert bash_complete(environ, project, "trio-mcp --config mcp.json call two__e") == ["two__echo"]
     assert bash_complete(environ, project, "trio-mcp --config mcp.json --server one call e") == ["echo"]
+    # The server after the cursor: its tools, not the demo server's.
+    scripted = f" -- {sys.executable} {ROOT / 'tests' / 'servers' / 'mcp_server.py'}"
+    tools = bash_complete(environ, project, "trio-mcp call ", scripted)
+    assert {"hang", "stats", "odd"} <= set(tools)
+    assert bash_complete(environ, project, "trio-mcp call ha", scripted) == ["hang"]
+    # A configuration named after the cursor, too.
+    assert bash_complete(environ, project, "trio-mcp call one__e", " --config mcp.json") == ["one__echo"]
 
 
 # ------------------------------------------------------------------ zsh
@@ -186,14 +196,14 @@ def test_zsh_accepts_the_script(tmp_path):
     assert (result.returncode, result.stderr) == (0, "")
 
 
-def zsh_complete(environ: dict[str, str], cwd: Path, line: str) -> list[str]:
+def zsh_complete(environ: dict[str, str], cwd: Path, line: str, after: str = "") -> list[str]:
     """What zsh's completion function adds for ``line``, with ``compadd`` and ``compdef`` stood in for."""
     program = f"""
 compdef() {{ print -r -- "compdef $*" }}
 compadd() {{ print -r -- "compadd $*" }}
 source <(trio-mcp completion zsh)
-BUFFER={_bash_quote(line)}
-CURSOR=${{#BUFFER}}
+BUFFER={_bash_quote(line + after)}
+CURSOR={len(line)}
 _trio_mcp_complete
 """
     result = subprocess.run(
@@ -218,6 +228,8 @@ def test_zsh_completes_commands_tools_and_arguments(on_path):
     # NAME= goes on without a space; a URI is one word in zsh.
     assert zsh_complete(environ, project, "trio-mcp call add ")[-1] == "compadd -Q -S  -- a= b="
     assert zsh_complete(environ, project, "trio-mcp read demo://r")[-1] == "compadd -Q -- demo://readme"
+    scripted = f" -- {sys.executable} {ROOT / 'tests' / 'servers' / 'mcp_server.py'}"
+    assert zsh_complete(environ, project, "trio-mcp call ha", scripted)[-1] == "compadd -Q -- hang"
 
 
 # ------------------------------------------------------------------ fish

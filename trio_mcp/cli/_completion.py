@@ -1,8 +1,8 @@
 """Tab completion of ``trio-mcp`` in bash, zsh and fish: ``trio-mcp completion SHELL``.
 
 The script each shell loads is small: on Tab it runs the hidden command
-``trio-mcp __complete SHELL WORDBREAKS LINE`` (``LINE``: the command line up
-to the cursor) and offers what it prints. That command knows the rest:
+``trio-mcp __complete SHELL WORDBREAKS LINE AFTER`` (``LINE``: the command
+line up to the cursor; ``AFTER``: the rest) and offers what it prints. That command knows the rest:
 command names, options, the servers of the configuration files after
 ``--server``, and, for ``call``, ``prompt``, ``read`` and ``complete``, the
 server's own tools, prompts, resources and templates, with each tool's
@@ -59,7 +59,8 @@ _BASH: Final = """\
 _trio_mcp_complete() {{
     local IFS=$'\\n'
     local reply
-    reply=($(command {prog} {helper} bash "$COMP_WORDBREAKS" "${{COMP_LINE:0:COMP_POINT}}" 2>/dev/null))
+    reply=($(command {prog} {helper} bash "$COMP_WORDBREAKS" "${{COMP_LINE:0:COMP_POINT}}" \\
+        "${{COMP_LINE:COMP_POINT}}" 2>/dev/null))
     if [[ "${{reply[0]}}" == nospace ]]; then
         compopt -o nospace 2>/dev/null
     fi
@@ -73,7 +74,7 @@ _ZSH: Final = """\
 # zsh completion for {prog} (load it with: source <({prog} completion zsh), after compinit)
 _trio_mcp_complete() {{
     local -a reply
-    reply=("${{(@f)$(command {prog} {helper} zsh '' "${{BUFFER[1,CURSOR]}}" 2>/dev/null)}}")
+    reply=("${{(@f)$(command {prog} {helper} zsh '' "${{BUFFER[1,CURSOR]}}" "${{BUFFER[CURSOR+1,-1]}}" 2>/dev/null)}}")
     local mode=${{reply[1]}}
     shift reply
     (( ${{#reply}} )) || return 1
@@ -89,7 +90,9 @@ compdef _trio_mcp_complete {prog}
 _FISH: Final = """\
 # fish completion for {prog} (load it with: {prog} completion fish | source)
 function __trio_mcp_complete
-    command {prog} {helper} fish '' (commandline -cp) 2>/dev/null | tail -n +2
+    set -l before (commandline -cp)
+    set -l after (string sub -s (math (string length -- "$before") + 1) -- (commandline -p))
+    command {prog} {helper} fish '' "$before" "$after" 2>/dev/null | tail -n +2
 end
 complete -c {prog} -f -a '(__trio_mcp_complete)'
 """
@@ -233,14 +236,27 @@ def _needs_server(line: str) -> bool:
     )
 
 
-async def _offer(line: str) -> tuple[list[str], bool]:
-    """`candidates`, with what the server of ``line`` offers (nothing, if it cannot be had in time)."""
+def _words_after(after: str) -> list[str]:
+    """The whole words after the cursor (not the end of the word it is in)."""
+    try:
+        words = shlex.split(after)
+    except ValueError:
+        return []
+    return words if not after[:1].strip() else words[1:]
+
+
+async def _offer(line: str, after: str = "") -> tuple[list[str], bool]:
+    """`candidates`, with what the server of the command line offers (nothing, if it cannot be had in time).
+
+    The server and the configuration may be given after the cursor
+    (``call <Tab> -- python server.py``): ``after`` is the rest of the line.
+    """
     import trio
 
     from ._args import UsageError, parse_args
 
     words, _ = _split(line)
-    parsed = _Line(words)
+    parsed = _Line(words + _words_after(after))
     argv = [*parsed.global_words, "tools"]
     if parsed.after_dashes:
         argv += ["--", *parsed.server]
@@ -329,15 +345,17 @@ def _quiet() -> Console:
 
 
 def complete_command(argv: Sequence[str]) -> int:
-    """Run ``trio-mcp __complete SHELL WORDBREAKS LINE``: print what Tab offers; always status 0.
+    """Run ``trio-mcp __complete SHELL WORDBREAKS LINE [AFTER]``: print what Tab offers; always status 0.
 
-    For bash, each candidate loses what bash takes as earlier words of
-    the line (up to the last of ``WORDBREAKS`` in the word: ``=``, ``:``).
+    ``LINE`` is the command line up to the cursor, ``AFTER`` the rest. For
+    bash, each candidate loses what bash takes as earlier words of the line
+    (up to the last of ``WORDBREAKS`` in the word: ``=``, ``:``).
     """
-    if len(argv) != 3 or argv[0] not in SHELLS:
-        sys.stderr.write(f"usage: {PROG} {HELPER} {{{','.join(SHELLS)}}} WORDBREAKS LINE\n")
+    if len(argv) not in (3, 4) or argv[0] not in SHELLS:
+        sys.stderr.write(f"usage: {PROG} {HELPER} {{{','.join(SHELLS)}}} WORDBREAKS LINE [AFTER]\n")
         return 0
-    shell, breaks, line = argv
+    shell, breaks, line = argv[:3]
+    after = argv[3] if len(argv) == 4 else ""
     # Without the program's own name, as typed (nothing to offer while it is being typed).
     named = re.match(r"\s*\S+\s(.*)\Z", line, re.DOTALL)
     if named is None:
@@ -349,7 +367,7 @@ def complete_command(argv: Sequence[str]) -> int:
         import trio
 
         with contextlib.suppress(Exception):
-            offered, space = trio.run(_offer, line)
+            offered, space = trio.run(_offer, line, after)
     if shell == "bash":
         _, text = _split(line)
         cut = max((text.rfind(char) for char in breaks if char not in " \t\n"), default=-1)
