@@ -665,6 +665,31 @@ def test_shell_across_servers_on_a_terminal(tmp_path):
     assert "Traceback" not in output
 
 
+def test_shell_across_servers_goes_on_when_a_server_dies(tmp_path):
+    config = tmp_path / "mcp.json"
+    scripted = {"command": sys.executable, "args": [str(SCRIPTED)]}
+    config.write_text(json.dumps({"mcpServers": {"mem": scripted}}))
+    terminal = Terminal("--config", str(config), "shell", environ=env())
+    terminal.expect("trio-mcp> ")
+    terminal.send("call mem__exit code=3\r")  # answered, then the process exits
+    terminal.expect_count("trio-mcp> ", 2)
+    # The group starts it again: a call fails while the death is noticed, then works.
+    prompts = 2
+    while b"back-again\r\n" not in terminal.output:
+        terminal.send("call mem__echo text=back-again\r")
+        prompts += 1
+        terminal.expect_count("trio-mcp> ", prompts)
+    terminal.send("servers --json\r")
+    terminal.expect_count("trio-mcp> ", prompts + 1)
+    terminal.send("exit 0\r")
+    code, output = terminal.finish()
+    assert code == 0, output
+    listing = output.rsplit("servers --json\r\n", 1)[1].split("trio-mcp> ", 1)[0]
+    (server,) = json.loads(listing.replace("\r\n", "\n"))["servers"]
+    assert (server["state"], server["restarts"]) == ("ready", 1)
+    assert "Traceback" not in output
+
+
 @needs_a_terminal
 def test_shell_on_a_terminal_ctrl_c_while_a_question_is_asked():
     terminal = Terminal("shell", environ=env(), controlling=True)
