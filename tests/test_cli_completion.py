@@ -232,6 +232,35 @@ def test_zsh_completes_commands_tools_and_arguments(on_path):
     assert zsh_complete(environ, project, "trio-mcp call ha", scripted)[-1] == "compadd -Q -- hang"
 
 
+@needs_zsh
+@unix_only
+def test_zsh_completes_with_the_script_autoloaded_from_fpath(on_path, tmp_path):
+    environ, project = on_path
+    functions = tmp_path / "functions"
+    functions.mkdir()
+    (functions / "_trio-mcp").write_text(script("zsh"))
+    program = f"""
+compdef() {{ print -r -- "compdef $*" }}
+compadd() {{ print -r -- "compadd $*" }}
+fpath=({_bash_quote(str(functions))} $fpath)
+autoload -U _trio-mcp
+BUFFER='trio-mcp comp'
+CURSOR=${{#BUFFER}}
+_trio-mcp
+"""
+    result = subprocess.run(
+        ["zsh", "-f", "-c", program],
+        capture_output=True,
+        text=True,
+        env=environ,
+        cwd=project,
+        timeout=LIMIT,
+        check=False,
+    )
+    # The first Tab completes at once (no compdef needed then).
+    assert result.stdout.splitlines() == ["compadd -Q -- complete completion"], result.stderr
+
+
 # ------------------------------------------------------------------ fish
 
 

@@ -84,7 +84,11 @@ _trio_mcp_complete() {{
         compadd -Q -- "${{reply[@]}}"
     fi
 }}
-compdef _trio_mcp_complete {prog}
+if [[ ${{funcstack[1]}} == _{prog} ]]; then
+    _trio_mcp_complete "$@"  # autoloaded from $fpath, as _{prog}: complete now
+else
+    compdef _trio_mcp_complete {prog}
+fi
 """
 
 _FISH: Final = """\
