@@ -423,7 +423,7 @@ def test_a_dying_server_is_named_without_its_expanded_values(project):
         (["--server", "off", "info"], "server 'off' is disabled in"),
         (
             ["--config", ".mcp.json", "call", "nope.echo"],
-            "'nope.echo' names no server of the configuration: call SERVER.TOOL",
+            "'nope.echo' names no server of the configuration: call SERVER__TOOL",
         ),
         (["--config", ".mcp.json", "call", "echo"], "'echo' names no server"),
         (["--config", ".mcp.json", "info"], "'info' talks to one server: name it with --server NAME"),

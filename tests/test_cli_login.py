@@ -246,7 +246,7 @@ async def test_servers_shows_the_server_that_needs_a_login(tmp_path: Path) -> No
             f"trio-mcp: server 'remote' needs a login: run trio-mcp login --server remote --config {config}"
         )
         assert done.stderr.decode().splitlines() == [said + ": its tools are not listed"]
-        assert "local.echo" in done.stdout.decode()
+        assert "local__echo" in done.stdout.decode()
 
 
 # ------------------------------------------------------------------ login, against a real authorization server

@@ -283,7 +283,7 @@ def test_shell_goes_on_after_errors_and_exits_with_the_last_status():
     assert result.stderr.splitlines() == [
         (
             "trio-mcp: unknown command 'bogus' (one of info, tools, prompts, resources, templates, call, read,"
-            " prompt, complete, help, exit, quit)"
+            " prompt, complete, log-level, help, exit, quit)"
         ),
         "trio-mcp: argument 'b': expected a number, got 'x' (the tool 'add')",
         (
@@ -295,7 +295,7 @@ def test_shell_goes_on_after_errors_and_exits_with_the_last_status():
         "trio-mcp call: error: the server is given when the shell starts, not to each command",
         (
             "trio-mcp: unknown command 'shell' (one of info, tools, prompts, resources, templates, call, read,"
-            " prompt, complete, help, exit, quit)"
+            " prompt, complete, log-level, help, exit, quit)"
         ),
         "trio-mcp: error: this is the shell already",
         "trio-mcp: the tool 'add' reported an error: Invalid arguments for the add tool: missing argument 'b'.",
@@ -741,6 +741,7 @@ CATALOG = Catalog(
                 "read ",
                 "prompt ",
                 "complete ",
+                "log-level ",
                 "help ",
                 "exit ",
                 "quit ",
@@ -766,6 +767,7 @@ CATALOG = Catalog(
                 "read ",
                 "prompt ",
                 "complete ",
+                "log-level ",
                 "help ",
                 "exit ",
                 "quit ",
@@ -784,6 +786,10 @@ CATALOG = Catalog(
         ("prompt ", ["greet "]),
         ("prompt greet t", ["tone="]),
         ("read ", ["demo://readme ", "demo://greeting/", "file:///"]),
+        ("call -o out.txt a", ["add "]),
+        ("call add -o ", []),
+        ("log-level i", ["info "]),
+        ("log-level info ", []),
         ("read demo://g", ["demo://greeting/"]),
         ("read demo://greeting/", []),
         ("read f", ["file:///"]),

@@ -1022,9 +1022,17 @@ def test_the_demo_imports_only_the_light_core():
         "trio_mcp._serving.rules",
         "trio_mcp._serving.server",
         "trio_mcp._version",
+        # The HTTP front (``--http`` only, imported on demand) and the pure HTTP wire rules.
+        "trio_mcp._core.codec",
+        "trio_mcp._core.http_wire",
+        "trio_mcp._serving.http",
+        "trio_mcp._serving.http_socket",
     }
     root = Path(trio_mcp.__file__).parent
-    for package, own in ((root / "demo", ("_features", "_server")), (root / "_serving", ("rules", "server"))):
+    for package, own in (
+        (root / "demo", ("_features", "_server", "_http")),
+        (root / "_serving", ("rules", "server", "http")),
+    ):
         for path in package.glob("*.py"):
             for node in ast.walk(ast_support.parse(path.read_text())):
                 if isinstance(node, ast.ImportFrom) and node.level:
@@ -1053,6 +1061,9 @@ def test_the_demo_imports_only_the_light_core():
         )
     ]
     assert heavy == []
+    # The stdio demo never loads the HTTP stack (``--http`` imports it on demand).
+    assert [name for name in loaded if name.partition(".")[0] in ("h11", "httpx", "httpcore")] == []
+    assert "trio_mcp._serving.http" not in loaded
 
 
 # --------------------------------------------------------- through the client

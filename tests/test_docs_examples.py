@@ -44,9 +44,9 @@ block is checked depends on its language and on the comment right before it
   one room, every import between rooms must point to a room below, and no
   arrow may point anywhere but down.
 * Marked ``http``, a ``python`` (complete program) or ``console`` block runs
-  against a local Streamable HTTP server started for it (the demo server
-  behind tests/servers/http_front.py): the URL ``http://127.0.0.1:8000/mcp``
-  in the block is replaced by the server's.
+  against a local Streamable HTTP server started for it (the demo server,
+  ``python -m trio_mcp.demo --http 127.0.0.1:0``, which prints its URL): the
+  URL ``http://127.0.0.1:8000/mcp`` in the block is replaced by the server's.
 * ``not-executed: REASON`` exempts a block; such blocks are counted and kept
   to a few (`MAX_NOT_EXECUTED`). Any other block that is not run fails its
   test.
@@ -877,7 +877,8 @@ def check_expected_output(block: Block, outcomes: dict[str, Outcome]) -> Outcome
 
 #: The URL that ``http`` examples name, replaced by the local server's.
 HTTP_EXAMPLE_URL = "http://127.0.0.1:8000/mcp"
-HTTP_FRONT = ROOT / "tests" / "servers" / "http_front.py"
+#: The local HTTP server of ``http`` examples: the demo server over HTTP, on a free port.
+HTTP_DEMO = [sys.executable, "-m", "trio_mcp.demo", "--http", "127.0.0.1:0"]
 
 
 def run_http(block: Block, workdir: Path, env: dict[str, str]) -> Outcome:
@@ -887,7 +888,7 @@ def run_http(block: Block, workdir: Path, env: dict[str, str]) -> Outcome:
     # A proxy in the environment would take loopback traffic too.
     env = {name: value for name, value in env.items() if name.lower() not in ("http_proxy", "all_proxy")}
     front = subprocess.Popen(
-        [sys.executable, str(HTTP_FRONT)],
+        HTTP_DEMO,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -898,9 +899,9 @@ def run_http(block: Block, workdir: Path, env: dict[str, str]) -> Outcome:
         assert front.stdout is not None
         ready, _, _ = select.select([front.stdout], [], [], LIMIT)
         line = front.stdout.readline() if ready else ""
-        if not line.startswith("LISTENING "):
+        if not re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp\n", line):
             return Outcome([f"the local HTTP server did not start: {line!r}"])
-        url = f"http://127.0.0.1:{line.split()[1]}/mcp"
+        url = line.strip()
         local = Block(block.source, block.line, block.lang, block.code.replace(HTTP_EXAMPLE_URL, url))
         outcome = run_block(local, workdir, env)
         if outcome.output:

@@ -115,6 +115,9 @@ PUBLIC = frozenset(
         "ProtocolError", "MessageTooLarge", "VersionMismatch", "NotSupported", "InputRequestFailed",
         "OutputValidationError", "ConfigError", "UnknownName", "HTTPError", "ConnectionFailed",
         "AuthRequired", "ServerBusy", "SessionExpired", "TrioMCPInternalError",
+        "TaskError", "TaskFailed", "TaskCancelled", "TaskGone",
+        # tasks
+        "ToolTask", "Task", "TaskRef",
         # the protocol's types
         "Annotations", "AudioContent", "BlobResourceContents", "CallToolResult", "CompleteResult",
         "Completion", "ContentBlock", "CreateMessageParams", "CreateMessageResult", "DiscoverResult",
@@ -145,6 +148,7 @@ CLIENT_MEMBERS = frozenset(
         "list_resources", "list_resources_page", "list_tools", "list_tools_page", "listen", "max_rounds",
         "name", "pid", "ping", "read_resource", "request", "set_logging_level", "statistics",
         "stderr_tail", "subscribe_resource", "unsubscribe_resource", "wait_failed",
+        "tool_task", "resume_task", "get_task", "cancel_task", "list_tasks",
         # attributes set as the handshake ends
         "session", "era", "protocol_version", "server_info", "server_capabilities", "instructions",
         "discover_result", "options", "client_info", "log_level",
@@ -396,7 +400,18 @@ CLI_PARSING_MUST_NOT_LOAD = ("trio", "cattrs", f"{PACKAGE}._client", f"{PACKAGE}
 
 #: The modules of ``trio_mcp.cli``, lowest first: each imports only modules
 #: before it in this list (the package itself never).
-CLI_LAYERS = ("_values", "_args", "_render", "_console", "_forms", "_run", "_shell", "_configs", "_login")
+CLI_LAYERS = (
+    "_values",
+    "_names",
+    "_args",
+    "_render",
+    "_console",
+    "_forms",
+    "_run",
+    "_shell",
+    "_configs",
+    "_login",
+)
 
 _CLI_PROBE = """
 import contextlib, io, json, sys

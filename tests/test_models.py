@@ -1265,6 +1265,55 @@ def test_plain_tool_results_take_the_fast_path_with_the_same_outcome(
         assert got == expected
 
 
+def test_plain_tool_results_are_built_slot_by_slot_into_whole_models() -> None:
+    """The fast path builds the models field by field: the same objects as their constructors make."""
+    assert codec.DIRECT_TOOL_RESULTS, "the tool result models changed: update codec._slot_setters' names"
+    data = {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "isError": True}
+    result = codec.structure_tool_result(data)
+    expected = CallToolResult(content=[TextContent(text="a"), TextContent(text="b")], is_error=True)
+    assert result == expected
+    assert repr(result) == repr(expected)
+    assert attrs.asdict(result) == attrs.asdict(expected)
+    assert attrs.evolve(result, is_error=False) == attrs.evolve(expected, is_error=False)
+    assert result.text == "a\nb"
+    # Each model has its own extra, as its constructor's factory would give it.
+    assert result.extra == {}
+    assert result.extra is not result.content[0].extra
+    assert result.content[0].extra is not result.content[1].extra
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        result.is_error = False  # type: ignore[misc]
+    assert codec.structure_tool_result({"content": [{"type": "image", "data": "", "mimeType": "m"}]}) == (
+        structure({"content": [{"type": "image", "data": "", "mimeType": "m"}]}, CallToolResult)
+    )
+    with pytest.raises(ProtocolError, match="bad CallToolResult"):
+        codec.structure_tool_result({"content": [{"type": "text", "text": 3}]})
+
+
+def test_the_slot_by_slot_path_declines_models_it_does_not_fit() -> None:
+    """A class with other fields, a validator or a post-init hook is left to its constructor."""
+
+    @attrs.frozen(kw_only=True)
+    class Checked:
+        text: str = attrs.field(validator=attrs.validators.instance_of(str))
+
+    @attrs.frozen(kw_only=True)
+    class Hooked:
+        text: str
+
+        def __attrs_post_init__(self) -> None:
+            pass
+
+    @attrs.define(kw_only=True, slots=False)
+    class Unslotted:
+        text: str
+
+    assert codec._slot_setters(TextContent, ("text", "annotations", "meta", "extra")) is not None
+    assert codec._slot_setters(TextContent, ("text", "annotations", "meta")) is None
+    assert codec._slot_setters(Checked, ("text",)) is None
+    assert codec._slot_setters(Hooked, ("text",)) is None
+    assert codec._slot_setters(Unslotted, ("text",)) is None
+
+
 @pytest.mark.property
 @given(
     versions=st.lists(st.text(max_size=10), max_size=3) | json_scalars,

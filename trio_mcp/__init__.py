@@ -29,6 +29,10 @@ from ._errors import (
     ServerGone as ServerGone,
     SessionExpired as SessionExpired,
     SpawnFailed as SpawnFailed,
+    TaskCancelled as TaskCancelled,
+    TaskError as TaskError,
+    TaskFailed as TaskFailed,
+    TaskGone as TaskGone,
     TransportClosed as TransportClosed,
     TrioMCPInternalError as TrioMCPInternalError,
     UnknownName as UnknownName,
@@ -40,6 +44,7 @@ if TYPE_CHECKING:
         Client as Client,
         Pages as Pages,
         Subscription as Subscription,
+        ToolTask as ToolTask,
     )
     from ._config import (
         ConfigSource as ConfigSource,
@@ -109,6 +114,10 @@ if TYPE_CHECKING:
         ToolUseContent as ToolUseContent,
         UnknownContent as UnknownContent,
     )
+    from ._models.tasks import (
+        Task as Task,
+        TaskRef as TaskRef,
+    )
     from ._open import (
         connect_client as connect_client,
         connect_session as connect_session,
@@ -140,6 +149,7 @@ _LAZY: dict[str, str] = {
     "Client": "_client",
     "Pages": "_client",
     "Subscription": "_client",
+    "ToolTask": "_client",
     "Listed": "_group",
     "RestartPolicy": "_group",
     "ServerEvent": "_group",
@@ -209,6 +219,8 @@ _LAZY: dict[str, str] = {
     "Root": "_models",
     "SamplingMessage": "_models",
     "ServerCapabilities": "_models",
+    "Task": "_models.tasks",
+    "TaskRef": "_models.tasks",
     "TextContent": "_models",
     "TextResourceContents": "_models",
     "Tool": "_models",

@@ -29,6 +29,10 @@ __all__ = [
     "ServerGone",
     "SessionExpired",
     "SpawnFailed",
+    "TaskCancelled",
+    "TaskError",
+    "TaskFailed",
+    "TaskGone",
     "TransportClosed",
     "TrioMCPInternalError",
     "UnknownName",
@@ -144,6 +148,48 @@ class RpcError(MCPError):
         self.code = code
         self.message = message
         self.data = data
+
+
+class TaskError(MCPError):
+    """A task (a tool call the server runs in the background) did not give its result.
+
+    The base of `TaskFailed`, `TaskCancelled` and `TaskGone`. The connection
+    is fine: only this task is over.
+
+    Attributes:
+        task_id: The server's identifier of the task.
+    """
+
+    def __init__(self, message: str = "the task did not give its result", *, task_id: str = "") -> None:
+        super().__init__(message)
+        self.task_id = task_id
+
+
+class TaskFailed(TaskError, RpcError):
+    """The task ended ``failed``: its error, as an `RpcError` would carry it.
+
+    A tool that ran and reported failure (``isError``) is not this: its
+    result is returned, as `Client.call_tool` returns it.
+
+    Attributes:
+        task_id: The server's identifier of the task.
+        code: The JSON-RPC error code the server gave (``-32603`` when it gave none).
+        message: The server's description of the failure.
+        data: The error's ``data`` member, or `None`.
+    """
+
+    def __init__(self, code: int = -32603, message: str = "", data: Any = None, *, task_id: str = "") -> None:
+        RpcError.__init__(self, code, message, data)
+        self.task_id = task_id
+        self.args = (f"task {task_id} failed: server error {code}: {message}",)
+
+
+class TaskCancelled(TaskError):
+    """The task was cancelled (by `ToolTask.cancel`, another client, or the server)."""
+
+
+class TaskGone(TaskError):
+    """The server no longer knows the task: it expired (its ``ttl``), or the id was never its own."""
 
 
 class ProtocolError(MCPError):

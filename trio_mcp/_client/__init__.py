@@ -11,6 +11,7 @@ from .handshake import ServerDiedOnProbe as ServerDiedOnProbe
 from .listen import Subscription as Subscription
 from .notes import ProgressCallback as ProgressCallback
 from .pages import Pages as Pages
+from .tasks import ToolTask as ToolTask
 
 __all__ = [
     "Client",
@@ -18,6 +19,7 @@ __all__ = [
     "ProgressCallback",
     "ServerDiedOnProbe",
     "Subscription",
+    "ToolTask",
     "handshake",
     "make_client",
     "release",

@@ -27,14 +27,24 @@ from .._core.eras import (
     CLIENT_CAPABILITIES,
     MISSING_CLIENT_CAPABILITY,
     MODERN_VERSIONS,
+    MRTR_METHODS,
     capabilities as declare,
     modern_meta,
     result_type,
 )
+from .._core.jsonrpc import INVALID_PARAMS
 from .._core.outputs import OutputSchemas, validator_available
 from .._core.param_headers import HeaderParam, param_headers, screen_tools
+from .._core.tasks import (
+    declare_extension,
+    decode_list,
+    decode_polled,
+    decode_task,
+    legacy_support,
+    needs_extension,
+)
 from .._delivery import call_maybe_async
-from .._errors import MCPError, NotSupported, OutputValidationError, RpcError
+from .._errors import MCPError, NotSupported, OutputValidationError, RpcError, TaskGone
 from .._models import (
     CallToolResult,
     CompleteResult,
@@ -54,6 +64,7 @@ from .._models import (
     ServerCapabilities,
     Tool,
     structure,
+    structure_tool_result,
     unstructure,
 )
 from .._session import attach, report, start_soon, stop_serving_requests
@@ -62,10 +73,13 @@ from .input import InputHandler
 from .listen import Subscription, open_legacy_subscription, open_subscription
 from .notes import NotificationRouter
 from .pages import Pages
+from .tasks import TaskOps, TaskRegistry, ToolTask, adopt, adopt_sync, following
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
+    from .._models import InputRequest
+    from .._models.tasks import Task, TaskRef
     from .._options import ClientOptions, NotificationCallback
     from .._session import Attachment, Session, SessionStatistics
     from .handshake import Outcome
@@ -158,6 +172,11 @@ class Client:
         self._envelope_level: str | None = None
         self._extra_caps = dict(options.capabilities) if options.capabilities else {}
         self._attachment: Attachment | None = None
+        self._tasks = TaskRegistry()
+        self._task_support: dict[str, str] = {}
+        """The ``taskSupport`` of each tool, from its latest listing (initialize era)."""
+        self._tasks_required: set[str] = set()
+        """The tools whose listing says they must be called as tasks (initialize era)."""
 
     def _log(self, message: str) -> None:
         report(self.session, message)
@@ -365,22 +384,41 @@ class Client:
                 if (
                     exc.code == MISSING_CLIENT_CAPABILITY
                     and not retried
-                    and self._can_declare(exc.data, caps)
+                    and self._can_declare(exc.data, caps, method)
                 ):
                     # Declare what we do support and try once more.
                     retried = True
-                    envelope[CLIENT_CAPABILITIES] = self._declared(self.protocol_version)
+                    everything = self._declared(self.protocol_version)
+                    if method not in MRTR_METHODS and needs_extension(exc.data):
+                        everything = declare_extension(everything)
+                    envelope[CLIENT_CAPABILITIES] = everything
                     continue
                 raise
 
-    def _can_declare(self, data: object, declared: dict[str, JSON]) -> bool:
+    def _can_declare(self, data: object, declared: dict[str, JSON], method: str = "") -> bool:
         if not isinstance(data, dict) or not isinstance(data.get("requiredCapabilities"), dict):
             return False
         ours = self._declared(self.protocol_version or MODERN_VERSIONS[0])
+        if method not in MRTR_METHODS:
+            # The tasks extension is ours to declare, except where a task
+            # would come back in place of the result (call_tool asks for one
+            # itself).
+            ours = declare_extension(ours)
         wanted = data["requiredCapabilities"]
-        return (
-            bool(wanted) and all(key in ours for key in wanted) and any(key not in declared for key in wanted)
-        )
+        if not wanted:
+            return False
+        missing = False
+        for key, value in wanted.items():
+            if key not in ours:
+                return False
+            if key == "extensions":
+                if not isinstance(value, dict) or not all(name in ours["extensions"] for name in value):
+                    return False
+                have = declared.get("extensions")
+                missing = missing or any(not isinstance(have, dict) or name not in have for name in value)
+            else:
+                missing = missing or key not in declared
+        return missing
 
     async def _typed(
         self, method: str, params: dict[str, JSON] | None, model: type[M], options: dict[str, Any]
@@ -490,11 +528,48 @@ class Client:
                 call other than those ``on_progress`` takes.
             meta: Extra ``_meta`` keys to send.
 
+        A tool that must run as a task (its listing says
+        ``taskSupport: "required"``, or a 2026-07-28 server asks for the
+        tasks extension) is called as one, and its result awaited: see
+        `tool_task`.
+
         Raises:
             RpcError: The server answered with an error (an unknown tool, for
                 example).
             InputRequestFailed: An input request could not be answered.
+            TaskError: The tool ran as a task, which failed, was cancelled or vanished.
         """
+        if self._tasks_required and name in self._tasks_required and not manual:
+            return await self._call_as_task(name, arguments, on_progress)
+        try:
+            return await self._call_tool(
+                name,
+                arguments,
+                manual=manual,
+                input_responses=input_responses,
+                request_state=request_state,
+                on_progress=on_progress,
+                on_notification=on_notification,
+                meta=meta,
+            )
+        except RpcError as exc:
+            if exc.code != MISSING_CLIENT_CAPABILITY or not needs_extension(exc.data) or manual:
+                raise
+        # The server runs this tool only as a task (2026-07-28 extension).
+        return await self._call_as_task(name, arguments, on_progress)
+
+    async def _call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, JSON] | None,
+        *,
+        manual: bool,
+        input_responses: Mapping[str, JSON] | None,
+        request_state: str | None,
+        on_progress: ProgressCallback | None,
+        on_notification: NotificationCallback | None,
+        meta: Mapping[str, JSON] | None,
+    ) -> CallToolResult | InputRequiredResult:
         params: dict[str, JSON] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
@@ -513,7 +588,7 @@ class Client:
             # anything to check: it lists them first.)
             era = self.era
             if era == "legacy":
-                done = structure(await self.session.request("tools/call", params), CallToolResult)
+                done = structure_tool_result(await self.session.request("tools/call", params))
                 if (
                     self._checks_output
                     and not done.is_error
@@ -529,12 +604,15 @@ class Client:
                     envelope = self._input_envelope()
                 # A -32021 needs no retry here: tools/call already declares
                 # every capability the client has.
+                # (No Mcp-Param-* headers before a listing names some.)
                 first = await self.session.request(
-                    "tools/call", {**params, "_meta": envelope}, headers=self._tool_headers(params)
+                    "tools/call",
+                    {**params, "_meta": envelope},
+                    headers=self._tool_headers(params) if self._param_headers else (),
                 )
                 kind = first.get("resultType")
                 if kind is None or kind == "complete":
-                    done = structure(first, CallToolResult)
+                    done = structure_tool_result(first)
                     if (
                         self._checks_output
                         and not done.is_error
@@ -557,10 +635,305 @@ class Client:
             await self._check_output(name, result)
         return result
 
+    # -------------------------------------------------------------- tasks
+
+    def _task_ops(self) -> TaskOps:
+        assert self.era is not None
+        assert self.protocol_version is not None
+        return TaskOps(
+            session=self.session,
+            era=self.era,
+            version=self.protocol_version,
+            send=self._task_send,
+            answer_all=self._answer_inputs,
+            check_output=self._task_output,
+            log=self._log,
+        )
+
+    async def _answer_inputs(self, requests: Mapping[str, InputRequest]) -> dict[str, JSON]:
+        return await self._input.answer_all(requests)
+
+    async def _task_output(self, name: str, result: CallToolResult) -> None:
+        if self._checks_output and (self._outputs.known or self._validate_output == "strict"):
+            await self._check_output(name, result)
+        else:
+            await trio.lowlevel.checkpoint()
+
+    async def _task_send(self, method: str, params: dict[str, JSON], long_lived: bool) -> dict[str, JSON]:
+        """Send a ``tasks/*`` request: as it is (initialize era), or with the envelope declaring the extension."""
+        if self.era == "legacy":
+            return await self.session.request(method, params, long_lived=long_lived)
+        assert self.protocol_version is not None
+        caps = declare_extension(self._input_caps)
+        envelope = modern_meta(self.protocol_version, caps, self.client_info, log_level=self.log_level)
+        try:
+            return await self.session.request(method, {**params, "_meta": envelope}, long_lived=long_lived)
+        except RpcError as exc:
+            if exc.code != MISSING_CLIENT_CAPABILITY or not self._can_declare(exc.data, caps, method):
+                raise
+        envelope[CLIENT_CAPABILITIES] = declare_extension(self._declared(self.protocol_version))
+        return await self.session.request(method, {**params, "_meta": envelope}, long_lived=long_lived)
+
+    def _saw_tools(self, tools: Sequence[Tool]) -> None:
+        """Remember each listed tool's task support (initialize era)."""
+        server_tasks = self.server_capabilities.tasks
+        for tool in tools:
+            support = legacy_support(server_tasks, tool.execution)
+            self._task_support[tool.name] = support
+            if support == "required":
+                self._tasks_required.add(tool.name)
+            else:
+                self._tasks_required.discard(tool.name)
+
+    async def _call_as_task(
+        self, name: str, arguments: Mapping[str, JSON] | None, on_progress: ProgressCallback | None
+    ) -> CallToolResult:
+        async with self.tool_task(name, arguments, on_progress=on_progress) as task:
+            return await task.result()
+
+    @asynccontextmanager
+    async def tool_task(
+        self,
+        name: str,
+        arguments: Mapping[str, JSON] | None = None,
+        *,
+        ttl_ms: int | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> AsyncIterator[ToolTask]:
+        """Call a tool as a task: ``async with client.tool_task(name, args) as task:``.
+
+        The server runs the call in the background and answers at once with
+        a task; `ToolTask.result` waits for its end. While the block lasts,
+        the client follows the task (polling at the pace the server
+        suggests, within bounds) and answers its input requests through the
+        hooks (``on_elicitation``, ...), as for `call_tool`; a hook tells
+        which task asks from its params' ``meta``, whose
+        ``"io.modelcontextprotocol/related-task"`` entry holds the
+        ``taskId``. Leaving the block while the task runs cancels it on the
+        server, unless it was detached (`ToolTask.detach`).
+
+        Initialize era (2025-11-25): the call is sent as a task when the
+        server declares ``tasks.requests.tools.call`` and the tool's
+        ``execution.taskSupport`` allows it (the tools are listed first when
+        they were not). 2026-07-28 era: the call declares the tasks
+        extension, and the server decides. Either way, a server that answers
+        at once gives a handle whose `~ToolTask.ran_synchronously` is true
+        and whose `~ToolTask.result` is that answer.
+
+        Args:
+            name: The tool's name.
+            arguments: The tool's arguments.
+            ttl_ms: How long the server should keep the task, in
+                milliseconds (initialize era; servers may choose otherwise).
+            on_progress: ``(progress, total, message)`` for the call's
+                progress notifications, while the block lasts.
+
+        Raises:
+            RpcError: The server refused the call.
+        """
+        if self.era is None:
+            await trio.lowlevel.checkpoint()
+            raise RuntimeError("use the client inside 'async with open_client(...)'")
+        ops = self._task_ops()
+        params: dict[str, JSON] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        token = next(self._tokens) if on_progress is not None else None
+        callback = self._notes.for_call(token, on_progress, None)
+        handle: ToolTask | None = None
+        self._tasks.begin_creation()
+        try:
+            if self.era == "legacy":
+                handle = await self._create_legacy(ops, params, ttl_ms, token, callback, on_progress)
+            else:
+                handle = await self._create_modern(ops, params, token, callback)
+            if handle.task_id is not None:
+                handle._on_progress = on_progress
+                self._tasks.register(handle, token)
+        finally:
+            self._tasks.end_creation()
+        async with following(handle, self._tasks) as followed:
+            yield followed
+
+    async def _create_legacy(
+        self,
+        ops: TaskOps,
+        params: dict[str, JSON],
+        ttl_ms: int | None,
+        token: int | None,
+        callback: NotificationCallback | None,
+        on_progress: ProgressCallback | None,
+    ) -> ToolTask:
+        name = params["name"]
+        if (
+            legacy_support(self.server_capabilities.tasks, {"taskSupport": "optional"}) != "forbidden"
+            and name not in self._task_support
+        ):
+            # Whether the tool takes a task is in its listing.
+            await self.list_tools()
+        if self._task_support.get(name, "forbidden") == "forbidden":
+            # Not to be sent as a task: the server answers at once.
+            result = await self._call_tool(
+                name,
+                params.get("arguments"),
+                manual=False,
+                input_responses=None,
+                request_state=None,
+                on_progress=on_progress,
+                on_notification=None,
+                meta=None,
+            )
+            assert isinstance(result, CallToolResult)
+            return adopt_sync(ops, name, result)
+        body = {**params, "task": {} if ttl_ms is None else {"ttl": ttl_ms}}
+        if token is not None:
+            body["_meta"] = {"progressToken": token}
+        reply = await self.session.request("tools/call", body, on_notification=callback)
+        handle = adopt(ops, name, reply)
+        if handle is None:
+            # A server that ignores the task asked for: the reply is the result.
+            done = structure(reply, CallToolResult)
+            if not done.is_error:
+                await self._task_output(name, done)
+            return adopt_sync(ops, name, done)
+        return handle
+
+    async def _create_modern(
+        self,
+        ops: TaskOps,
+        params: dict[str, JSON],
+        token: int | None,
+        callback: NotificationCallback | None,
+    ) -> ToolTask:
+        assert self.protocol_version is not None
+        name = params["name"]
+        headers = self._tool_headers(params)
+        caps = declare_extension(self._input_caps)
+
+        async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
+            assert self.protocol_version is not None
+            envelope = modern_meta(
+                self.protocol_version, caps, self.client_info, log_level=self.log_level, progress_token=token
+            )
+            reply = await self.session.request(
+                "tools/call", {**round_params, "_meta": envelope}, on_notification=callback, headers=headers
+            )
+            if result_type("tools/call", reply, tasks=True) == "task":
+                raise _Created(reply)
+            return reply
+
+        try:
+            result, _ = await self._input.run_rounds(
+                "tools/call",
+                params,
+                CallToolResult,
+                send,
+                manual=False,
+                input_responses=None,
+                request_state=None,
+            )
+        except _Created as created:
+            handle = adopt(ops, name, created.reply)
+            assert handle is not None
+            return handle
+        assert isinstance(result, CallToolResult)
+        if not result.is_error:
+            await self._task_output(name, result)
+        return adopt_sync(ops, name, result)
+
+    @asynccontextmanager
+    async def resume_task(self, ref: TaskRef) -> AsyncIterator[ToolTask]:
+        """Follow again a task started earlier (see `ToolTask.detach`), perhaps on another connection.
+
+        Use as ``async with client.resume_task(ref) as task:``; the block
+        owns the task as `tool_task`'s does (leaving it while the task runs
+        cancels it, unless detached again).
+
+        Raises:
+            NotSupported: The reference is of the other protocol era.
+            TaskGone: The server does not know the task (it expired, or is
+                another server's).
+        """
+        if self.era is None:
+            await trio.lowlevel.checkpoint()
+            raise RuntimeError("use the client inside 'async with open_client(...)'")
+        if ref.era != self.era:
+            await trio.lowlevel.checkpoint()
+            raise NotSupported(
+                f"task {ref.task_id} was started in the {ref.era} era; this connection speaks the {self.era} era",
+                method="tasks/get",
+                era=self.era,
+            )
+        snapshot = await self.get_task(ref.task_id)
+        handle = ToolTask(self._task_ops(), ref.tool, ref.task_id)
+        handle._observe(snapshot)
+        self._tasks.register(handle, None)
+        async with following(handle, self._tasks) as followed:
+            yield followed
+
+    async def get_task(self, task_id: str) -> Task:
+        """The current status of a task (``tasks/get``).
+
+        Raises:
+            TaskGone: The server does not know the task (``-32602``).
+        """
+        if self.era is None:
+            await trio.lowlevel.checkpoint()
+            raise RuntimeError("use the client inside 'async with open_client(...)'")
+        try:
+            reply = await self._task_send("tasks/get", {"taskId": task_id}, False)
+        except RpcError as exc:
+            if exc.code != INVALID_PARAMS:
+                raise
+            raise TaskGone(
+                f"the server does not know task {task_id}: {exc.message}", task_id=task_id
+            ) from exc
+        if self.era == "legacy":
+            return decode_task(reply, "legacy")
+        return decode_polled(reply, "modern").task
+
+    async def cancel_task(self, task_id: str) -> Task | None:
+        """Ask the server to cancel a task (``tasks/cancel``).
+
+        Returns the task as the server then reports it (initialize era), or
+        `None` (2026-07-28: the server acknowledges, and the task ends
+        cancelled, or otherwise, later).
+
+        Raises:
+            RpcError: ``-32602`` when the task is unknown, or (initialize
+                era) has ended already.
+        """
+        if self.era is None:
+            await trio.lowlevel.checkpoint()
+            raise RuntimeError("use the client inside 'async with open_client(...)'")
+        reply = await self._task_send("tasks/cancel", {"taskId": task_id}, False)
+        if self.era == "legacy" and "taskId" in reply:
+            return decode_task(reply, "legacy")
+        return None
+
+    async def list_tasks(self) -> list[Task]:
+        """Every task the server keeps for this client (``tasks/list``, initialize era), following pages.
+
+        Raises:
+            NotSupported: The 2026-07-28 era has no ``tasks/list``.
+        """
+        await self._require("legacy", "tasks/list")
+        found: list[Task] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            reply = await self.session.request("tasks/list", {} if cursor is None else {"cursor": cursor})
+            page, cursor = decode_list(reply)
+            found.extend(page)
+            if cursor is None or cursor in seen:
+                return found
+            seen.add(cursor)
+
     # ----------------------------------------------------- output schemas
 
     def _invalidate(self, note: dict[str, JSON]) -> None:
-        """Drop what a list-change or update notification says has changed."""
+        """Drop what a list-change or update notification says has changed (and tell the tasks)."""
+        self._tasks.note(note)
         if self._cache is not None:
             self._cache.invalidate(note)
         if note.get("method") == "notifications/tools/list_changed":
@@ -668,6 +1041,8 @@ class Client:
             self._cache.put(method, key, page, page.ttl_ms, trio.current_time())
         if method == "tools/list":
             self._outputs.saw_page(page, page.tools, first=cursor is None)
+            if self.era == "legacy":
+                self._saw_tools(page.tools)
         return page
 
     def _screen_tools(self, page: ListToolsResult) -> ListToolsResult:
@@ -1073,6 +1448,14 @@ class Client:
         if self._cache is not None:
             self._cache.clear()
         self._outputs.forget()
+
+
+class _Created(Exception):
+    """A task-augmented ``tools/call`` was answered with a task (leaves the rounds of input)."""
+
+    def __init__(self, reply: dict[str, JSON]) -> None:
+        super().__init__("created a task")
+        self.reply = reply
 
 
 # ------------------------------------------------------- for the openers

@@ -125,10 +125,14 @@ def modern_meta(
     return meta
 
 
-def result_type(method: str, result: dict[str, JSON]) -> Literal["complete", "input_required"]:
+def result_type(
+    method: str, result: dict[str, JSON], *, tasks: bool = False
+) -> Literal["complete", "input_required", "task"]:
     """Read the ``resultType`` of a 2026-07-28 result.
 
-    A missing ``resultType`` means complete.
+    A missing ``resultType`` means complete. ``"task"`` is accepted only
+    when ``tasks`` says the request declared the tasks extension, and only
+    for ``tools/call``.
 
     Raises:
         ProtocolError: The value is unknown, or ``input_required`` on a
@@ -143,6 +147,8 @@ def result_type(method: str, result: dict[str, JSON]) -> Literal["complete", "in
                 f"the server answered {method} with input_required, which only {sorted(MRTR_METHODS)} allow"
             )
         return "input_required"
+    if kind == "task" and tasks and method == "tools/call":
+        return "task"
     raise ProtocolError(f"the server answered {method} with an unknown resultType {kind!r}")
 
 

@@ -64,6 +64,8 @@ _BASE64_SUFFIX: Final = "?="
 #: Methods whose ``Mcp-Name`` is the ``name`` param, and the one whose name is the ``uri``.
 _NAMED_BY_NAME: Final = frozenset({"tools/call", "prompts/get"})
 _NAMED_BY_URI: Final = frozenset({"resources/read"})
+#: Methods of the tasks extension whose ``Mcp-Name`` is the ``taskId`` param.
+_NAMED_BY_TASK: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 
 #: The forms in which servers say that they no longer know a session (HTTP 400):
 #: everything's ``No valid session ID provided``, the Python SDKs' ``Session not
@@ -126,6 +128,8 @@ def modern_headers(message: dict[str, JSON], version: str) -> dict[str, str]:
                 name = params.get("name")
             elif method in _NAMED_BY_URI:
                 name = params.get("uri")
+            elif method in _NAMED_BY_TASK:
+                name = params.get("taskId")
         if isinstance(name, str):
             headers["mcp-name"] = header_value(name)
     return headers

@@ -9,8 +9,13 @@ unions, and the functions `structure`, `unstructure` and `to_wire`.
 from __future__ import annotations
 
 from . import types
-from .codec import structure as structure, to_wire as to_wire, unstructure as unstructure
+from .codec import (
+    structure as structure,
+    structure_tool_result as structure_tool_result,
+    to_wire as to_wire,
+    unstructure as unstructure,
+)
 from .types import *  # noqa: F403 - the names in types.__all__
 
-__all__ = ["structure", "to_wire", "unstructure"]
+__all__ = ["structure", "structure_tool_result", "to_wire", "unstructure"]
 __all__ += types.__all__

@@ -81,7 +81,7 @@ if TYPE_CHECKING:
 
     from cattrs import Converter
 
-__all__ = ["structure", "to_wire", "unstructure"]
+__all__ = ["structure", "structure_tool_result", "to_wire", "unstructure"]
 
 
 _T = TypeVar("_T")
@@ -567,7 +567,7 @@ def structure(data: Any, cls: Any) -> Any:
     the model's shape, naming the model and the path of the bad field, and
     `TypeError` if ``cls`` is not a model.
     """
-    if cls is CallToolResult:
+    if cls is CallToolResult and DIRECT_TOOL_RESULTS:
         fast = _plain_call_tool_result(data)
         if fast is not None:
             return fast
@@ -663,11 +663,54 @@ def _plain_discover_result(data: Any) -> DiscoverResult | None:
     )
 
 
+def _slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...] | None:
+    """The setters of the slots of ``cls``, whose fields must be exactly ``names`` (in order)
+    with nothing to run when one is set; `None` when they are not.
+
+    With them, an instance is built field by field, as the generated
+    ``__init__`` does, without the cost of a call with keyword arguments.
+    """
+    fields = attrs.fields(cls)
+    if (
+        tuple(field.name for field in fields) != names
+        or any(field.validator is not None or field.converter is not None for field in fields)
+        or hasattr(cls, "__attrs_pre_init__")
+        or hasattr(cls, "__attrs_post_init__")
+    ):
+        return None
+    slots: list[Any] = [cls.__dict__.get(name) for name in names]
+    if not all(type(slot).__name__ == "member_descriptor" for slot in slots):
+        return None
+    return tuple(slot.__set__ for slot in slots)
+
+
+_new = object.__new__
+_TEXT_SETTERS: Final = _slot_setters(TextContent, ("text", "annotations", "meta", "extra"))
+_RESULT_SETTERS: Final = _slot_setters(
+    CallToolResult, ("content", "structured_content", "is_error", "meta", "extra")
+)
+#: Whether the plain tool result is built slot by slot (`_slot_setters`); a test keeps it so.
+DIRECT_TOOL_RESULTS: Final = _TEXT_SETTERS is not None and _RESULT_SETTERS is not None
+if DIRECT_TOOL_RESULTS:
+    assert _TEXT_SETTERS is not None
+    assert _RESULT_SETTERS is not None
+    _set_text, _set_annotations, _set_text_meta, _set_text_extra = _TEXT_SETTERS
+    _set_content, _set_structured, _set_is_error, _set_meta, _set_extra = _RESULT_SETTERS
+
+
+def structure_tool_result(data: Any) -> CallToolResult:
+    """`structure` of a `CallToolResult`: the common one, text blocks only, without the converter."""
+    fast = _plain_call_tool_result(data) if DIRECT_TOOL_RESULTS else None
+    return fast if fast is not None else structure(data, CallToolResult)
+
+
 def _plain_call_tool_result(data: Any) -> CallToolResult | None:
     """The common tool result, text blocks only, built without the converter.
 
     Returns `None` for anything else (the converter then does the work and
     the checking): unknown keys, other blocks, fields of the wrong type.
+    The models are built slot by slot (see `_slot_setters`), with the same
+    values their ``__init__`` would set.
     """
     if type(data) is not dict or not _PLAIN_RESULT_KEYS.issuperset(data):
         return None
@@ -681,14 +724,23 @@ def _plain_call_tool_result(data: Any) -> CallToolResult | None:
         text = block.get("text")
         if type(text) is not str:
             return None
-        blocks.append(TextContent(text=text))
+        new = _new(TextContent)
+        _set_text(new, text)
+        _set_annotations(new, None)
+        _set_text_meta(new, None)
+        _set_text_extra(new, {})
+        blocks.append(new)
     is_error = data.get("isError")
     meta = data.get("_meta")
     if (is_error is not None and type(is_error) is not bool) or (meta is not None and type(meta) is not dict):
         return None
-    return CallToolResult(
-        content=blocks, structured_content=data.get("structuredContent"), is_error=bool(is_error), meta=meta
-    )
+    result = _new(CallToolResult)
+    _set_content(result, blocks)
+    _set_structured(result, data.get("structuredContent"))
+    _set_is_error(result, is_error is True)
+    _set_meta(result, meta)
+    _set_extra(result, {})
+    return result
 
 
 def _unstructurer(cls: type) -> Callable[[Any], dict[str, Any]]:

@@ -23,7 +23,12 @@ length of one command; without ``--``, the bundled demo server
     value the schema does not describe is read as JSON when it parses, and
     is a string otherwise.
     ``--json '{...}'`` gives the arguments as one JSON object, which
-    ``KEY=VALUE`` pairs then add to.
+    ``KEY=VALUE`` pairs then add to. An argument name the tool's schema
+    does not know is refused before sending when the schema forbids other
+    names (``additionalProperties: false``), and warned about when it says
+    nothing of them. A result whose structured content breaks the tool's
+    ``outputSchema`` is shown, and the mismatch said (`EXIT_OUTPUT_SCHEMA`;
+    ``--no-output-check`` skips the check).
 ``read URI``
     Read a resource.
 ``prompt NAME [KEY=VALUE...] [--json OBJECT]``
@@ -32,6 +37,9 @@ length of one command; without ``--``, the bundled demo server
     The server's suggestions for an argument of a prompt or a resource
     template (``completion/complete``), one a line; the ``KEY=VALUE`` words
     are the arguments filled in already.
+``log-level LEVEL``
+    Ask the server for its log messages from LEVEL up
+    (``logging/setLevel``), and show them on stderr.
 ``shell``
     Start the server once, then read commands (the ones above), one a
     line, and run each against it; on a terminal with history and Tab
@@ -49,9 +57,10 @@ length of one command; without ``--``, the bundled demo server
 
 With ``--config FILE`` (repeatable) or ``--server NAME``, the servers are
 those of a configuration file (for ``servers`` and ``--server`` without
-``--config``, the files ``configs`` lists): ``tools`` lists the tools of all of them, ``call
-SERVER.TOOL`` calls one, and ``--server NAME`` makes every command talk to
-that server.
+``--config``, the files ``configs`` lists): ``tools`` lists the tools of all
+of them, by the names the server group's catalogue gives them
+(``SERVER__TOOL``), ``call NAME`` calls one (also as ``SERVER.TOOL``), and
+``--server NAME`` makes every command talk to that server.
 
 Options, before or after the command: ``--json`` (print one JSON document on
 stdout, for scripts: the result as the server sent it, or ``{"error": {"kind",
@@ -59,7 +68,8 @@ stdout, for scripts: the result as the server sent it, or ``{"error": {"kind",
 messages and other notifications, on stderr), ``--timeout SECONDS`` (the
 budget of the whole command, time spent answering questions excluded;
 default 60, 0 for none), ``--protocol auto|VERSION``, ``--env KEY=VALUE``
-(repeatable), ``--cwd DIR``.
+(repeatable), ``--cwd DIR``, ``-o FILE`` (write the result to FILE; an
+image, audio or binary resource as its bytes).
 
 Input requests: when the server asks for input (elicitation), each field of
 its form is asked for on the terminal, by its schema, and the answer is shown
@@ -103,9 +113,11 @@ from ._args import (
     EXIT_INTERRUPTED as EXIT_INTERRUPTED,
     EXIT_LOGIN as EXIT_LOGIN,
     EXIT_OK as EXIT_OK,
+    EXIT_OUTPUT_SCHEMA as EXIT_OUTPUT_SCHEMA,
     EXIT_PROTOCOL as EXIT_PROTOCOL,
     EXIT_RPC_ERROR as EXIT_RPC_ERROR,
     EXIT_SERVER_GONE as EXIT_SERVER_GONE,
+    EXIT_SETUP as EXIT_SETUP,
     EXIT_SPAWN as EXIT_SPAWN,
     EXIT_TIMEOUT as EXIT_TIMEOUT,
     EXIT_TOOL_ERROR as EXIT_TOOL_ERROR,
@@ -129,9 +141,11 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_LOGIN",
     "EXIT_OK",
+    "EXIT_OUTPUT_SCHEMA",
     "EXIT_PROTOCOL",
     "EXIT_RPC_ERROR",
     "EXIT_SERVER_GONE",
+    "EXIT_SETUP",
     "EXIT_SPAWN",
     "EXIT_TIMEOUT",
     "EXIT_TOOL_ERROR",
@@ -173,9 +187,12 @@ def run(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     # Only now, with a command to run: Trio and the client.
     if options.command in LOGIN_COMMANDS:
-        from ._login import execute_login
+        try:
+            from ._login import execute_login
 
-        return execute_login(options)
+            return execute_login(options)
+        except ImportError as exc:
+            return _missing_extra(exc, options)
     if options.uses_configs:
         from ._configs import execute_configs
 
@@ -187,6 +204,17 @@ def run(argv: Sequence[str] | None = None) -> int:
     from ._run import execute
 
     return execute(options)
+
+
+def _missing_extra(exc: ImportError, options: Options) -> int:
+    """Say that an extra is missing (`EXIT_SETUP`), or let the error go on (a bug)."""
+    from ._console import Console
+    from ._run import emit_stdout_json, missing_extra, setup_failure
+
+    missing = missing_extra(exc)
+    if missing is None:
+        raise exc
+    return setup_failure(*missing).report(options, Console(), emit_stdout_json)
 
 
 def main() -> NoReturn:

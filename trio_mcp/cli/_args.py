@@ -29,9 +29,11 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_LOGIN",
     "EXIT_OK",
+    "EXIT_OUTPUT_SCHEMA",
     "EXIT_PROTOCOL",
     "EXIT_RPC_ERROR",
     "EXIT_SERVER_GONE",
+    "EXIT_SETUP",
     "EXIT_SPAWN",
     "EXIT_TIMEOUT",
     "EXIT_TOOL_ERROR",
@@ -69,7 +71,14 @@ EXIT_INPUT: Final = 8
 EXIT_CONFIG: Final = 9
 """The configuration file is wrong, names no such server, or the server's entry cannot be used."""
 EXIT_LOGIN: Final = 10
-"""The server needs a login (``trio-mcp login``), or refused the credentials given."""
+"""The server refused access (HTTP 401 or 403): it needs a login (``trio-mcp login``), a login with
+more scope, or refused the credentials given."""
+EXIT_OUTPUT_SCHEMA: Final = 11
+"""The tool's structured output breaks the ``outputSchema`` it declared (the result is shown all the
+same; ``--no-output-check`` skips the check)."""
+EXIT_SETUP: Final = 12
+"""An optional part of trio-mcp is not installed (an extra: the message gives the command that
+installs it)."""
 EXIT_INTERNAL: Final = 70
 """A bug in trio-mcp (``--verbose`` prints the traceback)."""
 EXIT_INTERRUPTED: Final = 130
@@ -89,7 +98,10 @@ EXIT_CODES: Final[Mapping[int, str]] = {
     EXIT_PROTOCOL: "the server broke the protocol, or no protocol version in common",
     EXIT_INPUT: "the server needed input trio-mcp does not give (sampling, roots), or kept asking after a decline",
     EXIT_CONFIG: "the configuration file is wrong, or has no usable server by that name",
-    EXIT_LOGIN: "the server needs a login (trio-mcp login), or refused the credentials given",
+    EXIT_LOGIN: "the server refused access (HTTP 401/403): it needs a login (trio-mcp login), more scope, "
+    "or other credentials",
+    EXIT_OUTPUT_SCHEMA: "the tool's structured output breaks its outputSchema (the result is still shown)",
+    EXIT_SETUP: "an optional part of trio-mcp is not installed (the message says how to install it)",
     EXIT_INTERNAL: "a bug in trio-mcp (--verbose shows the traceback)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
     EXIT_BROKEN_PIPE: "stdout was closed early (| head)",
@@ -106,6 +118,7 @@ COMMANDS: Final = (
     "read",
     "prompt",
     "complete",
+    "log-level",
     "shell",
     "configs",
     "servers",
@@ -113,6 +126,8 @@ COMMANDS: Final = (
     "logout",
     "completion",
 )
+#: The levels of ``log-level`` (the protocol's ``LoggingLevel``), least severe first.
+LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 #: What ``complete`` completes the arguments of (and the wire ``ref`` type of each).
 REFS: Final = {"prompt": "ref/prompt", "template": "ref/resource"}
 #: The commands about configuration files, which take no server command.
@@ -153,6 +168,7 @@ COMMAND_HELP: Final = {
     "read": "read a resource: read URI",
     "prompt": "get a prompt: prompt NAME [KEY=VALUE...] [--json OBJECT]",
     "complete": "complete an argument: complete prompt NAME|template URI ARG[=PREFIX] [KEY=VALUE...]",
+    "log-level": "set the server's log level (logging/setLevel), and show its log messages: log-level LEVEL",
     "shell": "connect once, then type commands (with history and completion)",
     "configs": "list the configuration files found (Claude, Cursor, VS Code...) and their servers",
     "servers": "start every server of the configuration and show each one's state",
@@ -171,8 +187,9 @@ A remote server is its URL (http:// or https://), as the last word or after
 "--"; --header adds a header to every request.
 With "--config FILE" (an mcpServers or VS Code mcp.json file) or "--server
 NAME", the servers are those of the configuration: "tools" and "servers" use
-all of them, "call SERVER.TOOL" one; "servers" and --server without --config
-read the files "configs" lists.
+all of them, "call NAME" one (NAME as "tools" shows it, SERVER__TOOL, or
+SERVER.TOOL); "servers" and --server without --config read the files
+"configs" lists.
 
 commands:
 """ + "".join(f"  {name:<10} {what}\n" for name, what in COMMAND_HELP.items())
@@ -243,6 +260,13 @@ that name.
 _LOGOUT_DESCRIPTION = """\
 Forget every login kept for a remote server (in the user's file store),
 whichever authorization server it was made at.
+"""
+
+_LOG_LEVEL_DESCRIPTION = """\
+Ask the server to send its log messages from LEVEL up (logging/setLevel in the
+initialize era; the logLevel of the request in 2026-07-28), and show those it
+sends meanwhile on stderr. Useful in the shell, where the level then holds for
+the next commands. The server must offer logging (the "logging" capability).
 """
 
 _PROMPT_DESCRIPTION = """\
@@ -330,6 +354,12 @@ class Options:
         """``login --scope``: the scopes to ask for (a new login)."""
         self.spec: Any = None
         """The configuration entry of the server, once chosen (a `ServerSpec`)."""
+        self.output: str | None = None
+        """``-o FILE``: where the result goes instead of stdout."""
+        self.output_check = True
+        """Whether ``call`` checks the result's structured content (``--no-output-check``: no)."""
+        self.catalogue_name: str | None = None
+        """A hashed catalogue name ``call`` was given, to find among the chosen server's tools."""
 
     @property
     def uses_configs(self) -> bool:
@@ -480,6 +510,13 @@ def _command_parser(command: str) -> _ArgumentParser:
             **kwargs,
         )
         parser.add_argument("target", metavar="SHELL", choices=("bash", "zsh", "fish"), help="the shell")
+    elif command == "log-level":
+        parser = _ArgumentParser(
+            usage=f"%(prog)s [OPTIONS] LEVEL{server}",
+            description=_LOG_LEVEL_DESCRIPTION,
+            **kwargs,
+        )
+        parser.add_argument("target", metavar="LEVEL", choices=LOG_LEVELS, help=", ".join(LOG_LEVELS))
     elif command == "read":
         parser = _ArgumentParser(
             usage=f"%(prog)s [OPTIONS] URI{server}",
@@ -497,6 +534,21 @@ def _command_parser(command: str) -> _ArgumentParser:
             parser.add_argument(
                 "--schema", action="store_true", help="show each tool's input (and output) schema"
             )
+    if command == "call":
+        parser.add_argument(
+            "--no-output-check",
+            dest="output_check",
+            action="store_false",
+            help="do not check the result's structured content against the tool's outputSchema",
+        )
+    if command in _OUTPUT_COMMANDS:
+        parser.add_argument(
+            "-o",
+            "--output",
+            metavar="FILE",
+            help="write the result to FILE instead of stdout (an image, audio or binary resource: "
+            "its bytes, decoded)",
+        )
     _add_common(parser)
     return parser
 
@@ -515,9 +567,33 @@ def _main_parser() -> _ArgumentParser:
     return parser
 
 
+#: The commands whose result ``-o FILE`` writes to a file.
+_OUTPUT_COMMANDS: Final = (
+    "info",
+    "tools",
+    "prompts",
+    "resources",
+    "templates",
+    "call",
+    "read",
+    "prompt",
+    "complete",
+)
+
 #: Options that take a value as the next word (to find the command word).
 _VALUED: Final = frozenset(
-    {"--timeout", "--protocol", "--env", "--cwd", "--header", "--config", "--server", "--scope"}
+    {
+        "--timeout",
+        "--protocol",
+        "--env",
+        "--cwd",
+        "--header",
+        "--config",
+        "--server",
+        "--scope",
+        "-o",
+        "--output",
+    }
 )
 
 
@@ -677,6 +753,8 @@ def parse_args(argv: Sequence[str]) -> Options:
         server_name=ns.server_name,
     )
     options.demo = demo
+    options.output = getattr(ns, "output", None)
+    options.output_check = getattr(ns, "output_check", True)
     options.headless = getattr(ns, "headless", False)
     options.scope = getattr(ns, "scope", None)
     if options.uses_configs and not demo:

@@ -25,7 +25,7 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Final
 
-from ._args import COMMANDS, PROG
+from ._args import COMMANDS, LOG_LEVELS, PROG
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -47,8 +47,16 @@ SERVER_BUDGET: Final = 5.0
 #: The options of every command, those that take a value first.
 VALUED_OPTIONS: Final = ("--timeout", "--protocol", "--env", "--cwd", "--header", "--config", "--server")
 FLAG_OPTIONS: Final = ("--json", "--verbose", "--help")
-#: Options of one command only.
-COMMAND_OPTIONS: Final = {"tools": ("--schema",), "login": ("--headless", "--scope"), "logout": ()}
+#: Options of some commands only (a value follows ``-o``, ``--output`` and ``--scope``).
+COMMAND_OPTIONS: Final = {
+    "tools": ("--schema",),
+    "call": ("--output", "--no-output-check"),
+    "read": ("--output",),
+    "prompt": ("--output",),
+    "login": ("--headless", "--scope"),
+}
+#: The options of one command that take a value (a file, scopes).
+COMMAND_VALUED: Final = ("-o", "--output", "--scope")
 #: The commands whose words name what a server offers.
 SERVER_WORDS: Final = ("call", "prompt", "read", "complete")
 #: What ``--protocol`` takes.
@@ -144,8 +152,8 @@ class _Line:
                 self.after_dashes = True
                 self.server = words[i + 1 :]
                 break
-            if word in VALUED_OPTIONS:
-                if word in ("--timeout",):
+            if word in VALUED_OPTIONS or word in COMMAND_VALUED:
+                if word in ("--timeout", *COMMAND_VALUED):
                     self.own += words[i : i + 2]
                 else:
                     self.global_words += words[i : i + 2]
@@ -203,6 +211,8 @@ def candidates(
     if parsed.after_dashes:
         return [], True  # the server's command line: the shell's own completion of files
     previous = words[-1] if words else ""
+    if previous in COMMAND_VALUED:
+        return [], True  # a file, scopes: the shell's default
     if previous in VALUED_OPTIONS:
         if previous == "--server":
             return _whole(_config_servers(parsed.global_words), text)
@@ -214,9 +224,11 @@ def candidates(
         return _whole([*FLAG_OPTIONS, *VALUED_OPTIONS, *own, "--"], text)
     if parsed.command is None:
         return _whole(COMMANDS, text)
+    given = [word for word in parsed.own if not word.startswith("-")]
     if parsed.command == "completion":
-        given = [word for word in parsed.own if not word.startswith("-")]
         return _whole(list(SHELLS), text) if not given else ([], True)
+    if parsed.command == "log-level":
+        return _whole(list(LOG_LEVELS), text) if not given else ([], True)
     if parsed.command not in SERVER_WORDS:
         return [], True
     before = shlex.join([parsed.command, *parsed.own])
@@ -237,6 +249,7 @@ def _needs_server(line: str) -> bool:
         and not parsed.after_dashes
         and not text.startswith("-")
         and previous not in VALUED_OPTIONS
+        and previous not in COMMAND_VALUED
     )
 
 

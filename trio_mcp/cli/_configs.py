@@ -35,7 +35,6 @@ from .._config import (
     load_config,
 )
 from .._config.spec import shown_url
-from .._core.naming import exposed_name
 from .._errors import AuthRequired, MCPError, ServerGone, TransportClosed
 from ._args import (
     EXIT_CONFIG,
@@ -47,6 +46,7 @@ from ._args import (
     Options,
 )
 from ._console import Console, isatty
+from ._names import find_server
 from ._render import (
     join_lines,
     note_line,
@@ -195,15 +195,18 @@ def choose(options: Options, loaded: Loaded) -> None:
     names = [*config.servers, *config.invalid]
     name = options.server_name
     if name is None:
-        # call SERVER.TOOL (the longest server name followed by a dot), or SERVER__TOOL.
+        # call NAME, as 'tools' lists it (SERVER__TOOL), or SERVER.TOOL.
         target = options.target
-        split = split_name(target, names)
-        if split is None:
+        found = find_server(target, names)
+        if found is None:
             raise ConfigFailure(
-                f"{target!r} names no server of the configuration: call SERVER.TOOL"
-                f" (or --server NAME call TOOL), with SERVER one of: {', '.join(map(repr, names)) or 'none'}"
+                f"{target!r} names no server of the configuration: call SERVER__TOOL (the name"
+                " 'tools' shows), SERVER.TOOL, or --server NAME call TOOL, with SERVER one of:"
+                f" {', '.join(map(repr, names)) or 'none'}"
             )
-        name, options.target = split
+        name, tool = found
+        options.target = tool if tool is not None else target
+        options.catalogue_name = None if tool is not None else target
     if name in config.invalid:
         raise ConfigFailure(str(config.invalid[name]))
     spec = config.servers.get(name)
@@ -220,20 +223,6 @@ def choose(options: Options, loaded: Loaded) -> None:
     options.demo = False
     shown = loaded.shown.servers.get(name)
     options.server = [f"{name!r} ({shown_command(shown)})" if shown is not None else repr(name)]
-
-
-def split_name(target: str, servers: Sequence[str]) -> tuple[str, str] | None:
-    """The server and the item a name gives: ``SERVER.ITEM`` (the longest server name that
-    fits), or the group-wide ``SERVER__ITEM``; `None` when it names no server."""
-    dotted = [n for n in servers if target.startswith(n + ".") and len(target) > len(n) + 1]
-    if dotted:
-        name = max(dotted, key=len)
-        return name, target[len(name) + 1 :]
-    for name in servers:
-        item = target[len(name) + 2 :]
-        if target.startswith(name + "__") and item and exposed_name(name, item) == target:
-            return name, item
-    return None
 
 
 # ----------------------------------------------------------------- configs
@@ -607,10 +596,10 @@ class GroupServers:
                     options.server_name = entry.server
                     options.target = entry.item.name
                     return entry.server
-            split = split_name(options.target, self.group.names)
-            if split is not None:  # a server not ready, or an item it does not list: the server says
-                options.server_name, options.target = split
-                return split[0]
+            found = find_server(options.target, self.group.names)
+            if found is not None and found[1] is not None:  # a server not ready yet, or not listing it
+                options.server_name, options.target = found[0], found[1]
+                return found[0]
             raise Failure(
                 EXIT_USAGE,
                 f"no server offers a {kind} named {options.target!r} ('{kind}s' lists them;"

@@ -6,6 +6,7 @@ Pure functions of what the server sent; nothing here writes or waits.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any, Final
 
 from .._models import (
@@ -386,3 +387,98 @@ def note_line(note: dict[str, JSON]) -> str | None:
         return None
     shown = {k: v for k, v in params.items() if k != "_meta"}
     return f"server notification {method}" + (f" {compact(shown)}" if shown else "")
+
+
+# ----------------------------------------------------------------- stderr, without decorations
+
+#: Escape sequences of terminals: CSI (colours, cursor moves), OSC (titles,
+#: hyperlinks, ended by BEL or ST), and the other two-character ones.
+_ESCAPES: Final = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC
+    r"|\x1b[@-Z\\-_]"  # the other escapes (Fe)
+    r"|\x1b[ -/]*[0-~]?"  # nF and Fp/Fs, or a lone ESC
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+)
+#: Other control characters (tab aside), shown as nothing.
+_CONTROLS: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: What frames draw: the box-drawing block (U+2500-U+257F), with its
+#: heavy and rounded corners.
+_BOX: Final = "".join(chr(code) for code in range(0x2500, 0x2580))
+_EDGES: Final = frozenset(_BOX) | {" ", "\t"}
+
+
+def plain_line(line: str) -> str:
+    """One line of a server's stderr as plain text: escape sequences and control characters removed.
+
+    A line redrawn with carriage returns (a progress bar) is its last state.
+    """
+    line = _ESCAPES.sub("", line)
+    if "\r" in line:
+        parts = [part for part in line.split("\r") if part.strip()]
+        line = parts[-1] if parts else ""
+    return _CONTROLS.sub("", line).rstrip()
+
+
+def plain_stderr(lines: Iterable[str]) -> list[str]:
+    """A server's stderr lines as plain text, without terminal decorations.
+
+    Escape sequences (colours, cursor moves, hyperlinks) are removed (see
+    `plain_line`), and frames drawn with box-drawing characters, as `rich
+    <https://github.com/Textualize/rich>`_ draws tracebacks and panels, are
+    cut to their text: a line of a frame's top or bottom keeps its title, if
+    it has one; a line inside keeps what is between the borders (nested
+    frames too). Lines left empty by that are dropped; other empty lines are
+    kept. Pure: the same lines always give the same text.
+    """
+    out: list[str] = []
+    for raw in lines:
+        line = plain_line(raw)
+        if not line.strip():
+            if raw.strip() and not line.strip():
+                continue  # only escapes
+            out.append("")
+            continue
+        text = line.strip()
+        if all(char in _EDGES for char in text):
+            continue  # a rule, a frame's empty edge
+        if text[0] in _BOX and text[-1] in _BOX:
+            # A frame's line: its title (top, bottom), or what is inside its borders.
+            text = text.strip(_BOX + " \t")
+            if not text:
+                continue
+            out.append(text)
+            continue
+        if text[0] in _BOX or text[-1] in _BOX:
+            stripped = text.strip(_BOX + " \t")
+            if not stripped:
+                continue
+            out.append(stripped)
+            continue
+        out.append(line)
+    return out
+
+
+# ----------------------------------------------------------------- binary contents
+
+
+def binary_parts(result: CallToolResult | ReadResourceResult) -> list[tuple[str, str]]:
+    """The binary parts of a result, as (MIME type, base64 data): images, audio, blob resources.
+
+    In the order they came; a tool's embedded blob resources count, its
+    resource links do not (they are not contents).
+    """
+    parts: list[tuple[str, str]] = []
+    if isinstance(result, ReadResourceResult):
+        return [
+            (item.mime_type or "application/octet-stream", item.blob)
+            for item in result.contents
+            if isinstance(item, BlobResourceContents)
+        ]
+    for block in result.content:
+        if isinstance(block, ImageContent | AudioContent):
+            parts.append((block.mime_type, block.data))
+        elif isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents):
+            parts.append((block.resource.mime_type or "application/octet-stream", block.resource.blob))
+    return parts

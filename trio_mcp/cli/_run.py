@@ -12,15 +12,19 @@ import sys
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+import attrs
 import trio
 
+from .._core.outputs import validator_available
 from .._errors import (
+    AuthorizationFailed,
     AuthRequired,
     ConnectionFailed,
     HTTPError,
     InputRequestFailed,
     MCPError,
     NotSupported,
+    OutputValidationError,
     ProtocolError,
     RpcError,
     ServerGone,
@@ -28,21 +32,24 @@ from .._errors import (
     TransportClosed,
     VersionMismatch,
 )
-from .._models import GetPromptResult, ReadResourceResult
+from .._models import CallToolResult, GetPromptResult, ReadResourceResult
 from .._open import open_client
 from .._options import ClientOptions
 from .._session import RequestTimeout
 from .._targets import HTTPTarget, ProcessTarget
 from ._args import (
     EXIT_BROKEN_PIPE,
+    EXIT_CONFIG,
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_LOGIN,
     EXIT_OK,
+    EXIT_OUTPUT_SCHEMA,
     EXIT_PROTOCOL,
     EXIT_RPC_ERROR,
     EXIT_SERVER_GONE,
+    EXIT_SETUP,
     EXIT_SPAWN,
     EXIT_TIMEOUT,
     EXIT_TOOL_ERROR,
@@ -54,12 +61,15 @@ from ._args import (
 from ._console import Console, isatty
 from ._forms import Asker
 from ._render import (
+    binary_parts,
     call_result_wire,
     compact,
     info_wire,
     join_lines,
     note_line,
     number,
+    plain_line,
+    plain_stderr,
     pretty_json,
     prompt_lines,
     render_call_result,
@@ -71,7 +81,7 @@ from ._render import (
     tool_lines,
     wire_json,
 )
-from ._values import ArgumentValueError, convert_arguments
+from ._values import ArgumentValueError, convert_arguments, known_names, unknown_arguments
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -183,13 +193,15 @@ class Command:
         """What runs once connected."""
         self.error_stderr = ""
         """What the server wrote to stderr while the command ran, when it answered with an error."""
+        self.show_logs = False
+        """Whether the server's log messages show on stderr without ``--verbose`` (after ``log-level``)."""
 
     def stderr_line(self, line: str) -> None:
         """Keep one line the server wrote to stderr; show it at once with ``--verbose``."""
         self.stderr.append(line)
         self.stderr_count += 1
         if self.options.verbose:
-            self.console.say(f"server stderr: {line}")
+            self.console.say(f"server stderr: {plain_line(line)}")
 
     def mark_stderr(self) -> None:
         """Note that the command's request goes now: later stderr lines are its."""
@@ -197,9 +209,11 @@ class Command:
         self.shown_stderr = False
 
     def stderr_since_mark(self) -> list[str]:
-        """The last lines (at most `TAIL_LINES`) the server wrote to stderr since `mark_stderr`."""
-        count = min(self.stderr_count - self.stderr_mark, len(self.stderr), TAIL_LINES)
-        return list(self.stderr)[len(self.stderr) - count :] if count > 0 else []
+        """The last lines (at most `TAIL_LINES`) the server wrote to stderr since `mark_stderr`,
+        as plain text (`plain_stderr`: no colours, no frames)."""
+        count = min(self.stderr_count - self.stderr_mark, len(self.stderr))
+        kept = list(self.stderr)[len(self.stderr) - count :] if count > 0 else []
+        return tail(kept)
 
     async def stderr_detail(self) -> str:
         """After a failure, what the server wrote to stderr meanwhile, as ``  | `` lines.
@@ -233,8 +247,12 @@ class Command:
         """Write the result (text ending with a newline, or nothing) to stdout, at once.
 
         At once: the server may take a while to exit after it (up to its
-        grace period), and the result should not wait for that.
+        grace period), and the result should not wait for that. With ``-o
+        FILE``, to the file instead.
         """
+        if self.options.output is not None:
+            write_file(self.options.output, text.encode("utf-8"), self.console)
+            return
         if text and self.stdout_status == EXIT_OK:
             self.stdout_status = flush_stdout(text)
 
@@ -298,13 +316,37 @@ async def find_tool(session: Command, client: Client, name: str) -> Tool | None:
 
 
 async def _arguments_for(session: Command, client: Client) -> dict[str, JSON]:
-    """The call's arguments: the ``KEY=VALUE`` words read by the tool's input schema."""
+    """The call's arguments: the ``KEY=VALUE`` words read by the tool's input schema.
+
+    Names the schema does not know are refused (when it forbids them) or
+    warned about (when it says nothing of them): see `unknown_arguments`.
+    """
     options = session.options
-    if not options.raw_values:
+    if not options.arguments:
         return options.arguments
     tool = await find_tool(session, client, options.target)
     if tool is None:
         return options.arguments  # the server will say it has no such tool
+    unknown = unknown_arguments(options.arguments, tool.input_schema)
+    known = known_names(tool.input_schema)
+    refused = [item for item in unknown if item.forbidden]
+    if refused:
+        names = ", ".join(item.describe(known) for item in refused)
+        plural = "s" if len(refused) > 1 else ""
+        raise Failure(
+            EXIT_USAGE,
+            f"the tool {options.target!r} has no argument{plural} {names}; nothing was sent",
+            kind="usage",
+            argument=refused[0].name,
+            suggestions=refused[0].close,
+        )
+    for item in unknown:
+        session.console.say(
+            f"{PROG}: the tool {options.target!r} does not declare the argument {item.describe(known)};"
+            " sent all the same, as its input schema does not forbid other names"
+        )
+    if not options.raw_values:
+        return options.arguments
     try:
         converted = convert_arguments(options.raw_values, tool.input_schema)
     except ArgumentValueError as exc:
@@ -314,19 +356,70 @@ async def _arguments_for(session: Command, client: Client) -> dict[str, JSON]:
     return {**options.arguments, **converted}
 
 
+async def _catalogue_tool(session: Command, client: Client) -> None:
+    """Find the tool a hashed catalogue name stands for among the server's tools (``--config``)."""
+    from .._core.naming import exposed_name
+
+    options = session.options
+    name = options.catalogue_name
+    server = options.spec.name
+    session.stage = "tools/list"
+    async for tool in client.iter_tools():
+        if exposed_name(server, tool.name) == name:
+            options.target = tool.name
+            options.catalogue_name = None
+            return
+    raise Failure(
+        EXIT_CONFIG,
+        f"server {server!r} has no tool named {name!r} in the catalogue (see '{PROG} tools')",
+        kind="config",
+    )
+
+
 async def _call(session: Command, client: Client) -> int:
     options = session.options
+    if options.catalogue_name is not None and options.spec is not None:
+        await _catalogue_tool(session, client)
     arguments = await _arguments_for(session, client)
     session.stage = "tools/call"
     session.mark_stderr()
-    result = await client.call_tool(options.target, arguments, on_progress=session.console.progress)
+    violation: OutputValidationError | None = None
+    try:
+        result = await client.call_tool(options.target, arguments, on_progress=session.console.progress)
+    except OutputValidationError as exc:
+        # The tool ran: its result is shown, and the mismatch said after it.
+        violation = exc
+        result = exc.result
+        assert isinstance(result, CallToolResult)
     session.console.clear()
+    code = await _show_call_result(session, result)
+    if violation is None or code != EXIT_OK:
+        return code
+    if not options.output_check:
+        return EXIT_OK
+    if not validator_available():
+        session.console.say(
+            f"{PROG}: the structured output was not checked against the tool's outputSchema:"
+            " the validation extra is not installed (pip install 'trio-mcp[validation]')"
+        )
+        return EXIT_OK
+    # stdout holds the result (with --json too); the mismatch is on stderr, and in the status.
+    session.console.error(f"{violation} (--no-output-check skips the check)")
+    return EXIT_OUTPUT_SCHEMA
+
+
+async def _show_call_result(session: Command, result: CallToolResult) -> int:
+    """Show a tool's result (stdout, or ``-o FILE``); `EXIT_TOOL_ERROR` when it is an error."""
+    options = session.options
     if options.json_output:
         session.emit_json(call_result_wire(result))
         if result.is_error:
             session.console.error(f"the tool {options.target!r} reported an error")
             await session.show_stderr()
             return EXIT_TOOL_ERROR
+        return EXIT_OK
+    if options.output is not None and not result.is_error and binary_parts(result):
+        write_binary(session, result)
         return EXIT_OK
     text = render_call_result(result)
     if result.is_error:
@@ -351,11 +444,79 @@ async def _read(session: Command, client: Client) -> int:
     session.console.clear()
     if session.options.json_output:
         session.emit_json(wire_json(result))
+    elif session.options.output is not None and binary_parts(result):
+        write_binary(session, result)
     else:
         if not result.contents:
             session.console.say("(the resource is empty)")
         session.emit(render_read_result(result))
     return EXIT_OK
+
+
+def write_binary(session: Command, result: CallToolResult | ReadResourceResult) -> None:
+    """``-o FILE`` for a result with binary parts: each part's bytes, decoded, to its file.
+
+    The first part goes to FILE, the next ones beside it (``out.png``,
+    ``out-2.png``...); the rest of the result (its text) to stdout.
+    """
+    import base64
+    import binascii
+
+    path = session.options.output
+    assert path is not None
+    parts = binary_parts(result)
+    for index, (mime, data) in enumerate(parts, 1):
+        target = numbered(path, index)
+        try:
+            content = base64.b64decode("".join(data.split()), validate=True)
+        except (binascii.Error, ValueError):
+            raise Failure(
+                EXIT_PROTOCOL,
+                f"the server sent {mime} content that is not valid base64 (part {index} of the result)",
+                kind="protocol",
+            ) from None
+        write_file(target, content, session.console, mime)
+    if isinstance(result, CallToolResult):
+        rest = [block for block in result.content if not _is_binary(block)]
+        text = render_call_result(attrs.evolve(result, content=rest)) if rest else ""
+    else:
+        text = ""
+    if text and session.stdout_status == EXIT_OK:
+        session.stdout_status = flush_stdout(text)
+
+
+def _is_binary(block: object) -> bool:
+    from .._models import AudioContent, BlobResourceContents, EmbeddedResource, ImageContent
+
+    return isinstance(block, ImageContent | AudioContent) or (
+        isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents)
+    )
+
+
+def numbered(path: str, index: int) -> str:
+    """The file of the ``index``-th binary part: ``path`` itself, then ``stem-2.suffix``..."""
+    if index == 1:
+        return path
+    head, dot, suffix = path.rpartition(".")
+    if not dot or "/" in suffix or os.sep in suffix or not head or head.endswith(("/", os.sep)):
+        return f"{path}-{index}"
+    return f"{head}-{index}.{suffix}"
+
+
+def write_file(path: str, content: bytes, console: Console, what: str = "") -> None:
+    """Write ``-o FILE``, and say so on stderr.
+
+    Raises:
+        Failure: The file cannot be written (`EXIT_USAGE`).
+    """
+    try:
+        with open(path, "wb") as file:
+            file.write(content)
+    except OSError as exc:
+        raise Failure(
+            EXIT_USAGE, f"cannot write {path}: {exc.strerror or exc}", kind="usage", path=path
+        ) from None
+    console.say(f"{PROG}: wrote {len(content)} bytes{f' ({what})' if what else ''} to {path}")
 
 
 async def _prompt(session: Command, client: Client) -> int:
@@ -401,6 +562,36 @@ async def _complete(session: Command, client: Client) -> int:
     return EXIT_OK
 
 
+async def _log_level(session: Command, client: Client) -> int:
+    """``log-level LEVEL``: ask for the server's log messages from LEVEL up, and show them."""
+    options = session.options
+    level = options.target
+    if client.server_capabilities.logging is None:
+        raise Failure(
+            EXIT_RPC_ERROR,
+            f"the server {session.server_name()} does not offer logging"
+            f" (its capabilities have no 'logging', at protocol version {client.protocol_version})",
+            kind="unsupported",
+            capability="logging",
+        )
+    session.stage = "logging/setLevel"
+    session.mark_stderr()
+    if client.era == "legacy":
+        await client.set_logging_level(level)
+        how = "logging/setLevel"
+    else:
+        # 2026-07-28: each request asks for its logs (its logLevel); the next ones ask for these.
+        await trio.lowlevel.checkpoint()
+        client.log_level = level
+        how = "logLevel of each request"
+    session.show_logs = True
+    if options.json_output:
+        session.emit_json({"level": level, "method": how})
+    else:
+        session.emit(f"log level: {level} ({how}); the server's log messages show on stderr\n")
+    return EXIT_OK
+
+
 HANDLERS: Final[dict[str, Callable[[Command, Client], Any]]] = {
     "info": _info,
     "tools": _tools,
@@ -411,6 +602,7 @@ HANDLERS: Final[dict[str, Callable[[Command, Client], Any]]] = {
     "read": _read,
     "prompt": _prompt,
     "complete": _complete,
+    "log-level": _log_level,
 }
 
 
@@ -451,7 +643,8 @@ async def _session(
             console.say(f"{PROG}: {message}")
 
     def on_notification(note: dict[str, JSON]) -> None:
-        line = note_line(note) if verbose else None
+        shown = verbose or (session.show_logs and note.get("method") == "notifications/message")
+        line = note_line(note) if shown else None
         if line is not None:
             console.say(line)
 
@@ -495,6 +688,8 @@ async def _connect_and_run(
         on_notification=on_notification,
         log_level="debug" if options.verbose else None,
         input_timeout=None,
+        # A mismatch is an error the call reports itself (`_call`), the result shown all the same.
+        validate_output="strict" if options.output_check else "off",
     )
     opened: AbstractAsyncContextManager[Client]
     if options.spec is not None:
@@ -554,14 +749,14 @@ def explain(exc: BaseException, options: Options, stage: str, *, declined: str |
             what = str(exc).split("\n", 1)[0]
             prefix = f"server {options.server[0]!r} "
             what = what[len(prefix) :] if what.startswith(prefix) else what
-        tail = exc.stderr_tail.rstrip("\n").splitlines()[-TAIL_LINES:]
+        last = tail(exc.stderr_tail.splitlines())
         message = f"{_server_words(options)} {what} {where}"
-        if not tail:
+        if not last:
             message += " (it wrote nothing to stderr)"
         return Failure(
             EXIT_SERVER_GONE,
             message,
-            detail="\n".join("  | " + line for line in tail),
+            detail="\n".join("  | " + line for line in last),
             kind="server-gone",
             serverExitCode=exc.exit_code,
             serverSignal=exc.signal,
@@ -603,16 +798,90 @@ def explain(exc: BaseException, options: Options, stage: str, *, declined: str |
         return Failure(EXIT_INPUT, message, kind="input", method=exc.method)
     if isinstance(exc, AuthRequired):
         return login_needed(exc, options)
+    if isinstance(exc, HTTPError) and exc.status in (401, 403):
+        # A 403 without a challenge: no login helps, or another one might.
+        return Failure(
+            EXIT_LOGIN,
+            f"the server refused access (HTTP {exc.status}) {where}: {exc}",
+            kind="login",
+            httpStatus=exc.status,
+        )
     if isinstance(exc, HTTPError):
         status = EXIT_SERVER_GONE if isinstance(exc, ConnectionFailed) else EXIT_PROTOCOL
         return Failure(status, f"{exc} ({where})", kind="http", httpStatus=exc.status)
+    if isinstance(exc, AuthorizationFailed):
+        command = login_command(options) if options.url is not None or options.spec is not None else None
+        again = f"; log in again: {command}" if command else ""
+        return Failure(
+            EXIT_LOGIN,
+            f"the login kept for the server failed {where}: {exc}{again}",
+            kind="login",
+            reason=exc.reason,
+            loginCommand=command,
+        )
     if isinstance(exc, VersionMismatch):
         return Failure(EXIT_PROTOCOL, f"no protocol version in common: {exc}", kind="version")
     if isinstance(exc, ProtocolError | NotSupported):
         return Failure(EXIT_PROTOCOL, f"protocol error {where}: {exc}", kind="protocol")
     if isinstance(exc, MCPError):  # pragma: no cover - every MCPError is handled above
         return Failure(EXIT_PROTOCOL, f"{exc} ({where})", kind="protocol")
+    missing = missing_extra(exc)
+    if missing is not None:
+        return setup_failure(*missing)
     return Failure(EXIT_INTERNAL, f"unexpected error: {type(exc).__name__}: {exc}", kind="internal")
+
+
+#: The modules of the extras, and which extra brings each.
+EXTRA_MODULES: Final = {"httpx": "http", "h11": "http", "cryptography": "auth", "jsonschema_rs": "validation"}
+#: What each extra is for, in messages.
+WHAT_EXTRAS: Final = {
+    "http": "a remote server (a URL)",
+    "auth": "this authorization (signed client assertions, DPoP)",
+    "validation": "checking structured output",
+}
+
+
+def missing_extra(exc: BaseException) -> tuple[str, str] | None:
+    """The module and the extra missing, when ``exc`` comes of the import of an extra's module
+    that failed (itself, inside a group, or as the cause or context of either)."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo and len(seen) < 100:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, ImportError) and current.name is not None:
+            top = current.name.partition(".")[0]
+            if top in EXTRA_MODULES:
+                return top, EXTRA_MODULES[top]
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(inner for inner in (current.__cause__, current.__context__) if inner is not None)
+    return None
+
+
+def setup_failure(module: str, extra: str) -> Failure:
+    """The failure for an extra that is not installed: `EXIT_SETUP`, with the command that installs it."""
+    return Failure(
+        EXIT_SETUP,
+        f"{WHAT_EXTRAS[extra]} needs the {extra} extra, which is not installed"
+        f" (no module {module!r}): pip install 'trio-mcp[{extra}]'",
+        kind="setup",
+        extra=extra,
+        module=module,
+    )
+
+
+def tail(lines: Sequence[str]) -> list[str]:
+    """The last `TAIL_LINES` of a server's stderr lines, as plain text (`plain_stderr`), trimmed."""
+    plain = plain_stderr(lines)
+    while plain and not plain[-1]:
+        plain.pop()
+    plain = plain[-TAIL_LINES:]
+    while plain and not plain[0]:
+        plain.pop(0)
+    return plain
 
 
 def login_command(options: Options, server: str | None = None, scope: str | None = None) -> str:
@@ -679,6 +948,9 @@ def failure_from(exc: BaseException, options: Options, console: Console, stage: 
     if isinstance(leaf, Failure):
         return leaf
     failure = explain(leaf, options, stage)
+    missing = missing_extra(exc) if failure.status == EXIT_INTERNAL else None
+    if missing is not None:
+        failure = setup_failure(*missing)
     if failure.status == EXIT_INTERNAL and options.verbose:
         import traceback
 

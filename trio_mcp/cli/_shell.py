@@ -45,6 +45,7 @@ from ._args import (
     EXIT_OK,
     EXIT_TIMEOUT,
     EXIT_USAGE,
+    LOG_LEVELS,
     LOGIN_COMMANDS,
     PROG,
     UsageError,
@@ -97,9 +98,21 @@ STARTUP_ONLY: Final = ("--protocol", "--env", "--cwd", "--config", "--server")
 #: The most lines the history file keeps.
 HISTORY_LENGTH: Final = 1000
 #: What a line gives of the `Options` it is run with (the rest is the shell's).
-_PER_COMMAND: Final = ("command", "target", "arguments", "raw_values", "schema", "ref", "argument")
+_PER_COMMAND: Final = (
+    "command",
+    "target",
+    "arguments",
+    "raw_values",
+    "schema",
+    "ref",
+    "argument",
+    "output",
+    "output_check",
+)
 #: The options each command takes, for completion.
 _OPTIONS: Final = ("--json", "--timeout", "--verbose")
+#: The options of a line followed by a value.
+_VALUED: Final = ("--timeout", "-o", "--output")
 
 
 # ----------------------------------------------------------------- completion
@@ -176,9 +189,9 @@ def _positionals(words: list[str]) -> list[str]:
     for word in words:
         if skip:
             skip = False
-        elif word == "--timeout":
+        elif word in _VALUED:
             skip = True
-        elif not word.startswith("--"):
+        elif not word.startswith("-"):
             out.append(word)
     return out
 
@@ -235,7 +248,7 @@ def completions(
         words = shlex.split(before)
     except ValueError:
         return []
-    if words and words[-1] == "--timeout":
+    if words and words[-1] in _VALUED:
         return []
     positionals = _positionals(words)
     if not positionals:
@@ -261,6 +274,8 @@ def completions(
         if sep:
             return [f"{name}={item} " for item in _values_for(properties.get(name)) if item.startswith(value)]
         return _names(list(properties), positionals[1:], text)
+    if command == "log-level":
+        return whole(list(LOG_LEVELS)) if not positionals else []
     if command == "prompt":
         if not positionals:
             return whole(sorted(catalog.prompts))

@@ -30,25 +30,39 @@ The rules, for each value:
 A value that fits none of its types is an `ArgumentValueError` naming the
 argument and what was expected. Constraints beyond the type (bounds,
 patterns, the values of an ``enum``) are the server's to check.
+
+The names of the arguments are checked too (`unknown_arguments`): a name
+the schema does not know (not one of its ``properties``, nor matching one of
+its ``patternProperties``) is refused when the schema forbids other names
+(``additionalProperties: false``, or ``unevaluatedProperties: false``
+without ``additionalProperties``), with the closest known names; it is
+only warned about when the schema names its arguments but says nothing of
+others (JSON Schema then allows any name), and passes silently when the
+schema allows other names (``additionalProperties: true`` or a schema) or
+names no argument at all (``{"type": "object"}``).
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
+import re
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
 __all__ = [
     "KINDS",
     "ArgumentValueError",
+    "UnknownArgument",
     "argument_kinds",
     "convert_arguments",
     "convert_value",
     "describe_kinds",
     "guess_value",
+    "unknown_arguments",
 ]
 
 JSON = Any
@@ -271,3 +285,93 @@ def convert_arguments(pairs: Mapping[str, str], input_schema: JSON) -> dict[str,
         kinds = argument_kinds(schema, input_schema) if schema is not None else None
         out[name] = convert_value(name, text, kinds)
     return out
+
+
+# ----------------------------------------------------------------- argument names
+
+
+class UnknownArgument:
+    """An argument name the tool's input schema does not know.
+
+    Attributes:
+        name: The name given.
+        close: The known names closest to it (`difflib`), closest first.
+        forbidden: Whether the schema forbids names it does not know
+            (``additionalProperties: false``); otherwise it says nothing
+            about them, which JSON Schema takes as allowing them.
+    """
+
+    def __init__(self, name: str, close: list[str], *, forbidden: bool) -> None:
+        self.name = name
+        self.close = close
+        self.forbidden = forbidden
+
+    def __repr__(self) -> str:
+        return f"UnknownArgument({self.name!r}, {self.close!r}, forbidden={self.forbidden})"
+
+    def describe(self, known: Iterable[str]) -> str:
+        """``'duraton' (did you mean 'duration'?)``, or with the names known when none is close."""
+        if self.close:
+            return f"{self.name!r} (did you mean {' or '.join(map(repr, self.close))}?)"
+        names = sorted(known)
+        return (
+            f"{self.name!r} (its arguments: {', '.join(names)})"
+            if names
+            else f"{self.name!r} (it takes none)"
+        )
+
+
+def known_names(input_schema: JSON) -> list[str]:
+    """The argument names a tool's input schema declares (its ``properties``)."""
+    properties = input_schema.get("properties") if isinstance(input_schema, dict) else None
+    return [name for name in properties if isinstance(name, str)] if isinstance(properties, dict) else []
+
+
+def _extras(input_schema: dict[str, JSON]) -> str:
+    """What the schema says of names it does not declare: ``forbidden``, ``allowed`` or ``unsaid``."""
+    extra = input_schema.get("additionalProperties", _MISSING)
+    if extra is False:
+        return "forbidden"
+    if extra is not _MISSING:
+        return "allowed"  # true, or a schema every other name must fit
+    if input_schema.get("unevaluatedProperties", _MISSING) is False:
+        return "forbidden"
+    if not isinstance(input_schema.get("properties"), dict) or not input_schema["properties"]:
+        return "allowed"  # it names no argument: it says nothing of names
+    return "unsaid"
+
+
+def _matches_pattern(name: str, patterns: JSON) -> bool:
+    if not isinstance(patterns, dict):
+        return False
+    for pattern in patterns:
+        try:
+            if isinstance(pattern, str) and re.search(pattern, name):
+                return True
+        except re.error:
+            continue
+    return False
+
+
+def unknown_arguments(names: Iterable[str], input_schema: JSON) -> list[UnknownArgument]:
+    """The names the tool's input schema does not know, each with the known names closest to it.
+
+    Empty when the schema allows other names (``additionalProperties``
+    true or a schema) or is not an object schema at all. Each
+    `UnknownArgument` says whether the schema forbids it (see the module's
+    rules).
+    """
+    if not isinstance(input_schema, dict):
+        return []
+    extras = _extras(input_schema)
+    if extras == "allowed":
+        return []
+    known = known_names(input_schema)
+    patterns = input_schema.get("patternProperties")
+    found: list[UnknownArgument] = []
+    for name in names:
+        if name in known or _matches_pattern(name, patterns):
+            continue
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        found.append(UnknownArgument(name, close, forbidden=extras == "forbidden"))
+    return found

@@ -84,7 +84,19 @@ then answers nothing. Unknown methods get ``-32601``, unknown tools and
 prompts ``-32602``; bad argument values give a tool result with ``isError``
 set, saying what is wrong.
 
-The server writes nothing but JSON-RPC messages to stdout. It exits when its
+Over Streamable HTTP
+--------------------
+
+``python -m trio_mcp.demo --http [HOST:]PORT`` serves the same demo over
+Streamable HTTP (it needs the ``http`` extra), on 127.0.0.1 unless a host
+is given, and prints the URL of its endpoint once it listens: ``python -m
+trio_mcp.demo --http 8000`` prints ``http://127.0.0.1:8000/mcp`` (port 0
+picks a free port). Both eras are served: 2026-07-28 requests without a session, and the
+initialize era with a session per ``initialize`` (``Mcp-Session-Id``), its
+GET stream and DELETE. Each session is a demo server of its own, as each
+process is on stdio. It serves until ``SIGTERM`` or Ctrl-C.
+
+On stdio, the server writes nothing but JSON-RPC messages to stdout. It exits when its
 stdin ends (requests still in flight get two seconds to finish), on
 ``SIGTERM``, and on Ctrl-C. Lines that are not JSON-RPC are dropped; give
 ``--verbose`` (``-v``) to see why on stderr, along with the era chosen and
@@ -97,6 +109,7 @@ import contextlib
 import os
 import signal
 import sys
+from functools import partial
 from typing import TYPE_CHECKING
 
 import trio
@@ -110,7 +123,7 @@ if TYPE_CHECKING:
 __all__ = ["main", "serve"]
 
 USAGE = """\
-usage: python -m trio_mcp.demo [--verbose] [--wrong-output]
+usage: python -m trio_mcp.demo [--verbose] [--wrong-output] [--http [HOST:]PORT]
 
 The trio-mcp demo server: an MCP server speaking JSON-RPC over stdin and
 stdout, one message per line, in the 2026-07-28 era or the initialize era
@@ -119,6 +132,11 @@ stdout, one message per line, in the 2026-07-28 era or the initialize era
 options:
   -v, --verbose   write diagnostics (the era chosen, refused requests,
                   dropped lines) to stderr
+  --http [HOST:]PORT
+                  serve over Streamable HTTP instead, at
+                  http://HOST:PORT/mcp (HOST 127.0.0.1 by default, PORT 0
+                  for a free port); the URL is printed once it listens
+                  (needs the http extra)
   --wrong-output  make add's structured output break its outputSchema (the
                   sum as a string), to see what a client does about it
   -h, --help      show this help and exit
@@ -170,21 +188,85 @@ async def _run(verbose: bool, wrong_output: bool = False) -> int:
     return status
 
 
+def parse_address(text: str) -> tuple[str, int]:
+    """``[HOST:]PORT`` as a host (127.0.0.1 when not given) and a port.
+
+    An IPv6 host is written in brackets: ``[::1]:8000``.
+
+    Raises:
+        ValueError: Not such an address.
+    """
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host = "127.0.0.1"
+    elif host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"not [HOST:]PORT: {text!r}")
+    return host, int(port)
+
+
+def url_of(host: str, port: int) -> str:
+    """The URL of the demo's MCP endpoint at ``host``:``port``."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/mcp"
+
+
+async def _run_http(verbose: bool, wrong_output: bool, host: str, port: int) -> int:
+    log = _stderr if verbose else None
+    try:
+        from ._http import serve_http
+    except ImportError as exc:
+        _stderr(f"--http needs the http extra (pip install 'trio-mcp[http]'): {exc}")
+        return 2
+    status = 0
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with trio.open_nursery() as nursery:
+            try:
+                listeners = await nursery.start(
+                    partial(serve_http, host, port, log=log, wrong_output=wrong_output)
+                )
+            except OSError as exc:
+                _stderr(f"cannot listen on {url_of(host, port)}: {exc}")
+                return 2
+            sys.stdout.write(url_of(host, listeners[0].socket.getsockname()[1]) + "\n")
+            sys.stdout.flush()
+            async for signum in signals:
+                if log is not None:
+                    log(f"got {signal.Signals(signum).name}; exiting")
+                status = 130 if signum == signal.SIGINT else 0
+                nursery.cancel_scope.cancel()
+                break
+    return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo server on this process's stdin and stdout; return the exit status.
 
     This is ``python -m trio_mcp.demo``. It returns 0 when stdin ends or
-    ``SIGTERM`` arrives, 130 on Ctrl-C (``SIGINT``), and 2 on a bad option.
+    ``SIGTERM`` arrives, 130 on Ctrl-C (``SIGINT``), and 2 on a bad option
+    (or an address it cannot listen on). With ``--http`` it serves over
+    Streamable HTTP until ``SIGTERM`` or Ctrl-C instead, having printed its
+    URL.
 
     Args:
         argv: The command-line options (default: ``sys.argv[1:]``):
-            ``--verbose``/``-v``, ``--wrong-output``, ``--help``/``-h``,
-            ``--version``.
+            ``--verbose``/``-v``, ``--wrong-output``, ``--http
+            [HOST:]PORT``, ``--help``/``-h``, ``--version``.
     """
     verbose = False
     wrong_output = False
-    for arg in sys.argv[1:] if argv is None else argv:
-        if arg in ("-v", "--verbose"):
+    address: tuple[str, int] | None = None
+    args = iter(sys.argv[1:] if argv is None else argv)
+    for arg in args:
+        if arg == "--http" or arg.startswith("--http="):
+            value = arg.partition("=")[2] if "=" in arg else next(args, "")
+            try:
+                address = parse_address(value)
+            except ValueError as exc:
+                sys.stderr.write(f"trio-mcp-demo: --http: {exc}\n{USAGE}")
+                return 2
+        elif arg in ("-v", "--verbose"):
             verbose = True
         elif arg == "--wrong-output":
             wrong_output = True
@@ -197,4 +279,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             sys.stderr.write(f"trio-mcp-demo: unknown option {arg!r}\n{USAGE}")
             return 2
+    if address is not None:
+        return trio.run(_run_http, verbose, wrong_output, *address)
     return trio.run(_run, verbose, wrong_output)

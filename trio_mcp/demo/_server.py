@@ -41,7 +41,7 @@ from . import _features as F
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-__all__ = ["serve"]
+__all__ = ["serve", "serve_connection"]
 
 JSON: TypeAlias = Any
 Log: TypeAlias = "Callable[[str], object]"
@@ -97,10 +97,12 @@ def _text(text: str, *, is_error: bool = False) -> dict[str, JSON]:
 class _Demo:
     """The demo as the app of a `Server`: what it offers, in each era."""
 
-    def __init__(self, log: Log, *, wrong_output: bool = False) -> None:
+    def __init__(
+        self, log: Log, *, wrong_output: bool = False, make_server: Callable[..., Server] = Server
+    ) -> None:
         self._log = log
         self._wrong_output = wrong_output
-        self.server = Server(
+        self.server = make_server(
             self,
             log=log,
             max_line=MAX_LINE,
@@ -468,6 +470,21 @@ async def serve(
     """
     demo = _Demo(log if log is not None else _quiet, wrong_output=wrong_output)
     await demo.server.serve(receive_stream, send_stream, eof_grace=eof_grace, drain_grace=DRAIN_GRACE)
+
+
+async def serve_connection(
+    make_server: Callable[..., Server],
+    stream: trio.abc.Stream,
+    *,
+    log: Callable[[str], object] | None = None,
+    wrong_output: bool = False,
+) -> None:
+    """Serve the demo on one connection of an HTTP front (`trio_mcp._serving.http.Connect`).
+
+    As `serve`, with the server core built by ``make_server``.
+    """
+    demo = _Demo(log if log is not None else _quiet, wrong_output=wrong_output, make_server=make_server)
+    await demo.server.serve(stream, stream, eof_grace=EOF_GRACE, drain_grace=DRAIN_GRACE)
 
 
 def _quiet(text: str) -> None:

@@ -34,8 +34,8 @@ class Link(Protocol):
         """The server core serving the connection."""
         ...
 
-    def notify(self, method: str, params: Mapping[str, JSON] | None) -> None:
-        """Send the client a notification."""
+    def notify(self, method: str, params: Mapping[str, JSON] | None, related: Request | None = None) -> None:
+        """Send the client a notification (that belongs to ``related``'s exchange over HTTP)."""
         ...
 
     async def wait_cancelled(self, request: Request) -> None:
@@ -258,7 +258,7 @@ class FakeRequest:
                 params["total"] = total
             if message is not None:
                 params["message"] = message
-            self._link.notify("notifications/progress", params)
+            self._link.notify("notifications/progress", params, self._request)
         await trio.lowlevel.cancel_shielded_checkpoint()
         return sent
 
@@ -283,7 +283,7 @@ class FakeRequest:
             params: dict[str, JSON] = {"level": level, "data": data}
             if logger is not None:
                 params["logger"] = logger
-            self._link.notify("notifications/message", params)
+            self._link.notify("notifications/message", params, self._request)
         await trio.lowlevel.cancel_shielded_checkpoint()
         return sent
 
@@ -300,7 +300,7 @@ class FakeRequest:
         body = dict(params) if params is not None else {}
         if self.method == LISTEN:
             body["_meta"] = {**body.get("_meta", {}), SUBSCRIPTION_ID: self.id}
-        self._link.notify(method, body if body or params is not None else None)
+        self._link.notify(method, body if body or params is not None else None, self._request)
         await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def acknowledge(self, notifications: Mapping[str, JSON] | None = None) -> None:

@@ -18,6 +18,7 @@ from .._delivery import call_maybe_async
 from .._errors import RpcError
 from .._open import open_client, open_session
 from .._options import ClientOptions, SessionOptions, at_least, callable_or_none
+from .._serving.http import related_to
 from .._serving.rules import (
     LISTEN,
     cache_fields,
@@ -28,13 +29,15 @@ from .._serving.rules import (
     unsupported_version,
 )
 from .._serving.server import Server
-from .._targets import Target
+from .._targets import HTTPTarget, Target
 from .._transports.memory import MemoryChannel
 from .._transports.stream import CLOSE_GRACE
 from .._version import __version__
 from ._request import FakeRequest, result_body, wire_dict
 
 if TYPE_CHECKING:
+    import httpx
+
     from .._channel import Receiver, TaskStarter
     from .._client import Client
     from .._core.framing import Oversized
@@ -99,12 +102,13 @@ class _Connection:
     def __init__(
         self,
         server: FakeServer,
-        channel: MemoryChannel,
+        channel: MemoryChannel | _HTTPProcess,
         stream: trio.abc.Stream,
         *,
         admit: Callable[[_Connection, FakeRequest], Admission],
         disconnected: Callable[[_Connection], None],
         pid: int,
+        make_server: Callable[..., Server] = Server,
     ) -> None:
         self.server = server
         self.pid = pid
@@ -112,7 +116,7 @@ class _Connection:
         self._disconnected = disconnected
         self.channel = channel
         self.stream = stream
-        self.core = Server(
+        self.core = make_server(
             self,
             era=server.era,
             task_prefix="fake-server",
@@ -174,8 +178,13 @@ class _Connection:
     def send(self, data: bytes) -> None:
         self.core.send_nowait(data)
 
-    def notify(self, method: str, params: Mapping[str, JSON] | None) -> None:
-        self.core.send_nowait(self.core.notification(method, params))
+    def notify(self, method: str, params: Mapping[str, JSON] | None, related: Request | None = None) -> None:
+        line = self.core.notification(method, params)
+        if related is None:
+            self.core.send_nowait(line)
+            return
+        with related_to(related):
+            self.core.send_nowait(line)
 
     # -------------------------------------------------- the server core's app
 
@@ -527,6 +536,41 @@ class FakeServer:
         """
         return _FakeTarget(self, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
 
+    @asynccontextmanager
+    async def http_target(
+        self,
+        url: str = "http://fake-server.test/mcp",
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: httpx.Auth | None = None,
+    ) -> AsyncIterator[HTTPTarget]:
+        """This fake as a remote server: an `trio_mcp.HTTPTarget` whose requests it serves in memory.
+
+        ::
+
+            async with server.http_target() as target:
+                async with trio_mcp.open_client(target) as client:
+                    ...
+
+        The target's httpx client has a transport into the fake (no socket,
+        no port): the client's real HTTP transport, the package's
+        Streamable HTTP front and the fake's server core run in the test's
+        Trio run, so virtual time (``autojump_clock``) works as over
+        memory streams. The fake serves the era it was made for as a real
+        server does over HTTP (see :ref:`testing-http`); the block's tasks
+        serve it, and leaving the block ends them. Needs the ``http`` extra.
+
+        Args:
+            url: The URL the application is given; only its path matters
+                (other paths get 404).
+            headers: As `trio_mcp.HTTPTarget.headers`.
+            auth: As `trio_mcp.HTTPTarget.auth`.
+        """
+        from ._http import serve_fake_http
+
+        async with serve_fake_http(self, url, headers=headers, auth=auth) as target:
+            yield target
+
     def on_tool(self, name: str, handler: Callable[[FakeRequest], Any]) -> None:
         """Answer every ``tools/call`` of tool ``name`` with ``handler``.
 
@@ -764,6 +808,32 @@ class FakeServer:
         )
         return connection
 
+    async def serve_http_connection(
+        self, make_server: Callable[..., Server], stream: trio.abc.Stream
+    ) -> None:
+        """Serve one connection of the HTTP front of `http_target` (a `trio_mcp._serving.http.Connect`).
+
+        One at a time, as a fake serves: a new connection (an
+        ``initialize``, or a 2026-07-28 request after the last connection
+        ended) ends the one before.
+
+        :meta private:
+        """
+        previous = self._connection
+        if previous is not None and previous.alive:
+            previous.disconnect("a new connection replaced it")
+        self._pids += 1
+        connection = self._connection = _Connection(
+            self,
+            _HTTPProcess(),
+            stream,
+            admit=self._admit,
+            disconnected=self._disconnected,
+            pid=self._pids,
+            make_server=make_server,
+        )
+        await connection.run()
+
     def _disconnected(self, connection: _Connection) -> None:
         # Requests nobody took are void: they can no longer be answered.
         void = {id(request) for request in connection.requests.values()}
@@ -891,6 +961,29 @@ class FakeServer:
 
 
 # ---------------------------------------------------------------- transport
+
+
+class _HTTPProcess:
+    """The "process" of a fake connection over HTTP: its stderr tail and exit, seen by nobody but the test."""
+
+    def __init__(self, tail_bytes: int = 8 * 1024) -> None:
+        self._tail: deque[str] = deque()
+        self._size = 0
+        self._limit = tail_bytes
+        self.status: tuple[int | None, int | None] | None = None
+
+    @property
+    def stderr_tail(self) -> str:
+        return "".join(line + "\n" for line in self._tail)
+
+    def stderr_line(self, text: str) -> None:
+        self._tail.append(text)
+        self._size += len(text) + 1
+        while self._size > self._limit and self._tail:
+            self._size -= len(self._tail.popleft()) + 1
+
+    def exited(self, code: int | None, signal: int | None = None) -> None:
+        self.status = (code, signal)
 
 
 class _FakeChannel(MemoryChannel):

@@ -1,0 +1,379 @@
+"""MCP tasks without I/O: both eras' wire, the state machine, polling and input rules.
+
+Two generations of tasks exist, and they do not share a wire:
+
+* revision 2025-11-25 (the initialize era) has experimental tasks in its
+  core: the client asks for one with ``params.task`` when the server
+  declares ``tasks.requests.tools.call`` and the tool's
+  ``execution.taskSupport`` allows it; the reply wraps the task
+  (``{"task": {...}}``, ``ttl`` and ``pollInterval``); ``tasks/result``
+  blocks until the task ends and carries the server's requests for input;
+* revision 2026-07-28 has the ``io.modelcontextprotocol/tasks`` extension:
+  the client only declares it, on every request, and the server decides;
+  the reply is flat (``resultType: "task"``, ``ttlMs``, ``pollIntervalMs``);
+  ``tasks/get`` inlines the result, the error or the input requests, and
+  input is answered with ``tasks/update``.
+
+Everything here reads those replies into one model (`trio_mcp.Task`) and
+decides, without a clock or a socket: whether to ask for a task
+(`legacy_support`), how long to wait between polls (`poll_delay`), which
+snapshot is final (`TaskState`: the first terminal one wins), and which
+input requests still need an answer (`InputLedger`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+
+import attrs
+
+from .._errors import ProtocolError, TaskFailed
+from .._models.tasks import TERMINAL_STATUSES, Task
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+__all__ = [
+    "EXTENSION",
+    "RELATED_TASK",
+    "InputLedger",
+    "Polled",
+    "TaskState",
+    "created_task",
+    "declare_extension",
+    "decode_list",
+    "decode_polled",
+    "decode_task",
+    "failure",
+    "legacy_support",
+    "needs_extension",
+    "poll_delay",
+    "related_task_id",
+    "with_related_task",
+]
+
+JSON: TypeAlias = Any
+Era: TypeAlias = Literal["modern", "legacy"]
+
+#: The identifier of the tasks extension of the 2026-07-28 era.
+EXTENSION: Final = "io.modelcontextprotocol/tasks"
+#: The ``_meta`` key that ties a message to a task.
+RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
+
+#: The shortest wait between two polls, whatever the server suggests (seconds).
+POLL_FLOOR: Final = 0.1
+#: The longest wait between two polls (seconds): a task's end is seen within it.
+POLL_CAP: Final = 30.0
+#: The wait between polls when the server suggests none (milliseconds).
+DEFAULT_POLL_MS: Final = 1000
+
+#: Wire keys of a task that `Task` has fields for, by era; the rest go to ``extra``.
+_FIELDS: Final = {
+    "taskId",
+    "status",
+    "statusMessage",
+    "createdAt",
+    "lastUpdatedAt",
+    "ttl",
+    "ttlMs",
+    "pollInterval",
+    "pollIntervalMs",
+}
+#: Keys of a reply that are not the task's (the envelope, and what ``tasks/get`` inlines).
+_NOT_TASK: Final = {"_meta", "resultType", "result", "error", "inputRequests"}
+
+
+# ------------------------------------------------------------------ reading
+
+
+def _int_or_none(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value >= 0:
+        return min(value, 2**63 - 1)
+    if isinstance(value, float) and math.isfinite(value) and value >= 0:
+        return int(value)
+    return None
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def decode_task(obj: object, era: Era) -> Task:
+    """Read a task object of either era (the ``task`` of a 2025-11-25 reply, or a flat one).
+
+    Optional fields of the wrong type are left out; unknown keys are kept in
+    ``extra``.
+
+    Raises:
+        ProtocolError: It is not an object, or lacks a string ``taskId`` or ``status``.
+    """
+    if not isinstance(obj, dict):
+        raise ProtocolError(f"a task must be a JSON object, not {type(obj).__name__}")
+    task_id = obj.get("taskId")
+    if not isinstance(task_id, str) or not task_id:
+        raise ProtocolError(f"a task needs a non-empty string taskId, not {task_id!r}")
+    status = obj.get("status")
+    if not isinstance(status, str) or not status:
+        raise ProtocolError(f"task {task_id} has no status (got {status!r})")
+    own, other = ("ttlMs", "ttl") if era == "modern" else ("ttl", "ttlMs")
+    ttl = obj.get(own, obj.get(other))
+    own, other = ("pollIntervalMs", "pollInterval") if era == "modern" else ("pollInterval", "pollIntervalMs")
+    interval = _int_or_none(obj.get(own, obj.get(other)))
+    return Task(
+        task_id=task_id,
+        status=status,
+        status_message=_str_or_none(obj.get("statusMessage")),
+        created_at=_str_or_none(obj.get("createdAt")),
+        last_updated_at=_str_or_none(obj.get("lastUpdatedAt")),
+        ttl_ms=_int_or_none(ttl),
+        poll_interval_ms=interval if interval else None,
+        extra={key: value for key, value in obj.items() if key not in _FIELDS and key not in _NOT_TASK},
+    )
+
+
+def created_task(result: dict[str, JSON], era: Era) -> Task | None:
+    """The task a reply to a task-augmented request created, or `None` when it is the result itself.
+
+    A server that did not take the request as a task answers it directly:
+    2025-11-25 servers reply without ``task``, 2026-07-28 ones with
+    ``resultType`` ``"complete"`` (or ``"input_required"``).
+
+    Raises:
+        ProtocolError: The task in the reply is malformed.
+    """
+    if era == "legacy":
+        return decode_task(result["task"], era) if "task" in result else None
+    return decode_task(result, era) if result.get("resultType") == "task" else None
+
+
+@attrs.frozen
+class Polled:
+    """What one ``tasks/get`` said: the task, and (2026-07-28) what it inlines."""
+
+    task: Task
+    result: dict[str, JSON] | None = None
+    """The final result, inlined once the task has completed (2026-07-28)."""
+    error: dict[str, JSON] | None = None
+    """The JSON-RPC error object of a failed task (2026-07-28)."""
+    input_requests: dict[str, dict[str, JSON]] = attrs.field(factory=dict)
+    """The input requests the task waits on, by key (2026-07-28)."""
+
+
+def decode_polled(result: dict[str, JSON], era: Era) -> Polled:
+    """Read a ``tasks/get`` reply.
+
+    Raises:
+        ProtocolError: The task is malformed, a completed 2026-07-28 task
+            inlines no result, or an input request is not a request.
+    """
+    task = decode_task(result, era)
+    if era == "legacy":
+        return Polled(task)
+    inlined = result.get("result")
+    error = result.get("error")
+    if task.status == "completed" and not isinstance(inlined, dict):
+        raise ProtocolError(f"task {task.task_id} completed but tasks/get inlined no result object")
+    requests: dict[str, dict[str, JSON]] = {}
+    raw = result.get("inputRequests")
+    if raw is not None and task.status == "input_required":
+        if not isinstance(raw, dict):
+            raise ProtocolError(f"the inputRequests of task {task.task_id} must be an object")
+        for key, asked in raw.items():
+            if not isinstance(asked, dict) or not isinstance(asked.get("method"), str):
+                raise ProtocolError(f"input request {key!r} of task {task.task_id} is not a request")
+            requests[key] = asked
+    return Polled(
+        task,
+        inlined if task.status == "completed" and isinstance(inlined, dict) else None,
+        error if task.status == "failed" and isinstance(error, dict) else None,
+        requests,
+    )
+
+
+def decode_list(result: dict[str, JSON]) -> tuple[list[Task], str | None]:
+    """Read a ``tasks/list`` page (2025-11-25): its tasks and ``nextCursor``.
+
+    Raises:
+        ProtocolError: ``tasks`` is missing or holds a malformed task.
+    """
+    tasks = result.get("tasks")
+    if not isinstance(tasks, list):
+        raise ProtocolError("a tasks/list result needs a tasks array")
+    cursor = result.get("nextCursor")
+    return [decode_task(item, "legacy") for item in tasks], cursor if isinstance(cursor, str) else None
+
+
+def failure(task_id: str, error: object) -> TaskFailed:
+    """The `TaskFailed` of a failed task, from its JSON-RPC error object (or none)."""
+    if not isinstance(error, dict):
+        return TaskFailed(-32603, "the task failed (the server gave no error)", task_id=task_id)
+    code = error.get("code")
+    message = error.get("message")
+    return TaskFailed(
+        code if isinstance(code, int) and not isinstance(code, bool) else -32603,
+        message if isinstance(message, str) else "the task failed",
+        error.get("data"),
+        task_id=task_id,
+    )
+
+
+# ------------------------------------------------------------ the machine
+
+
+class TaskState:
+    """The statuses one task went through, as snapshots arrive (polls, notifications, cancel replies).
+
+    A task starts ``working`` and ends ``completed``, ``failed`` or
+    ``cancelled``; an ended task never changes. Snapshots may arrive out of
+    order (a notification racing a poll) or contradict each other (a
+    2026-07-28 task cancelled and then completed): the first terminal
+    snapshot is final, and a later one that says otherwise is a regression
+    to report, never a change.
+    """
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+        self.latest: Task | None = None
+        """The last snapshot taken (the final one once there is one)."""
+        self.final: Task | None = None
+        """The first terminal snapshot, or `None` while the task runs."""
+
+    def observe(self, task: Task) -> tuple[bool, str | None]:
+        """Take a snapshot.
+
+        Returns whether it is news (a status or message not seen just
+        before, which watchers should see), and a problem to report, if any.
+        """
+        if task.task_id != self.task_id:
+            return False, f"a status of task {task.task_id} arrived for task {self.task_id}; ignored"
+        final = self.final
+        if final is not None:
+            if task.status != final.status:
+                return False, (
+                    f"task {self.task_id} was reported {task.status!r} after it ended {final.status!r};"
+                    f" it stays {final.status!r}"
+                )
+            return False, None
+        latest = self.latest
+        news = latest is None or (task.status, task.status_message) != (latest.status, latest.status_message)
+        self.latest = task
+        if task.status in TERMINAL_STATUSES:
+            self.final = task
+        return news, None
+
+
+def poll_delay(
+    interval_ms: object,
+    *,
+    floor: float = POLL_FLOOR,
+    cap: float = POLL_CAP,
+    default_ms: int = DEFAULT_POLL_MS,
+) -> float:
+    """How long to wait before the next poll, in seconds.
+
+    The server's suggestion (``pollInterval`` or ``pollIntervalMs``, in
+    milliseconds) when it is a positive number, else ``default_ms``;
+    clamped between ``floor`` and ``cap`` either way.
+    """
+    ms: float = default_ms
+    if isinstance(interval_ms, int) and not isinstance(interval_ms, bool):
+        # An integer of any size: JSON has no limit.
+        ms = min(interval_ms, 10**12) if interval_ms > 0 else default_ms
+    elif isinstance(interval_ms, float) and math.isfinite(interval_ms) and interval_ms > 0:
+        ms = interval_ms
+    return min(max(ms / 1000.0, floor), cap)
+
+
+class InputLedger:
+    """Which input requests of one task (2026-07-28) have been taken to be answered.
+
+    ``tasks/get`` repeats the pending input requests on every poll; each key
+    is unique within the task, so a key once taken is never answered again
+    (unless giving its answer failed, see `release`).
+    """
+
+    def __init__(self) -> None:
+        self._taken: set[str] = set()
+
+    def take(self, requests: Mapping[str, JSON]) -> dict[str, JSON]:
+        """The requests not taken before, now taken."""
+        fresh = {key: asked for key, asked in requests.items() if key not in self._taken}
+        self._taken.update(fresh)
+        return fresh
+
+    def release(self, keys: Iterable[str]) -> None:
+        """Take these keys back: their answers were not delivered, and may be given again."""
+        self._taken.difference_update(keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._taken
+
+    def __len__(self) -> int:
+        return len(self._taken)
+
+
+# --------------------------------------------------------- asking for one
+
+
+def legacy_support(
+    server_tasks: Mapping[str, JSON] | None, execution: Mapping[str, JSON] | None
+) -> Literal["forbidden", "optional", "required"]:
+    """Whether a 2025-11-25 ``tools/call`` may (or must) be sent as a task.
+
+    ``"forbidden"`` unless the server declares ``tasks.requests.tools.call``
+    and the tool's ``execution.taskSupport`` is ``"optional"`` or
+    ``"required"``, which it then is.
+    """
+    requests = server_tasks.get("requests") if server_tasks is not None else None
+    tools = requests.get("tools") if isinstance(requests, dict) else None
+    if not isinstance(tools, dict) or not isinstance(tools.get("call"), dict):
+        return "forbidden"
+    support = execution.get("taskSupport") if execution is not None else None
+    if support == "optional":
+        return "optional"
+    if support == "required":
+        return "required"
+    return "forbidden"
+
+
+def declare_extension(caps: Mapping[str, JSON]) -> dict[str, JSON]:
+    """Client capabilities that declare the tasks extension, besides ``caps`` (not changed)."""
+    out = dict(caps)
+    extensions = out.get("extensions")
+    out["extensions"] = {**(extensions if isinstance(extensions, dict) else {}), EXTENSION: {}}
+    return out
+
+
+def needs_extension(data: object) -> bool:
+    """Whether the ``data`` of a ``-32021`` error asks for the tasks extension."""
+    if not isinstance(data, dict):
+        return False
+    required = data.get("requiredCapabilities")
+    extensions = required.get("extensions") if isinstance(required, dict) else None
+    return isinstance(extensions, dict) and EXTENSION in extensions
+
+
+def related_task_id(params: object) -> str | None:
+    """The task a message belongs to (``_meta["io.modelcontextprotocol/related-task"].taskId``), if any.
+
+    ``params`` is a message's params object, or a model with a ``meta``
+    attribute (such as the params an ``on_elicitation`` hook receives).
+    """
+    meta = params.get("_meta") if isinstance(params, dict) else getattr(params, "meta", None)
+    related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+    task_id = related.get("taskId") if isinstance(related, dict) else None
+    return task_id if isinstance(task_id, str) else None
+
+
+def with_related_task(params: object, task_id: str) -> JSON:
+    """``params`` (an input request's) with the related-task ``_meta`` set, unless it names a task already."""
+    if not isinstance(params, dict) or related_task_id(params) is not None:
+        return params
+    meta = params.get("_meta")
+    return {
+        **params,
+        "_meta": {**(meta if isinstance(meta, dict) else {}), RELATED_TASK: {"taskId": task_id}},
+    }
