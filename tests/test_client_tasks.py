@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -78,6 +79,10 @@ async def test_a_legacy_task_runs_to_its_result_with_its_updates(everything: tup
                 assert not task.ran_synchronously
                 assert task.task_id
                 assert task.status is not None
+                # Cancelling the wait only stops waiting: the task goes on.
+                with trio.move_on_after(0.3):
+                    await task.result()
+                assert not task.done
                 seen = [snapshot async for snapshot in task.updates()]
                 result = await task.result()
             assert "Research Report: trio" in result.text
@@ -93,46 +98,71 @@ async def test_a_legacy_task_runs_to_its_result_with_its_updates(everything: tup
 
 
 async def test_legacy_input_during_tasks_result_reaches_the_hook(everything: tuple[str, list[str]]) -> None:
+    """The elicitation comes while ``tasks/result`` is open; what the client writes follows the schema."""
     command, args = everything
     asked: list[Any] = []
+    written: list[dict[str, Any]] = []
+
+    def on_wire(direction: str, data: bytes) -> None:
+        if direction == "out":
+            written.append(json.loads(data))
+
     with trio.fail_after(LIMIT):
-        async with process_client(command, args, on_elicitation=clarify(asked)) as client:
-            async with client.tool_task(RESEARCH, {"topic": "trio", "ambiguous": True}) as task:
+        async with process_client(command, args, on_elicitation=clarify(asked), on_wire=on_wire) as client:
+            async with client.tool_task(RESEARCH, {"topic": "trio", "ambiguous": True}, ttl_ms=60000) as task:
                 statuses = [snapshot.status async for snapshot in task.updates()]
                 result = await task.result()
+            async with client.tool_task(RESEARCH, {"topic": "trio"}) as cancelled:
+                await cancelled.cancel()
+            await client.list_tasks()
     assert "Clarification**: technical" in result.text
     assert "input_required" in statuses
     assert len(asked) == 1
     # The hook can tell which task asks.
     assert asked[0].meta["io.modelcontextprotocol/related-task"]["taskId"] == task.task_id
+    created = next(m for m in written if m.get("method") == "tools/call")
+    assert created["params"]["task"] == {"ttl": 60000}
+    methods = {m.get("method") for m in written}
+    assert methods >= {"tools/call", "tasks/get", "tasks/result", "tasks/cancel", "tasks/list"}
+    if schema_problem() is None:
+        requests = by_method("2025-11-25", "ClientRequest")
+        for message in written:
+            method = message.get("method")
+            if method in ("tools/call", "tasks/get", "tasks/result", "tasks/cancel", "tasks/list"):
+                validator("2025-11-25", requests[method]).validate(message)
+            elif "result" in message:
+                validator("2025-11-25", "ElicitResult").validate(message["result"])
 
 
 async def test_a_forbidden_tool_runs_synchronously_through_the_same_handle(
     everything: tuple[str, list[str]],
 ) -> None:
+    """``echo`` says ``taskSupport: "forbidden"``: it is called plainly (server-everything would run it,
+    then lose its result, if asked for a task)."""
     command, args = everything
+    written: list[dict[str, Any]] = []
+
+    def on_wire(direction: str, data: bytes) -> None:
+        if direction == "out":
+            written.append(json.loads(data))
+
     with trio.fail_after(LIMIT):
         async with (
-            process_client(command, args) as client,
+            process_client(command, args, on_wire=on_wire) as client,
             client.tool_task("echo", {"message": "hi"}) as task,
         ):
             assert task.ran_synchronously
             assert task.task_id is None
+            assert task.ref is None
             assert (await task.result()).text == "Echo: hi"
             assert [s async for s in task.updates()] == []
             with pytest.raises(RuntimeError, match="synchronously"):
                 task.detach()
-
-
-async def test_call_tool_runs_a_tool_that_requires_a_task_as_one(everything: tuple[str, list[str]]) -> None:
-    command, args = everything
-    with trio.fail_after(LIMIT):
-        async with process_client(command, args) as client:
-            await client.list_tools()
-            result = await client.call_tool(RESEARCH, {"topic": "x"})
-            assert not result.is_error
-            assert "Research Report: x" in result.text
-            assert any(task.status == "completed" for task in await client.list_tasks())
+    calls = [m for m in written if m.get("method") == "tools/call"]
+    assert len(calls) == 1
+    assert "task" not in calls[0]["params"]
+    # The tools were listed first, to learn that.
+    assert any(m.get("method") == "tools/list" for m in written)
 
 
 async def test_cancelling_a_legacy_task(everything: tuple[str, list[str]]) -> None:
@@ -172,24 +202,15 @@ async def test_leaving_the_block_unfinished_cancels_the_task(everything: tuple[s
             assert (await client.get_task(second.task_id)).status == "cancelled"
 
 
-async def test_cancelling_the_wait_only_stops_waiting(everything: tuple[str, list[str]]) -> None:
-    command, args = everything
-    with trio.fail_after(LIMIT):
-        async with process_client(command, args) as client:
-            async with client.tool_task(RESEARCH, {"topic": "trio"}) as task:
-                with trio.move_on_after(0.5):
-                    await task.result()
-                assert not task.done
-                result = await task.result()
-            assert "Research Report" in result.text
-
-
 async def test_a_detached_task_runs_on_and_is_resumed_by_ref(everything: tuple[str, list[str]]) -> None:
     command, args = everything
     with trio.fail_after(LIMIT):
         async with process_client(command, args) as client:
             async with client.tool_task(RESEARCH, {"topic": "later"}) as task:
+                assert task.server == client.name
+                task.server = "research"
                 ref = task.detach()
+            assert ref.server == "research"
             stored = json.dumps(ref.to_json())
             assert (await client.get_task(ref.task_id)).status == "working"
             again = TaskRef.from_json(json.loads(stored))
@@ -218,20 +239,36 @@ async def test_a_task_the_server_does_not_know_is_gone(everything: tuple[str, li
 async def test_progress_and_status_reach_the_handle_while_other_calls_run(
     everything: tuple[str, list[str]],
 ) -> None:
-    """Status notifications are routed by task id, whatever else is in flight."""
+    """Status notifications are routed by task id, whatever else is in flight.
+
+    Beside the two handles, `call_tool` runs the tool (whose listing says it
+    requires a task) as a task of its own, and returns its result.
+    """
     command, args = everything
+    required: list[trio_mcp.CallToolResult] = []
+
+    async def call_required(client: trio_mcp.Client) -> None:
+        required.append(await client.call_tool(RESEARCH, {"topic": "x"}))
+
     with trio.fail_after(LIMIT):
         async with process_client(command, args) as client:
+            await client.list_tools()
             async with (
                 client.tool_task(RESEARCH, {"topic": "a"}) as first,
                 client.tool_task(RESEARCH, {"topic": "b"}) as second,
             ):
                 async with trio.open_nursery() as nursery:
+                    nursery.start_soon(call_required, client)
                     for _ in range(5):
                         nursery.start_soon(client.call_tool, "echo", {"message": "busy"})
                 one, two = await first.result(), await second.result()
             assert "Research Report: a" in one.text
             assert "Research Report: b" in two.text
+            assert not required[0].is_error
+            assert "Research Report: x" in required[0].text
+            listed = await client.list_tasks()
+            assert {task.task_id for task in listed} >= {first.task_id, second.task_id}
+            assert len(listed) == 3
 
 
 # ------------------------------------------- 2026-07-28, the extension's wire
@@ -382,15 +419,18 @@ async def test_cancelling_a_modern_task() -> None:
             assert await client.cancel_task(task.task_id) is None
 
 
-async def test_a_vanished_modern_task_is_gone() -> None:
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_a_vanished_task_is_gone(era: str) -> None:
     with trio.fail_after(LIMIT):
-        async with task_server() as client:
+        async with task_server(era) as client:
             async with client.tool_task("vanish", {"seconds": 30}) as task:
                 with pytest.raises(trio_mcp.TaskGone) as caught:
                     await task.result()
             assert caught.value.task_id == task.task_id
-            with pytest.raises(trio_mcp.NotSupported):
-                await client.list_tasks()
+            assert isinstance(caught.value.__cause__, trio_mcp.RpcError)
+            if era == "modern":
+                with pytest.raises(trio_mcp.NotSupported):
+                    await client.list_tasks()
 
 
 async def test_a_modern_task_is_resumed_on_a_new_connection() -> None:
@@ -466,45 +506,13 @@ async def test_the_missing_capability_retry_declares_the_extension() -> None:
 # ------------------------------------------------------------ the wire, checked
 
 
-@pytest.mark.skipif(schema_problem() is not None, reason=str(schema_problem()))
-async def test_what_the_client_writes_for_legacy_tasks_follows_the_schema(
-    everything: tuple[str, list[str]],
-) -> None:
-    command, args = everything
-    written: list[dict[str, Any]] = []
-
-    def on_wire(direction: str, data: bytes) -> None:
-        if direction == "out":
-            written.append(json.loads(data))
-
-    asked: list[Any] = []
-    with trio.fail_after(LIMIT):
-        async with process_client(command, args, on_wire=on_wire, on_elicitation=clarify(asked)) as client:
-            async with client.tool_task(RESEARCH, {"topic": "trio", "ambiguous": True}, ttl_ms=60000) as task:
-                await task.result()
-            async with client.tool_task(RESEARCH, {"topic": "trio"}) as task:
-                await task.cancel()
-            await client.list_tasks()
-    requests = by_method("2025-11-25", "ClientRequest")
-    methods = set()
-    for message in written:
-        method = message.get("method")
-        if method in ("tools/call", "tasks/get", "tasks/result", "tasks/cancel", "tasks/list"):
-            methods.add(method)
-            validator("2025-11-25", requests[method]).validate(message)
-        elif "result" in message:
-            validator("2025-11-25", "ElicitResult").validate(message["result"])
-    assert methods == {"tools/call", "tasks/get", "tasks/result", "tasks/cancel", "tasks/list"}
-    created = next(m for m in written if m.get("method") == "tools/call")
-    assert created["params"]["task"] == {"ttl": 60000}
-
-
 def test_a_status_notification_before_the_creation_reply_reaches_the_handle() -> None:
     """server-everything sends ``working`` before the reply: the registry keeps it until the id is known."""
     from trio_mcp._client.tasks import TaskRegistry, ToolTask
 
     class Ops:
         era = "legacy"
+        session = SimpleNamespace(name="fake")
         logged: list[str] = []  # noqa: RUF012 - one test
 
         def log(self, message: str) -> None:
@@ -541,3 +549,49 @@ async def test_a_server_that_dies_fails_its_running_tasks_with_server_gone(era: 
             # After the block too: the outcome was known before it ended.
             with pytest.raises(trio_mcp.ServerGone):
                 await task.result()
+
+
+async def test_cancelling_a_task_while_a_hook_answers_its_input() -> None:
+    """The hook is stopped, the task is cancelled, and nothing waits for the answer that never comes."""
+    hook_started = trio.Event()
+    hook_stopped: list[bool] = []
+
+    async def on_elicitation(params: Any) -> dict[str, Any]:
+        hook_started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            hook_stopped.append(True)
+        raise AssertionError("not reached")  # pragma: no cover
+
+    with trio.fail_after(LIMIT):
+        async with task_server(on_elicitation=on_elicitation) as client:
+            async with client.tool_task("ask") as task:
+                await hook_started.wait()
+                await task.cancel()
+                with pytest.raises(TaskCancelled):
+                    await task.result()
+            assert hook_stopped == [True]
+            sent = await dump(client)
+    assert not any(line.get("method") == "tasks/update" for line in sent)
+
+
+async def test_cancelling_a_legacy_task_while_a_hook_answers_its_input(
+    everything: tuple[str, list[str]],
+) -> None:
+    hook_started = trio.Event()
+
+    async def on_elicitation(params: Any) -> dict[str, Any]:
+        hook_started.set()
+        await trio.sleep_forever()
+        raise AssertionError("not reached")  # pragma: no cover
+
+    command, args = everything
+    with trio.fail_after(LIMIT):
+        async with process_client(command, args, on_elicitation=on_elicitation) as client:
+            async with client.tool_task(RESEARCH, {"topic": "trio", "ambiguous": True}) as task:
+                await hook_started.wait()
+                await task.cancel()
+                with pytest.raises(TaskCancelled):
+                    await task.result()
+            assert (await client.get_task(task.task_id)).status == "cancelled"

@@ -181,6 +181,7 @@ def test_a_snapshot_of_another_task_is_ignored() -> None:
     assert state.final is None
 
 
+@pytest.mark.property
 @given(
     st.lists(st.sampled_from(STATUSES), max_size=30), st.lists(st.none() | st.text(max_size=3), max_size=30)
 )
@@ -215,6 +216,7 @@ def test_the_poll_interval_is_the_servers_within_bounds() -> None:
     assert tasks.poll_delay(0) == tasks.DEFAULT_POLL_MS / 1000
 
 
+@pytest.mark.property
 @given(
     st.none()
     | st.booleans()
@@ -242,6 +244,7 @@ def test_each_input_request_is_answered_once() -> None:
     assert len(ledger) == 3
 
 
+@pytest.mark.property
 @given(st.lists(st.lists(st.sampled_from("abcdef"), max_size=4), max_size=10))
 def test_no_key_is_taken_twice(polls: list[list[str]]) -> None:
     ledger = tasks.InputLedger()
@@ -351,6 +354,7 @@ TASK_KEYS = st.sampled_from(
 TASKISH = st.dictionaries(TASK_KEYS, JSON_VALUES | st.sampled_from(STATUSES), max_size=10)
 
 
+@pytest.mark.property
 @given(TASKISH, st.sampled_from(["modern", "legacy"]))
 def test_any_reply_is_read_or_refused_with_a_protocol_error(reply: dict[str, object], era: str) -> None:
     """Whatever a server sends, the readers give a model or raise ProtocolError, nothing else."""

@@ -394,3 +394,46 @@ async def test_group_calls_take_the_clients_options_by_name() -> None:
             assert result.content[0].text.startswith("a ")
             with pytest.raises(TypeError):
                 await servers.call_tool("a__whoami", bogus=1)  # type: ignore[call-arg]
+
+
+def test_a_remote_entry_without_the_http_extra_fails_alone(tmp_path: Path) -> None:
+    # Fails without the fix: the member's ImportError left the group as an
+    # internal error and the caller got Cancelled; the stdio server was lost too.
+    script = tmp_path / "no_httpx.py"
+    script.write_text(
+        f"""
+import sys
+sys.modules["httpx"] = None  # as on an installation without the http extra
+import trio, trio_mcp
+from trio_mcp import RestartPolicy, ServerSpec, open_servers
+
+async def main():
+    specs = [
+        ServerSpec(name="far", transport="http", url="http://127.0.0.1:9/mcp"),
+        ServerSpec(name="near", command=sys.executable, args=[{str(SERVER)!r}, "--tag", "near"]),
+    ]
+    with trio.fail_after({GUARD}):
+        async with open_servers(specs, restart=RestartPolicy(mode="always"), options=trio_mcp.ClientOptions(protocol="2025-11-25")) as servers:
+            far = servers.status("far")
+            print(far.state, type(far.error).__name__, far.error)
+            print(servers.status("near").state, (await servers.call_tool("near__whoami")).content[0].text.split()[0])
+
+trio.run(main)
+""",
+        encoding="utf-8",
+    )
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=GUARD,
+        env={**os.environ, "PYTHONPATH": str(Path(trio_mcp.__file__).parent.parent)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    far, near = done.stdout.splitlines()
+    assert far.startswith("failed ConfigError server 'far' cannot be started")
+    assert "pip install 'trio-mcp[http]'" in far
+    assert near == "ready near"

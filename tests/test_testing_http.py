@@ -9,6 +9,9 @@ virtual time, and times are asserted exactly.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -206,3 +209,11 @@ async def test_the_front_refuses_what_is_not_mcp(autojump_clock):
         assert (mismatch.status_code, mismatch.json()["error"]["code"]) == (400, -32020)
     # The block owned the httpx client: it is closed.
     assert http.is_closed
+
+
+def test_the_fake_loads_httpx_only_when_asked_for_http():
+    code = "import json, sys, trio_mcp.testing; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, timeout=60)
+    loaded = json.loads(done.stdout)
+    assert [name for name in loaded if name.partition(".")[0] in ("httpx", "httpcore", "h11")] == []
+    assert "trio_mcp.testing._http" not in loaded

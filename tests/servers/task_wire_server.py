@@ -35,7 +35,8 @@ A task's state is computed from the clock when it is polled: a tool's
 
 Legacy tools: ``legacy_fail`` (``tasks/result`` answers ``-32050``; a
 ``progressToken`` gets a progress notification at each ``tasks/get``),
-``legacy_error`` (``isError`` result, status ``failed``), ``elicit_task``
+``legacy_error`` (``isError`` result, status ``failed``), ``vanish`` (the
+first ``tasks/get`` gets ``-32602``), ``elicit_task``
 (the server asks ``elicitation/create`` with ``params.task``; answers with
 what came back).
 """
@@ -306,6 +307,7 @@ def legacy(message: dict) -> None:
                     {"name": "legacy_fail", "inputSchema": schema, "execution": {"taskSupport": "required"}},
                     {"name": "legacy_error", "inputSchema": schema, "execution": {"taskSupport": "optional"}},
                     {"name": "elicit_task", "inputSchema": schema},
+                    {"name": "vanish", "inputSchema": schema, "execution": {"taskSupport": "optional"}},
                     {"name": "dump", "inputSchema": schema},
                 ]
             },
@@ -338,8 +340,12 @@ def legacy(message: dict) -> None:
             answer(request_id, text(f"{name} ran without a task"))
     elif method in ("tasks/get", "tasks/result", "tasks/cancel"):
         task = tasks.get(params.get("taskId"))
-        if task is None:
+        if task is None or task.get("gone"):
             fail(request_id, -32602, "Unknown task")
+            return
+        if task["tool"] == "vanish" and method == "tasks/get":
+            task["gone"] = True
+            fail(request_id, -32602, "Task expired")
             return
         advance(task)
         if method == "tasks/get":

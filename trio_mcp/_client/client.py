@@ -542,77 +542,25 @@ class Client:
         if self._tasks_required and name in self._tasks_required and not manual:
             return await self._call_as_task(name, arguments, on_progress)
         try:
-            return await self._call_tool(
-                name,
-                arguments,
-                manual=manual,
-                input_responses=input_responses,
-                request_state=request_state,
-                on_progress=on_progress,
-                on_notification=on_notification,
-                meta=meta,
-            )
-        except RpcError as exc:
-            if exc.code != MISSING_CLIENT_CAPABILITY or not needs_extension(exc.data) or manual:
-                raise
-        # The server runs this tool only as a task (2026-07-28 extension).
-        return await self._call_as_task(name, arguments, on_progress)
-
-    async def _call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, JSON] | None,
-        *,
-        manual: bool,
-        input_responses: Mapping[str, JSON] | None,
-        request_state: str | None,
-        on_progress: ProgressCallback | None,
-        on_notification: NotificationCallback | None,
-        meta: Mapping[str, JSON] | None,
-    ) -> CallToolResult | InputRequiredResult:
-        params: dict[str, JSON] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
-        first: dict[str, JSON] | None = None
-        started: float | None = None
-        if (
-            not manual
-            and input_responses is None
-            and request_state is None
-            and on_progress is None
-            and on_notification is None
-            and meta is None
-        ):
-            # The common case, flat: one request, no callbacks. (Until tools
-            # are listed, no output schema is known, and only "strict" has
-            # anything to check: it lists them first.)
-            era = self.era
-            if era == "legacy":
-                done = structure_tool_result(await self.session.request("tools/call", params))
-                if (
-                    self._checks_output
-                    and not done.is_error
-                    and (self._outputs.known or self._validate_output == "strict")
-                ):
-                    await self._check_output(name, done)
-                return done
-            if era == "modern":
-                if self._input.input_timeout is not None:
-                    started = trio.current_time()
-                envelope = self._envelope
-                if envelope is None or self._envelope_level != self.log_level:
-                    envelope = self._input_envelope()
-                # A -32021 needs no retry here: tools/call already declares
-                # every capability the client has.
-                # (No Mcp-Param-* headers before a listing names some.)
-                first = await self.session.request(
-                    "tools/call",
-                    {**params, "_meta": envelope},
-                    headers=self._tool_headers(params) if self._param_headers else (),
-                )
-                kind = first.get("resultType")
-                if kind is None or kind == "complete":
-                    done = structure_tool_result(first)
+            params: dict[str, JSON] = {"name": name}
+            if arguments is not None:
+                params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
+            first: dict[str, JSON] | None = None
+            started: float | None = None
+            if (
+                not manual
+                and input_responses is None
+                and request_state is None
+                and on_progress is None
+                and on_notification is None
+                and meta is None
+            ):
+                # The common case, flat: one request, no callbacks. (Until tools
+                # are listed, no output schema is known, and only "strict" has
+                # anything to check: it lists them first.)
+                era = self.era
+                if era == "legacy":
+                    done = structure_tool_result(await self.session.request("tools/call", params))
                     if (
                         self._checks_output
                         and not done.is_error
@@ -620,20 +568,49 @@ class Client:
                     ):
                         await self._check_output(name, done)
                     return done
-        result, _ = await self._with_input(
-            "tools/call",
-            params,
-            CallToolResult,
-            manual=manual,
-            input_responses=input_responses,
-            request_state=request_state,
-            options={"on_progress": on_progress, "on_notification": on_notification, "meta": meta},
-            first_result=first,
-            started=started,
-        )
-        if self._checks_output and isinstance(result, CallToolResult) and not result.is_error:
-            await self._check_output(name, result)
-        return result
+                if era == "modern":
+                    if self._input.input_timeout is not None:
+                        started = trio.current_time()
+                    envelope = self._envelope
+                    if envelope is None or self._envelope_level != self.log_level:
+                        envelope = self._input_envelope()
+                    # A -32021 needs no retry here: tools/call already declares
+                    # every capability the client has.
+                    # (No Mcp-Param-* headers before a listing names some.)
+                    first = await self.session.request(
+                        "tools/call",
+                        {**params, "_meta": envelope},
+                        headers=self._tool_headers(params) if self._param_headers else (),
+                    )
+                    kind = first.get("resultType")
+                    if kind is None or kind == "complete":
+                        done = structure_tool_result(first)
+                        if (
+                            self._checks_output
+                            and not done.is_error
+                            and (self._outputs.known or self._validate_output == "strict")
+                        ):
+                            await self._check_output(name, done)
+                        return done
+            result, _ = await self._with_input(
+                "tools/call",
+                params,
+                CallToolResult,
+                manual=manual,
+                input_responses=input_responses,
+                request_state=request_state,
+                options={"on_progress": on_progress, "on_notification": on_notification, "meta": meta},
+                first_result=first,
+                started=started,
+            )
+            if self._checks_output and isinstance(result, CallToolResult) and not result.is_error:
+                await self._check_output(name, result)
+            return result
+        except RpcError as exc:
+            if exc.code != MISSING_CLIENT_CAPABILITY or not needs_extension(exc.data) or manual:
+                raise
+        # The server runs this tool only as a task (2026-07-28 extension).
+        return await self._call_as_task(name, arguments, on_progress)
 
     # -------------------------------------------------------------- tasks
 
@@ -773,17 +750,7 @@ class Client:
             await self.list_tools()
         if self._task_support.get(name, "forbidden") == "forbidden":
             # Not to be sent as a task: the server answers at once.
-            result = await self._call_tool(
-                name,
-                params.get("arguments"),
-                manual=False,
-                input_responses=None,
-                request_state=None,
-                on_progress=on_progress,
-                on_notification=None,
-                meta=None,
-            )
-            assert isinstance(result, CallToolResult)
+            result = await self.call_tool(name, params.get("arguments"), on_progress=on_progress)
             return adopt_sync(ops, name, result)
         body = {**params, "task": {} if ttl_ms is None else {"ttl": ttl_ms}}
         if token is not None:

@@ -186,6 +186,8 @@ class ToolTask:
         """The name of the tool the task runs."""
         self.task_id = task_id
         """The server's identifier of the task, or `None` when the call ran synchronously."""
+        self.server = ops.session.name
+        """Which server runs the task, as messages (and `ref`) name it; a server group sets its own name."""
         self._state = TaskState(task_id or "")
         self._history: deque[Task] = deque(maxlen=HISTORY)
         self._seen = 0
@@ -196,6 +198,7 @@ class ToolTask:
         self._error: BaseException | None = None
         self._detached = False
         self._poll_now = False
+        self._input_scope: trio.CancelScope | None = None
         self._on_progress: ProgressCallback | None = None
         self._progress: deque[dict[str, JSON]] = deque(maxlen=HISTORY)
 
@@ -279,8 +282,11 @@ class ToolTask:
             return
         if self._ops.era == "legacy" and "taskId" in reply:
             self._observe(decode_task(reply, "legacy"))
-        # Learn how it ended (or that it goes on) without waiting for the next poll.
+        # Learn how it ended (or that it goes on) without waiting for the next poll;
+        # a hook still answering the task's input is not needed any more.
         self._poll_now = True
+        if self._input_scope is not None:
+            self._input_scope.cancel()
         self._poke_driver()
 
     def detach(self) -> TaskRef:
@@ -313,7 +319,7 @@ class ToolTask:
             tool=self.tool,
             era=ops.era,
             protocol_version=ops.version,
-            server=ops.session.name,
+            server=self.server,
         )
 
     def __repr__(self) -> str:
@@ -595,7 +601,12 @@ async def _drive_modern(handle: ToolTask) -> None:
                 )
                 for key, asked in fresh.items()
             }
-            answers = await ops.answer_all(requests)
+            with trio.CancelScope() as handle._input_scope:
+                answers = await ops.answer_all(requests)
+            handle._input_scope = None
+            if handle._poll_now:
+                # Cancelled meanwhile (the hooks were stopped): no answers to give.
+                continue
             try:
                 await ops.send("tasks/update", {"taskId": task_id, "inputResponses": answers}, False)
             except MCPError:

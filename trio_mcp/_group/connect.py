@@ -96,6 +96,8 @@ def connect(
         ConfigError: A stdio entry without a command, or a remote one
             without a URL.
         TypeError, ValueError: A value of the entry the target refuses.
+        ImportError: A remote entry, and the ``http`` extra is not
+            installed.
     """
     options = options if options is not None else ClientOptions()
     if spec.request_timeout is not None:
@@ -107,7 +109,14 @@ def connect(
         if kill_grace is not None:
             target = attrs.evolve(target, kill_grace=kill_grace)
     if isinstance(target, HTTPTarget) and target.auth is None:
-        from ..auth._storage import stored_login
+        try:
+            from ..auth._storage import stored_login
+        except ImportError as exc:
+            raise ImportError(
+                f"server {spec.name!r} is remote and needs httpx: install the http extra"
+                " (pip install 'trio-mcp[http]')",
+                name=exc.name,
+            ) from exc
 
         # The user's kept login (trio-mcp login), unless the entry sends its own Authorization.
         target = attrs.evolve(target, auth=stored_login(target.url, spec.headers))

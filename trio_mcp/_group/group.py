@@ -901,10 +901,11 @@ class ServerGroup:
                             death.append(await client.wait_failed())
             except MCPError as exc:
                 death.append(exc)
-            except (TypeError, ValueError) as exc:
+            except (TypeError, ValueError, ImportError) as exc:
                 if ready:
                     raise
-                # An entry the opener refuses (a value of the wrong type).
+                # An entry the opener refuses (a value of the wrong type), or
+                # one this installation cannot serve (a URL without httpx).
                 error = ConfigError(f"server {spec.name!r} cannot be started: {exc}", server=spec.name)
                 error.__cause__ = exc
                 death.append(error)

@@ -65,6 +65,11 @@ the request again, which arrives as a new `FakeRequest` with
 initialize era with `FakeServer.send_request`. `FakeServer.exit` makes the
 server die (the client raises `trio_mcp.ServerGone`), for testing recovery.
 
+An application that reaches its servers by URL is tested with
+`FakeServer.http_target`: an `trio_mcp.HTTPTarget` whose httpx client has a
+transport into the fake, through the package's Streamable HTTP front, still
+in memory and in virtual time (the ``http`` extra).
+
 Messages cross the in-memory stream as they would a pipe: a client call that
 waits for its answer returns once the fake has answered it, but what the
 client sends without waiting (a ``notifications/cancelled``, a notification)
