@@ -226,11 +226,17 @@ def test_a_configuration_url_without_the_http_extra_is_a_setup_error(tmp_path):
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"remote": {"url": "http://127.0.0.1:9/mcp"}}}))
     prefix = [sys.executable, "-c", WITHOUT_HTTPX]
-    for args in (["--server", "remote", "tools"], ["servers"]):
-        result = run("--config", str(config), *args, prefix=prefix)
-        assert result.returncode == cli.EXIT_SETUP, result.stderr
-        no_traceback(result)
-        assert "pip install 'trio-mcp[http]'" in result.stderr
+    result = run("--config", str(config), "--server", "remote", "tools", prefix=prefix)
+    assert result.returncode == cli.EXIT_SETUP, result.stderr
+    no_traceback(result)
+    assert "pip install 'trio-mcp[http]'" in result.stderr
+    # In a group the remote server fails alone, saying why; the others are served.
+    result = run("--config", str(config), "--json", "servers", prefix=prefix)
+    assert result.returncode == 0, result.stderr
+    no_traceback(result)
+    (status,) = json.loads(result.stdout)["servers"]
+    assert status["state"] == "failed"
+    assert "pip install 'trio-mcp[http]'" in status["error"]
 
 
 def test_missing_extra_is_found_through_groups_and_causes():

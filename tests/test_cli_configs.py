@@ -184,7 +184,7 @@ def test_servers_shows_each_state(project):
         for line in lines
     }
     assert list(table) == ["demo", "gone", "old", "broken"]
-    assert table["demo"] == ["ready", "4", f"{sys.executable} -m trio_mcp.demo"]
+    assert table["demo"] == ["ready", "6", f"{sys.executable} -m trio_mcp.demo"]
     assert table["gone"][:2] == ["failed", ""]
     assert "no-such-server" in table["gone"][2]
     assert table["old"] == ["disabled", "", "old-server --port 1"]
@@ -198,7 +198,7 @@ def test_servers_json(project):
     result = check(run(project, "--json", "--config", "servers.json", "servers"))
     servers = {record["name"]: record for record in json.loads(result.stdout)["servers"]}
     assert servers["demo"]["state"] == "ready"
-    assert servers["demo"]["tools"] == 4
+    assert servers["demo"]["tools"] == 6
     assert servers["gone"]["state"] == "failed"
     assert "no-such-server" in servers["gone"]["error"]
     assert servers["broken"]["state"] == "invalid"
@@ -219,7 +219,7 @@ def test_servers_reads_the_discovered_files_and_skips_broken_ones(project):
     write(project / ".mcp.json", {"mcpServers": {"demo": DEMO}})
     write(project / ".cursor" / "mcp.json", "not json")
     result = check(run(project, "servers"))
-    assert result.stdout.splitlines()[1].split()[:3] == ["demo", "ready", "4"]
+    assert result.stdout.splitlines()[1].split()[:3] == ["demo", "ready", "6"]
     assert f"skipped {project / '.cursor' / 'mcp.json'}: not valid JSON" in result.stderr
 
 

@@ -208,7 +208,9 @@ def test_the_stderr_of_an_rpc_error_stops_at_the_answer():
     assert first.endswith("; its last stderr lines:")
     assert len(tail) == 1
     assert tail[0].startswith("  | trio-mcp-demo: tools/call (id ")
-    assert tail[0].endswith(") failed: unknown tool 'nope'; this server has ['add', 'ask', 'echo', 'slow']")
+    assert tail[0].endswith(
+        ") failed: unknown tool 'nope'; this server has ['add', 'ask', 'batch', 'echo', 'report', 'slow']"
+    )
 
 
 def test_verbose_streams_stderr_and_does_not_repeat_it():
@@ -283,19 +285,19 @@ def test_shell_goes_on_after_errors_and_exits_with_the_last_status():
     assert result.stderr.splitlines() == [
         (
             "trio-mcp: unknown command 'bogus' (one of info, tools, prompts, resources, templates, call, read,"
-            " prompt, complete, log-level, help, exit, quit)"
+            " prompt, complete, log-level, tasks, help, exit, quit)"
         ),
         "trio-mcp: argument 'b': expected a number, got 'x' (the tool 'add')",
         (
             "trio-mcp: the server answered tools/call with error -32602: unknown tool 'nope'; this server has"
-            " ['add', 'ask', 'echo', 'slow']"
+            " ['add', 'ask', 'batch', 'echo', 'report', 'slow']"
         ),
         "trio-mcp: cannot read the line: No closing quotation",
         "trio-mcp call: error: --protocol is an option of the shell, given when it starts",
         "trio-mcp call: error: the server is given when the shell starts, not to each command",
         (
             "trio-mcp: unknown command 'shell' (one of info, tools, prompts, resources, templates, call, read,"
-            " prompt, complete, log-level, help, exit, quit)"
+            " prompt, complete, log-level, tasks, help, exit, quit)"
         ),
         "trio-mcp: error: this is the shell already",
         "trio-mcp: the tool 'add' reported an error: Invalid arguments for the add tool: missing argument 'b'.",
@@ -742,6 +744,7 @@ CATALOG = Catalog(
                 "prompt ",
                 "complete ",
                 "log-level ",
+                "tasks ",
                 "help ",
                 "exit ",
                 "quit ",
@@ -768,6 +771,7 @@ CATALOG = Catalog(
                 "prompt ",
                 "complete ",
                 "log-level ",
+                "tasks ",
                 "help ",
                 "exit ",
                 "quit ",
@@ -789,6 +793,10 @@ CATALOG = Catalog(
         ("call -o out.txt a", ["add "]),
         ("call add -o ", []),
         ("log-level i", ["info "]),
+        ("tasks ", ["start ", "list ", "status ", "result ", "cancel "]),
+        ("tasks start a", ["add "]),
+        ("tasks start add --detach a=1 ", ["b="]),
+        ("tasks status ", []),
         ("log-level info ", []),
         ("read demo://g", ["demo://greeting/"]),
         ("read demo://greeting/", []),

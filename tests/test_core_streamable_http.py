@@ -59,6 +59,18 @@ def test_modern_headers_come_from_the_metadata():
     assert "mcp-session-id" not in headers
 
 
+@pytest.mark.parametrize("method", ["tasks/get", "tasks/update", "tasks/cancel"])
+def test_a_request_about_one_task_is_named_by_its_id(method):
+    # The tasks extension: Mcp-Name is the taskId (a server checks it against the body).
+    meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}}
+    about = Outgoing(method, 3, {"taskId": "t-1", **meta})
+    assert about.name == "t-1"
+    c = core()
+    call = c.open(b"{}", method, 3, about.name, about.revision)
+    assert c.post_headers(call)["mcp-name"] == "t-1"
+    assert "mcp-name" not in c.post_headers(c.open(b"{}", "tasks/list", 4, "t-1", MODERN))
+
+
 def test_an_answer_under_another_calls_id_completes_neither():
     c = core()
     first = c.open(b"{}", "tools/call", 1, "a", MODERN)

@@ -63,7 +63,7 @@ CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-TOOLS = ["echo", "add", "slow", "ask"]
+TOOLS = ["echo", "add", "slow", "ask", "report", "batch"]
 
 SCHEMA_PROBLEM = schema_problem()
 needs_schemas = pytest.mark.skipif(SCHEMA_PROBLEM is not None, reason=str(SCHEMA_PROBLEM))
@@ -1021,6 +1021,8 @@ def test_the_demo_imports_only_the_light_core():
         "trio_mcp._parking",
         "trio_mcp._serving.rules",
         "trio_mcp._serving.server",
+        "trio_mcp._serving.task_rules",
+        "trio_mcp._serving.tasks",
         "trio_mcp._version",
         # The HTTP front (``--http`` only, imported on demand) and the pure HTTP wire rules.
         "trio_mcp._core.codec",
@@ -1031,7 +1033,7 @@ def test_the_demo_imports_only_the_light_core():
     root = Path(trio_mcp.__file__).parent
     for package, own in (
         (root / "demo", ("_features", "_server", "_http")),
-        (root / "_serving", ("rules", "server", "http")),
+        (root / "_serving", ("rules", "server", "http", "task_rules", "tasks")),
     ):
         for path in package.glob("*.py"):
             for node in ast.walk(ast_support.parse(path.read_text())):

@@ -408,6 +408,7 @@ CLI_LAYERS = (
     "_console",
     "_forms",
     "_run",
+    "_tasks",
     "_shell",
     "_configs",
     "_login",

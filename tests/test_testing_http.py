@@ -75,6 +75,24 @@ async def test_giving_up_takes_virtual_time_and_reaches_the_fake(autojump_clock,
 
 
 @pytest.mark.parametrize("era", ERAS)
+async def test_a_call_given_up_just_before_the_client_closes_still_reaches_the_fake(autojump_clock, era):
+    # Failed without the fix (initialize era): the notifications/cancelled was
+    # counted by the close only once its task ran, so the close cut it off.
+    server = FakeServer(era=era, tools=["forecast"])
+    async with server.http_target() as target, trio.open_nursery() as nursery:
+
+        async def application() -> None:
+            async with trio_mcp.open_client(target) as client:
+                with trio.move_on_after(5):
+                    await client.call_tool("forecast", {})
+
+        nursery.start_soon(application)
+        request = await server.expect_request("tools/call", name="forecast")
+        with trio.fail_after(30):
+            await request.wait_cancelled()
+
+
+@pytest.mark.parametrize("era", ERAS)
 async def test_what_the_test_sends_for_a_request_goes_to_that_request(autojump_clock, era):
     server = FakeServer(era=era, tools=["slow"])
     got: dict[str, list[Any]] = {"a": [], "b": []}

@@ -49,6 +49,8 @@ _VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 _BY_NAME: Final = frozenset({"tools/call", "prompts/get"})
 #: Methods whose ``params.uri`` names what they act on.
 _BY_URI: Final = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
+#: The requests of the tasks extension that act on one task, named by its ``taskId``.
+_BY_TASK: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 
 TaskStarter: TypeAlias = Callable[[Callable[[], Awaitable[None]], str], None]
 """Starts a background task of the connection: ``start(fn, name)``. The task
@@ -96,12 +98,20 @@ class Outgoing:
     def name(self) -> str | None:
         """What a request acts on: ``params.name`` of ``tools/call`` and ``prompts/get``,
         ``params.uri`` of ``resources/read``, ``resources/subscribe`` and
-        ``resources/unsubscribe``; else `None`."""
+        ``resources/unsubscribe``, ``params.taskId`` of ``tasks/get``,
+        ``tasks/update`` and ``tasks/cancel``; else `None`."""
         params = self.params
         if params is None:
             return None
         method = self.method
-        name = params.get("name") if method in _BY_NAME else params.get("uri") if method in _BY_URI else None
+        if method in _BY_NAME:
+            name = params.get("name")
+        elif method in _BY_URI:
+            name = params.get("uri")
+        elif method in _BY_TASK:
+            name = params.get("taskId")
+        else:
+            return None
         return name if isinstance(name, str) else None
 
     @property

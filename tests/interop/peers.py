@@ -15,9 +15,14 @@ exactly, with every transitive dependency fixed by a constraints list (the
   TypeScript SDK);
 * ``venv/``: the official Python SDK ``mcp`` and ``mcp-server-time``
   (dual-era servers); ``tests/interop/servers/sdk_server.py`` runs on it;
+* ``venv-tasks/``: ``fastmcp-tasks`` (a server of the 2026-07-28 tasks
+  extension, on ``fastmcp-slim`` and ``mcp``; its own virtualenv, as it pins
+  another fastmcp); ``tests/interop/servers/fastmcp_tasks_server.py`` runs on
+  it;
 * ``peers.json``: for each peer, the command that starts it (``cmd``), extra
-  environment (``env``) and its protocol era (``era``: ``"legacy"``, or
-  ``"dual"`` for a server that speaks 2026-07-28 and the earlier revisions).
+  environment (``env``) and its protocol era (``era``: ``"legacy"``,
+  ``"modern"`` for a server of 2026-07-28 only, or ``"dual"`` for a server
+  that speaks 2026-07-28 and the earlier revisions).
   A peer that could not be installed has ``cmd: null`` and says why under
   ``unavailable``.
 
@@ -25,8 +30,8 @@ Running it again is cheap: each part keeps a stamp, the hash of what it
 installs, and is reinstalled only when that changes (or when it was left
 half-done). Concurrent runs on one ``DEST`` wait for each other.
 
-``--lenient``: leave out a part whose tool is missing (``node`` or ``npm``)
-and say so, instead of failing.
+``--lenient``: leave out a part whose tool is missing (``node`` or ``npm``),
+or fastmcp-tasks if it cannot be installed, and say so, instead of failing.
 """
 
 from __future__ import annotations
@@ -97,6 +102,84 @@ tzlocal==5.4.5
 uvicorn==0.54.0
 """
 
+# The tasks extension's server: a virtualenv of its own (fastmcp-tasks pins fastmcp-slim).
+TASKS_REQUIREMENTS = ["fastmcp-tasks==4.1.4"]
+# `pip freeze` of a working install of TASKS_REQUIREMENTS (CPython 3.11, Linux x86_64).
+TASKS_CONSTRAINTS = """\
+aiofile==3.12.3
+annotated-doc==0.0.7
+annotated-types==0.8.0
+anyio==4.16.0
+attrs==26.1.0
+Authlib==1.9.10
+beartype==0.23.1
+burner-redis==0.1.7
+cachetools==8.0.2
+caio==0.12.10
+certifi==2026.10.19.post1
+cffi==2.1.1
+click==8.5.1
+cloudpickle==3.1.3
+cronsim==2.8
+cryptography==50.0.2
+cyclopts==5.5.2
+dnspython==2.9.2
+docstring_parser==0.18.0
+email-validator==2.4.0
+exceptiongroup==1.3.2
+fastmcp-slim==4.1.4
+fastmcp-tasks==4.1.4
+griffelib==2.4.1
+h11==0.16.0
+httpcore2==2.16.2
+httpx2==2.16.2
+idna==3.20
+joserfc==1.8.0
+jsonref==1.1.0
+jsonschema==4.26.0
+jsonschema-path==0.5.0
+jsonschema-specifications==2025.9.1
+markdown-it-py==4.3.0
+mcp==2.3.0
+mcp-types==2.3.0
+mdurl==0.1.2
+openapi-pydantic==0.6.0
+opentelemetry-api==1.45.2
+packaging==26.4
+pathable==0.6.0
+platformdirs==4.14.9
+prometheus_client==0.26.0
+py-key-value-aio==0.4.6
+pycparser==3.12
+pydantic==2.14.4
+pydantic-settings==2.16.3
+pydantic_core==2.50.5
+pydocket==0.27.2
+Pygments==2.21.0
+PyJWT==2.15.1
+pyperclip==1.11.0
+python-dotenv==1.2.4
+python-json-logger==4.2.0
+python-multipart==0.0.34
+PyYAML==6.0.4
+redis==8.0.1
+referencing==0.37.0
+rich==15.0.0
+rich-rst==2.2.0
+rpds-py==2026.9.1
+shellingham==1.5.4
+sse-starlette==3.7.0
+starlette==1.10.0
+truststore==0.10.5
+typer==0.29.2
+typing-inspection==0.4.5
+typing_extensions==4.16.0
+uncalled-for==0.6.2
+uvicorn==0.54.0
+watchfiles==1.3.0
+websockets==17.4
+"""
+
 # Run by the venv's Python: exits non-zero unless each package has its pinned version.
 CHECK_PINS = """\
 import json, sys
@@ -106,6 +189,7 @@ sys.exit(", ".join(wrong) or None)
 """
 
 SDK_SERVER = Path(__file__).resolve().parent / "servers" / "sdk_server.py"
+TASKS_SERVER = Path(__file__).resolve().parent / "servers" / "fastmcp_tasks_server.py"
 
 
 def log(message: str) -> None:
@@ -230,19 +314,24 @@ def _pip_supports_python_option() -> bool:
     return (major, minor) >= (22, 3)
 
 
-def install_venv(dest: Path) -> None:
-    venv = dest / "venv"
-    want = digest(REQUIREMENTS, CONSTRAINTS, list(sys.version_info[:2]))
+def install_venv(
+    dest: Path,
+    name: str = "venv",
+    requirements: list[str] = REQUIREMENTS,
+    constraints: str = CONSTRAINTS,
+) -> None:
+    venv = dest / name
+    want = digest(requirements, constraints, list(sys.version_info[:2]))
     python = venv / "bin" / "python"
     if stamp_ok(venv, want) and subprocess.run([python, "-c", ""], check=False).returncode == 0:
-        log("python peers: up to date")
+        log(f"python peers ({name}): up to date")
         return
-    log("python peers: installing")
+    log(f"python peers ({name}): installing")
     started = time.monotonic()
     shutil.rmtree(venv, ignore_errors=True)
     venv.mkdir(parents=True)
-    (venv / "requirements.txt").write_text("\n".join(REQUIREMENTS) + "\n")
-    (venv / "constraints.txt").write_text(CONSTRAINTS)
+    (venv / "requirements.txt").write_text("\n".join(requirements) + "\n")
+    (venv / "constraints.txt").write_text(constraints)
     pip_args = [
         "install",
         "--quiet",
@@ -260,17 +349,28 @@ def install_venv(dest: Path) -> None:
     else:
         run([sys.executable, "-m", "venv", str(venv)])
         run([str(python), "-m", "pip", *pip_args])
-    pins = dict(requirement.split("==") for requirement in REQUIREMENTS)
+    pins = dict(requirement.split("==") for requirement in requirements)
     run([str(python), "-c", CHECK_PINS, json.dumps(pins)])
     write_stamp(venv, want)
-    log(f"python peers: installed in {time.monotonic() - started:.1f} s")
+    log(f"python peers ({name}): installed in {time.monotonic() - started:.1f} s")
 
 
 # ------------------------------------------------------------------ manifest
 
 
-def manifest(dest: Path, node: NodePart, node_missing: str | None) -> dict[str, dict[str, object]]:
+def manifest(
+    dest: Path, node: NodePart, node_missing: str | None, tasks_missing: str | None = None
+) -> dict[str, dict[str, object]]:
     venv_bin = dest / "venv" / "bin"
+    tasks: dict[str, object] = (
+        {"cmd": None, "env": {}, "era": "modern", "unavailable": tasks_missing}
+        if tasks_missing is not None
+        else {
+            "cmd": [str(dest / "venv-tasks" / "bin" / "python"), str(TASKS_SERVER)],
+            "env": {},
+            "era": "modern",
+        }
+    )
 
     def node_peer(package: str, *args: str) -> dict[str, object]:
         if node_missing is not None:
@@ -290,6 +390,8 @@ def manifest(dest: Path, node: NodePart, node_missing: str | None) -> dict[str, 
             "env": {},
             "era": "dual",
         },
+        # fastmcp-tasks 4.1.4: the 2026-07-28 tasks extension.
+        "fastmcp-tasks": tasks,
     }
 
 
@@ -307,13 +409,21 @@ def install(dest: Path, *, lenient: bool) -> None:
             log(f"node peers: left out: {node_missing}")
         if node_missing is None:
             node.start()
+        tasks_missing: str | None = None
         try:
             install_venv(dest)
+            try:
+                install_venv(dest, "venv-tasks", TASKS_REQUIREMENTS, TASKS_CONSTRAINTS)
+            except InstallError as exc:
+                if not lenient:
+                    raise
+                tasks_missing = f"fastmcp-tasks could not be installed: {exc}"
+                log(f"python peers (venv-tasks): left out: {exc}")
         except BaseException:
             node.abort()
             raise
         node.finish()
-        peers = manifest(dest, node, node_missing)
+        peers = manifest(dest, node, node_missing, tasks_missing)
         tmp = dest / "peers.json.tmp"
         tmp.write_text(json.dumps(peers, indent=2) + "\n")
         os.replace(tmp, dest / "peers.json")
@@ -326,7 +436,9 @@ def main(argv: list[str] | None = None) -> int:
     install_cmd = commands.add_parser("install", help="install the peers into DEST and write DEST/peers.json")
     install_cmd.add_argument("dest", type=Path, metavar="DEST")
     install_cmd.add_argument(
-        "--lenient", action="store_true", help="leave out the node peers if node or npm is missing"
+        "--lenient",
+        action="store_true",
+        help="leave out the node peers if node or npm is missing, and fastmcp-tasks if it does not install",
     )
     args = parser.parse_args(argv)
     try:

@@ -87,8 +87,10 @@ MEMORY: Final = 4096
 CALL_EVENTS: Final = 1024
 #: How much of an error body is kept in an error.
 ERROR_BODY_KEEP: Final = 1024
-#: Methods whose ``Mcp-Name`` header is the name (or URI) the session gave.
-_NAMED: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: Methods whose ``Mcp-Name`` header is the name, URI or task id the session gave.
+_NAMED: Final = frozenset(
+    {"tools/call", "prompts/get", "resources/read", "tasks/get", "tasks/update", "tasks/cancel"}
+)
 #: Methods without side effects: sent again once when no response came at all.
 _SAFE: Final = frozenset(
     {

@@ -113,8 +113,7 @@ def connect(
             from ..auth._storage import stored_login
         except ImportError as exc:
             raise ImportError(
-                f"server {spec.name!r} is remote and needs httpx: install the http extra"
-                " (pip install 'trio-mcp[http]')",
+                "the http extra is not installed: pip install 'trio-mcp[http]'",
                 name=exc.name,
             ) from exc
 

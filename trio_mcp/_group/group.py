@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 
     from .._client import Client
     from .._client.notes import ProgressCallback
+    from .._client.tasks import ToolTask
     from .._models import CallToolResult, GetPromptResult, ReadResourceResult
+    from .._models.tasks import TaskRef
     from .._options import NotificationCallback
 
 __all__ = ["ServerGroup", "open_servers"]
@@ -695,6 +697,62 @@ class ServerGroup:
             tool, arguments, on_progress=on_progress, on_notification=on_notification, meta=meta
         )
         return result
+
+    @asynccontextmanager
+    async def tool_task(
+        self,
+        name: str,
+        arguments: Mapping[str, JSON] | None = None,
+        *,
+        ttl_ms: int | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> AsyncIterator[ToolTask]:
+        """Call a tool as a task, by its group-wide name: ``async with servers.tool_task(name) as task:``.
+
+        The server's own client runs it (`Client.tool_task`: the same
+        handle, the same rules); the handle's `~ToolTask.server`, and the
+        `TaskRef` it detaches to, name the server as the group does
+        (``"notes"``). When that server is starting again, this
+        waits for it within the caller's cancel scopes. If the server dies
+        while the task runs, the task is lost with the process: `ToolTask.result`
+        raises `ServerGone`. A server that keeps its tasks elsewhere (a
+        database, a job queue) answers for them after its restart: detach
+        the task (`ToolTask.detach`) and follow it again with `resume_task`.
+
+        Raises:
+            UnknownName: No such tool (or the server no longer lists it).
+            ServerGone: The server has failed.
+            RpcError: The server refused the call.
+        """
+        server, tool = self.resolve(name)
+        member = self._members[server]
+        client = await self.client(server)
+        if tool not in {entry.item.name for entry in member.tools}:
+            raise UnknownName(f"server {server!r} no longer offers the tool {tool!r}", name=name, kind="tool")
+        async with client.tool_task(tool, arguments, ttl_ms=ttl_ms, on_progress=on_progress) as task:
+            task.server = server
+            yield task
+
+    @asynccontextmanager
+    async def resume_task(self, ref: TaskRef, server: str | None = None) -> AsyncIterator[ToolTask]:
+        """Follow a detached task again, on the current process of its server.
+
+        Use as ``async with servers.resume_task(ref) as task:``; see
+        `Client.resume_task`. The server is the one the reference names
+        (`tool_task` names it as the group does), or ``server``. After a
+        restart this works only for a server that kept its tasks: otherwise
+        `TaskGone`.
+
+        Raises:
+            UnknownName: No server has that name.
+            ServerGone: The server has failed.
+            TaskGone: The server does not know the task.
+        """
+        name = server if server is not None else ref.server
+        client = await self.client(name)
+        async with client.resume_task(ref) as task:
+            task.server = name
+            yield task
 
     async def get_prompt(
         self,

@@ -291,6 +291,20 @@ class Server:
             self._finish_output()
             outer.cancel_scope.deadline = trio.current_time() + drain_grace
 
+    def start_soon(self, fn: Callable[..., Awaitable[object]], *args: object, name: str) -> None:
+        """Run ``fn(*args)`` beside the requests, for as long as the connection is served.
+
+        It outlives the request that started it (a task's work, for
+        example) and is cancelled like the requests in flight: once the
+        input has ended and the grace period passed, or at `stop`.
+
+        Raises:
+            trio.BrokenResourceError: The connection is not being served.
+        """
+        if self._work is None or not self._alive:
+            raise trio.BrokenResourceError(self._why or "the server is not serving")
+        self._work.start_soon(fn, *args, name=f"{self._prefix}:{name}")
+
     def stop(self, why: str) -> None:
         """End the connection now, as a process that dies.
 

@@ -271,7 +271,10 @@ class HTTPChannel(Channel):
                 self._gate = trio.Event()
             nursery.start_soon(self._run_initialized, data, about, self._gate)
             return
-        nursery.start_soon(self._run_other, data, about)
+        # Counted now, not when its task first runs: a close that follows at
+        # once (a call given up, then the block left) still lets it out.
+        self._others += 1
+        nursery.start_soon(self._run_other, data, about, True)
 
     def withdraw(self, request_id: int) -> bool:
         call = self._calls.get(request_id)
@@ -568,10 +571,14 @@ class HTTPChannel(Channel):
             if self._gate is gate:
                 self._gate = None
 
-    async def _run_other(self, data: bytes, about: Outgoing) -> None:
-        """POST a notification or an answer to a server request; nothing comes back but 202."""
+    async def _run_other(self, data: bytes, about: Outgoing, counted: bool = False) -> None:
+        """POST a notification or an answer to a server request; nothing comes back but 202.
+
+        ``counted``: `send` has counted it among the posts a close waits for.
+        """
         what = about.method or "answer to a server request"
-        self._others += 1
+        if not counted:
+            self._others += 1
         try:
             if self._sse is not None:
                 await self._post_sse(data, None)

@@ -201,6 +201,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         from ._shell import execute_shell
 
         return execute_shell(options)
+    if options.command == "tasks":
+        from ._tasks import execute_tasks
+
+        return execute_tasks(options)
     from ._run import execute
 
     return execute(options)

@@ -42,6 +42,7 @@ __all__ = [
     "PROG",
     "PROTOCOLS",
     "REFS",
+    "TASK_ACTIONS",
     "Options",
     "UsageError",
     "parse_args",
@@ -124,6 +125,7 @@ COMMANDS: Final = (
     "servers",
     "login",
     "logout",
+    "tasks",
     "completion",
 )
 #: The levels of ``log-level`` (the protocol's ``LoggingLevel``), least severe first.
@@ -132,6 +134,8 @@ LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", 
 REFS: Final = {"prompt": "ref/prompt", "template": "ref/resource"}
 #: The commands about configuration files, which take no server command.
 CONFIG_COMMANDS: Final = ("configs", "servers")
+#: What ``tasks`` does (``._tasks``), and whether each takes a task id.
+TASK_ACTIONS: Final = {"start": False, "list": False, "status": True, "result": True, "cancel": True}
 #: The commands about the logins kept for remote servers (``._login``).
 LOGIN_COMMANDS: Final = ("login", "logout")
 PROTOCOLS: Final = ("auto", *MODERN_VERSIONS, *LEGACY_VERSIONS)
@@ -174,6 +178,7 @@ COMMAND_HELP: Final = {
     "servers": "start every server of the configuration and show each one's state",
     "login": "log in to a remote server, and keep the login: login URL | --server NAME",
     "logout": "forget the login kept for a remote server: logout URL | --server NAME",
+    "tasks": "tool calls as tasks: tasks start TOOL [KEY=VALUE...] [--detach] | list | status|result|cancel ID",
     "completion": "print the Tab completion script of a shell: completion bash|zsh|fish",
 }
 
@@ -255,6 +260,24 @@ command waits (up to five minutes) for it to come back to a listener on
 log in, and paste back the address the browser ends on (its page does not
 load). A server given with --server NAME is the configuration's entry of
 that name.
+"""
+
+_TASKS_DESCRIPTION = """\
+Run a tool as a task (the server answers at once, and the work goes on in
+the background), or look after the tasks a server keeps:
+
+  tasks start TOOL [KEY=VALUE...] [--json OBJECT] [--detach]
+  tasks list                  (revision 2025-11-25: the server's tasks)
+  tasks status ID             the task's status
+  tasks result ID             wait for the task's end, and print its result
+  tasks cancel ID             cancel it
+
+"start" takes a tool's arguments as "call" does, shows the task's status
+changes on stderr, and prints the result; with --detach it prints the task's
+id instead and leaves the task running. Tasks live in the server: a server
+started for one command takes its tasks with it when it exits, so "list",
+"status", "result" and "cancel" are for servers that outlive the command
+(remote servers, or servers that keep their tasks).
 """
 
 _LOGOUT_DESCRIPTION = """\
@@ -352,6 +375,10 @@ class Options:
         """``login --headless``: print the URL and read the redirect back."""
         self.scope: str | None = None
         """``login --scope``: the scopes to ask for (a new login)."""
+        self.task_action = ""
+        """What ``tasks`` does (one of `TASK_ACTIONS`); `target` is then the tool or the task id."""
+        self.detach = False
+        """``tasks start --detach``: leave the task running and print its id."""
         self.spec: Any = None
         """The configuration entry of the server, once chosen (a `ServerSpec`)."""
         self.output: str | None = None
@@ -517,6 +544,16 @@ def _command_parser(command: str) -> _ArgumentParser:
             **kwargs,
         )
         parser.add_argument("target", metavar="LEVEL", choices=LOG_LEVELS, help=", ".join(LOG_LEVELS))
+    elif command == "tasks":
+        parser = _ArgumentParser(
+            usage=f"%(prog)s [OPTIONS] start TOOL [KEY=VALUE...] [--detach] | list | status|result|cancel ID{server}",
+            description=_TASKS_DESCRIPTION,
+            **kwargs,
+        )
+        parser.add_argument("words", nargs="*", metavar="ACTION [TOOL|ID] [KEY=VALUE...]", help="what to do")
+        parser.add_argument(
+            "--detach", action="store_true", help="start: print the task's id and leave it running"
+        )
     elif command == "read":
         parser = _ArgumentParser(
             usage=f"%(prog)s [OPTIONS] URI{server}",
@@ -635,6 +672,22 @@ def _complete_words(words: list[str]) -> tuple[str, str, tuple[str, str], list[s
 _REF_NAME: Final = {"prompt": "name", "template": "URI template"}
 
 
+def _task_words(words: list[str], detach: bool) -> tuple[str, str, list[str]]:
+    """``tasks``'s words: the action, the tool or task id, the tool's arguments."""
+    if not words or words[0] not in TASK_ACTIONS:
+        raise UsageError(f"expected one of {', '.join(TASK_ACTIONS)} after 'tasks'")
+    action, *rest = words
+    if action == "start" and not rest:
+        raise UsageError("missing the tool's name: tasks start TOOL [KEY=VALUE...]")
+    if TASK_ACTIONS[action] and len(rest) != 1:
+        raise UsageError(f"expected one task id: tasks {action} ID")
+    if action != "start" and (rest[1:] if TASK_ACTIONS[action] else rest):
+        raise UsageError(f"unexpected words after 'tasks {action}': {' '.join(rest)}")
+    if detach and action != "start":
+        raise UsageError("--detach goes with 'tasks start'")
+    return action, rest[0] if rest else "", rest[1:] if action == "start" else []
+
+
 def _positionals(words: list[str]) -> list[int]:
     """Where the words that are not options (nor the values of options) are."""
     found: list[int] = []
@@ -702,7 +755,7 @@ def parse_args(argv: Sequence[str]) -> Options:
         raise UsageError(f"missing command (one of {', '.join(COMMANDS)})")
     if command not in COMMANDS:
         raise UsageError(f"unknown command {command!r} (one of {', '.join(COMMANDS)})")
-    if objects and command not in ("call", "prompt", "complete"):
+    if objects and command not in ("call", "prompt", "complete", "tasks"):
         raise UsageError(f"--json with a JSON object gives arguments, which {command!r} does not take")
 
     positions = _positionals(rest)
@@ -712,6 +765,7 @@ def parse_args(argv: Sequence[str]) -> Options:
     ns = _command_parser(command).parse_intermixed_args(rest)
     target: str = getattr(ns, "target", "")
     pairs: list[str] = []
+    action = ""
     ref = ""
     argument = ("", "")
     if command in ("call", "prompt"):
@@ -720,6 +774,8 @@ def parse_args(argv: Sequence[str]) -> Options:
         target, *pairs = ns.words
     elif command == "complete":
         ref, target, argument, pairs = _complete_words(ns.words)
+    elif command == "tasks":
+        action, target, pairs = _task_words(ns.words, ns.detach)
     env: dict[str, str] = {}
     for item in ns.env:
         key, value = _key_value(item, "--env")
@@ -757,10 +813,14 @@ def parse_args(argv: Sequence[str]) -> Options:
     options.output_check = getattr(ns, "output_check", True)
     options.headless = getattr(ns, "headless", False)
     options.scope = getattr(ns, "scope", None)
+    if command == "tasks":
+        options.task_action, options.detach = action, ns.detach
     if options.uses_configs and not demo:
         raise UsageError(
             'a server command after "--" and a configuration (--config, --server) exclude each other'
         )
+    if command == "tasks" and options.uses_configs:
+        raise UsageError("'tasks' talks to one server given by command or URL, not by a configuration")
     if options.server_name is not None and command in CONFIG_COMMANDS:
         raise UsageError(f"--server names one server, which {command!r} does not take")
     arguments: dict[str, JSON] = {}
@@ -768,7 +828,7 @@ def parse_args(argv: Sequence[str]) -> Options:
         arguments.update(_json_object(text))
     for pair in pairs:
         key, value = _key_value(pair, "an argument")
-        if command != "call":
+        if command not in ("call", "tasks"):
             arguments[key] = value
             continue
         arguments[key] = guess_value(value)

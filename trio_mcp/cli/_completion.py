@@ -54,11 +54,12 @@ COMMAND_OPTIONS: Final = {
     "read": ("--output",),
     "prompt": ("--output",),
     "login": ("--headless", "--scope"),
+    "tasks": ("--detach",),
 }
 #: The options of one command that take a value (a file, scopes).
 COMMAND_VALUED: Final = ("-o", "--output", "--scope")
 #: The commands whose words name what a server offers.
-SERVER_WORDS: Final = ("call", "prompt", "read", "complete")
+SERVER_WORDS: Final = ("call", "prompt", "read", "complete", "tasks")
 #: What ``--protocol`` takes.
 PROTOCOL_WORDS: Final = ("auto", "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 

@@ -71,6 +71,7 @@ from ._run import (
     wanted_scope,
 )
 from ._shell import SHELL_COMMANDS, Catalog, Lines, execute_shell, shell_loop, template_suggestions
+from ._tasks import run_tasks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -514,6 +515,11 @@ def _render_located(
 # ----------------------------------------------------------------- the shell across servers
 
 
+def _names_a_tool(options: Options) -> bool:
+    """Whether the command's target is a tool (``call TOOL``, ``tasks start TOOL``)."""
+    return options.command == "call" or (options.command == "tasks" and options.task_action == "start")
+
+
 def _template_pattern(template: str) -> re.Pattern[str]:
     """A URI template as a pattern its URIs match (each ``{...}`` any text)."""
     parts = re.split(r"\{[^}]*\}", template)
@@ -556,7 +562,8 @@ class GroupServers:
             client = await self.group.client(server)
             self._check_offered(options, server)
             session.client = client
-            code: int = await HANDLERS[options.command](session, client)
+            handler = run_tasks if options.command == "tasks" else HANDLERS[options.command]
+            code: int = await handler(session, client)
         except (ServerGone, TransportClosed) as exc:
             # The end of this command only: the group starts the server again.
             raise explain(exc, options, session.stage) from None
@@ -567,10 +574,9 @@ class GroupServers:
     def _check_offered(self, options: Options, server: str) -> None:
         """A tool or prompt must be one the group lists (its allow and deny lists applied)."""
         command = options.command
-        if command == "call" or (command in ("prompt", "complete") and options.ref != "template"):
-            kind, entries = (
-                ("tool", self.group.tools) if command == "call" else ("prompt", self.group.prompts)
-            )
+        if _names_a_tool(options) or (command in ("prompt", "complete") and options.ref != "template"):
+            tool = _names_a_tool(options)
+            kind, entries = ("tool", self.group.tools) if tool else ("prompt", self.group.prompts)
             if not any(entry.server == server and entry.item.name == options.target for entry in entries):
                 raise Failure(
                     EXIT_USAGE, f"server {server!r} offers no {kind} named {options.target!r}", kind="usage"
@@ -588,8 +594,8 @@ class GroupServers:
         if named is not None:
             self._check_server(named)
             return named
-        if command == "call" or (command in ("prompt", "complete") and options.ref != "template"):
-            kind = "tool" if command == "call" else "prompt"
+        if _names_a_tool(options) or (command in ("prompt", "complete") and options.ref != "template"):
+            kind = "tool" if _names_a_tool(options) else "prompt"
             entries = self.group.tools if kind == "tool" else self.group.prompts
             for entry in entries:
                 if options.target in (entry.name, f"{entry.server}.{entry.item.name}"):

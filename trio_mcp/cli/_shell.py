@@ -48,12 +48,14 @@ from ._args import (
     LOG_LEVELS,
     LOGIN_COMMANDS,
     PROG,
+    TASK_ACTIONS,
     UsageError,
     parse_args,
 )
 from ._console import isatty
 from ._render import number, pretty_json
 from ._run import HANDLERS, Budget, Command, Failure, execute, explain
+from ._tasks import run_tasks
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterator, Mapping
@@ -108,6 +110,8 @@ _PER_COMMAND: Final = (
     "argument",
     "output",
     "output_check",
+    "task_action",
+    "detach",
 )
 #: The options each command takes, for completion.
 _OPTIONS: Final = ("--json", "--timeout", "--verbose")
@@ -263,6 +267,12 @@ def completions(
     def whole(candidates: list[str]) -> list[str]:
         return [f"{item} " for item in candidates if item.startswith(text)]
 
+    if command == "tasks":
+        if not positionals:
+            return whole(list(TASK_ACTIONS))
+        if positionals[0] != "start":
+            return []
+        command, positionals = "call", positionals[1:]  # tasks start TOOL [KEY=VALUE...]: as call
     if command == "call":
         if not positionals:
             return whole(sorted(catalog.tools))
@@ -460,7 +470,8 @@ class OneServer:
         self.client = client
 
     async def run(self, session: Command, options: Options) -> int:
-        code: int = await HANDLERS[options.command](session, self.client)
+        handler = run_tasks if options.command == "tasks" else HANDLERS[options.command]
+        code: int = await handler(session, self.client)
         return code
 
     async def catalog(self) -> Catalog:

@@ -35,12 +35,35 @@ What it offers:
                            greeting comes on the retry; in the initialize era
                            the server sends an ``elicitation/create`` request
                            to the client.
+``report``                 Long work that can run as a task (``taskSupport``
+                           ``optional``), with arguments ``steps``, ``delay``
+                           and ``ask``: ``steps`` steps (default 3) of
+                           ``delay`` seconds (default 0.5), with progress
+                           after each; with ``ask``, it asks the user who the
+                           report is for halfway through.
+``batch``                  Long work that must run as a task (``taskSupport``
+                           ``required``), with arguments ``items``,
+                           ``delay`` and ``fail_at``: ``items`` items
+                           (default 3) of ``delay`` seconds (default 0.2);
+                           item ``fail_at`` fails, and the task with it (a
+                           JSON-RPC error).
 ``demo://readme``          A resource: a short Markdown text about the demo.
 ``demo://greeting/{name}`` A resource template: "Hello, NAME!" as plain text.
 ``greet {name}``           A prompt asking the model to greet someone; the
                            ``name`` argument can be completed
                            (``completion/complete``).
 ========================== ==================================================
+
+Tasks: in the 2025-11-25 revision the server declares the ``tasks``
+capability (``tasks/get``, blocking ``tasks/result``, ``tasks/list``,
+``tasks/cancel``, status notifications; the question of ``report`` is an
+``elicitation/create`` request sent while a ``tasks/result`` is open). In
+the 2026-07-28 era it serves the ``io.modelcontextprotocol/tasks``
+extension, to requests that declare it: ``report`` and ``batch`` answer
+with a task, polled with ``tasks/get`` (which carries the result, the error,
+or the question), answered with ``tasks/update`` and stopped with
+``tasks/cancel``. Tasks live as long as the process, five minutes at most
+unless a 2025-11-25 client asks for another time to live (from one second to an hour).
 
 ``slow`` and ``ask`` send log messages at ``info`` level: in the 2026-07-28
 era to requests that set ``_meta["io.modelcontextprotocol/logLevel"]``, in the

@@ -18,6 +18,7 @@ from urllib.parse import unquote
 import orjson
 
 from .._core.eras import LEGACY_VERSIONS, MODERN_VERSIONS
+from .._serving.task_rules import TASKS_SINCE, TaskSupport, extension_capability, legacy_capability
 from .._version import __version__
 
 JSON: TypeAlias = Any
@@ -31,7 +32,9 @@ TITLE: Final = "trio-mcp demo server"
 
 INSTRUCTIONS: Final = (
     "A demo server bundled with trio-mcp, for trying MCP clients. Tools: echo (returns its text), "
-    "add (adds two numbers), slow (reports progress), ask (asks the user for their name). "
+    "add (adds two numbers), slow (reports progress), ask (asks the user for their name), "
+    "report (long work that can run as a task, and may ask a question), "
+    "batch (long work that must run as a task). "
     "Read demo://readme for an overview, or demo://greeting/{name} for a greeting; "
     "the prompt greet asks the model to greet someone."
 )
@@ -53,7 +56,8 @@ without installing anything else. It speaks both protocol eras over stdio:
 back to 2024-11-05).
 
 - Tools: `echo` returns its text, `add` adds two numbers (with structured
-  output), `slow` reports progress, `ask` asks the user for their name.
+  output), `slow` reports progress, `ask` asks the user for their name,
+  `report` and `batch` run as tasks (`batch` only as one).
 - Resources: this text (`demo://readme`) and a greeting for anyone,
   `demo://greeting/{name}`.
 - Prompt: `greet`, with completion of its `name` argument.
@@ -95,6 +99,10 @@ def capabilities(version: str) -> dict[str, JSON]:
     caps: dict[str, JSON] = {"tools": {}, "resources": {}, "prompts": {}, "logging": {}}
     if version >= "2025-03-26":
         caps["completions"] = {}
+    if version == MODERN:
+        caps["extensions"] = extension_capability()
+    elif version >= TASKS_SINCE:
+        caps["tasks"] = legacy_capability()
     return caps
 
 
@@ -189,10 +197,91 @@ _TOOLS: Final[tuple[dict[str, JSON], ...]] = (
         },
         "annotations": {"readOnlyHint": True, "openWorldHint": False},
     },
+    {
+        "name": "report",
+        "title": "Write a report",
+        "description": (
+            "Long work that can run as a task: `steps` steps of `delay` seconds, reporting progress "
+            "after each; with `ask`, it asks the user who the report is for halfway through."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "steps": {
+                    "type": "integer",
+                    "title": "Steps",
+                    "description": "How many steps to take.",
+                    "minimum": 1,
+                    "maximum": 100,
+                    "default": 3,
+                },
+                "delay": {
+                    "type": "number",
+                    "title": "Delay",
+                    "description": "Seconds each step takes.",
+                    "minimum": 0,
+                    "maximum": 60,
+                    "default": 0.5,
+                },
+                "ask": {
+                    "type": "boolean",
+                    "title": "Ask",
+                    "description": "Ask the user who the report is for (an elicitation).",
+                    "default": False,
+                },
+            },
+            "additionalProperties": False,
+        },
+        "execution": {"taskSupport": "optional"},
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    },
+    {
+        "name": "batch",
+        "title": "Process a batch",
+        "description": (
+            "Long work that must run as a task: process `items` items of `delay` seconds each; "
+            "with `fail_at`, that item fails and the task with it (a JSON-RPC error)."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "items": {
+                    "type": "integer",
+                    "title": "Items",
+                    "description": "How many items to process.",
+                    "minimum": 1,
+                    "maximum": 1000,
+                    "default": 3,
+                },
+                "delay": {
+                    "type": "number",
+                    "title": "Delay",
+                    "description": "Seconds each item takes.",
+                    "minimum": 0,
+                    "maximum": 60,
+                    "default": 0.2,
+                },
+                "fail_at": {
+                    "type": "integer",
+                    "title": "Fail at",
+                    "description": "The item that fails (none by default).",
+                    "minimum": 1,
+                },
+            },
+            "additionalProperties": False,
+        },
+        "execution": {"taskSupport": "required"},
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    },
 )
 
 TOOL_NAMES: Final = frozenset(tool["name"] for tool in _TOOLS)
 _SCHEMAS: Final = {tool["name"]: tool["inputSchema"] for tool in _TOOLS}
+#: How each tool may run as a task (``forbidden`` when it has no ``execution``).
+TASK_SUPPORT: Final[dict[str, TaskSupport]] = {
+    tool["name"]: tool.get("execution", {}).get("taskSupport", "forbidden") for tool in _TOOLS
+}
+REPORT_QUESTION: Final = "Who is the report for?"
 
 
 def tools(version: str) -> list[dict[str, JSON]]:
@@ -205,6 +294,9 @@ def tools(version: str) -> list[dict[str, JSON]]:
             entry.pop("outputSchema", None)
         if version < "2025-03-26":
             entry.pop("annotations")
+        if version == MODERN or version < TASKS_SINCE:
+            # Only 2025-11-25 has Tool.execution; the 2026-07-28 extension has none.
+            entry.pop("execution", None)
         out.append(entry)
     return out
 
@@ -231,7 +323,7 @@ def check_arguments(tool: str, arguments: dict[str, JSON]) -> dict[str, JSON]:
     """Check ``arguments`` against the tool's input schema; return them with defaults filled in.
 
     Only what the demo's own schemas use is checked: required properties, no
-    unknown properties, ``string``/``number``/``integer`` types and
+    unknown properties, ``string``/``number``/``integer``/``boolean`` types and
     ``minimum``/``maximum``.
 
     Raises:
@@ -251,6 +343,8 @@ def check_arguments(tool: str, arguments: dict[str, JSON]) -> dict[str, JSON]:
         wanted = spec["type"]
         if wanted == "string":
             ok = isinstance(value, str)
+        elif wanted == "boolean":
+            ok = isinstance(value, bool)
         elif wanted == "integer":
             ok = (isinstance(value, int) and not isinstance(value, bool)) or (
                 isinstance(value, float) and value.is_integer()
@@ -372,6 +466,22 @@ def greet_answer(answer: object) -> tuple[str, bool]:
     if action == "cancel":
         return "The user dismissed the question without answering.", False
     return f"The client answered the question with an unknown action {action!r}.", True
+
+
+def report_text(steps: int, answer: object = None) -> tuple[str, bool]:
+    """The ``report`` tool's text, given the answer to its question if it asked one, and whether it is an error."""
+    done = f"Report ready: {steps} step{'s' if steps != 1 else ''}"
+    if answer is None:
+        return done + ".", False
+    if not isinstance(answer, dict):
+        return "The client's answer to the question was not an elicitation result.", True
+    if answer.get("action") != "accept":
+        return f"{done}, for nobody in particular.", False
+    content = answer.get("content")
+    name = content.get("name") if isinstance(content, dict) else None
+    if not isinstance(name, str) or not name.strip():
+        return "The user accepted the question but gave no name.", True
+    return f"{done}, for {name.strip()}.", False
 
 
 # --------------------------------------------------------------- resources

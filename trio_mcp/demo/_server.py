@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import traceback
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias
 
 import trio
 
@@ -36,6 +36,8 @@ from .._serving.rules import (
     unsupported_version,
 )
 from .._serving.server import DRAIN_GRACE, EOF_GRACE, MAX_LINE, Admission, Request, Server
+from .._serving.task_rules import TASKS_SINCE, declares_extension, extension_missing, wants_task
+from .._serving.tasks import Tasks
 from . import _features as F
 
 if TYPE_CHECKING:
@@ -52,6 +54,8 @@ RESOURCE_NOT_FOUND: Final = -32002
 
 #: Lines queued for the writer before handlers wait (backpressure).
 OUTPUT_BUFFER: Final = 64
+#: The polling interval the demo suggests for its tasks, in milliseconds.
+POLL_INTERVAL_MS: Final = 200
 
 
 class _NoAnswer(Exception):
@@ -75,6 +79,35 @@ class _Call:
 
 
 Handler: TypeAlias = "Callable[[_Call], Awaitable[dict[str, JSON]]]"
+
+
+class _Context(Protocol):
+    """How long work reports progress and asks the user: as a task, or within its request."""
+
+    async def progress(self, progress: float, total: float | None, message: str) -> None: ...
+
+    async def ask(self, method: str, params: dict[str, JSON], *, message: str | None = None) -> JSON: ...
+
+
+class _Direct:
+    """The `_Context` of long work run within its ``tools/call`` (no task)."""
+
+    def __init__(self, demo: _Demo, call: _Call) -> None:
+        self._demo = demo
+        self._call = call
+
+    async def progress(self, progress: float, total: float | None, message: str) -> None:
+        await self._demo._progress(self._call, progress, total, message)
+
+    async def ask(self, method: str, params: dict[str, JSON], *, message: str | None = None) -> JSON:
+        if self._call.era == "modern":
+            await trio.lowlevel.checkpoint()
+            raise _NoAnswer(
+                "this question is asked only within a task: declare the io.modelcontextprotocol/tasks"
+                " extension in the request's client capabilities"
+            )
+        await self._demo._initialized.wait()
+        return await self._demo._ask_client(method, params)
 
 
 def _arguments(call: _Call, what: str) -> dict[str, JSON]:
@@ -114,6 +147,7 @@ class _Demo:
         self._version = F.MODERN
         self._client_caps: dict[str, JSON] = {}
         self._initialized = trio.Event()
+        self.tasks = Tasks(self.server, poll_interval_ms=POLL_INTERVAL_MS, log=log)
         common: dict[str, Handler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -124,8 +158,21 @@ class _Demo:
             "resources/read": self._read_resource,
             "completion/complete": self._complete,
         }
-        self._modern: dict[str, Handler] = {**common, "server/discover": self._discover}
-        self._legacy: dict[str, Handler] = {**common, "logging/setLevel": self._set_level}
+        self._modern: dict[str, Handler] = {
+            **common,
+            "server/discover": self._discover,
+            "tasks/get": self._task_get,
+            "tasks/update": self._task_update,
+            "tasks/cancel": self._task_cancel,
+        }
+        self._legacy: dict[str, Handler] = {
+            **common,
+            "logging/setLevel": self._set_level,
+            "tasks/get": self._task_get,
+            "tasks/result": self._task_result,
+            "tasks/list": self._task_list,
+            "tasks/cancel": self._task_cancel,
+        }
 
     # ------------------------------------------------------ the app's side
 
@@ -237,10 +284,13 @@ class _Demo:
         if self.server.log_wanted(call.request, level):
             await self._notify("notifications/message", {"level": level, "logger": F.NAME, "data": text})
 
-    async def _progress(self, call: _Call, progress: int, total: int, message: str) -> None:
+    async def _progress(self, call: _Call, progress: float, total: float | None, message: str) -> None:
         if call.token is None:
+            await trio.lowlevel.checkpoint()
             return
-        params: dict[str, JSON] = {"progressToken": call.token, "progress": progress, "total": total}
+        params: dict[str, JSON] = {"progressToken": call.token, "progress": progress}
+        if total is not None:
+            params["total"] = total
         if call.version >= "2025-03-26":
             params["message"] = message
         await self._notify("notifications/progress", params)
@@ -339,6 +389,84 @@ class _Demo:
             return {"completion": F.complete_name(value)}
         return {"completion": {"values": [], "total": 0, "hasMore": False}}
 
+    # ------------------------------------------------------------- tasks
+
+    def _tasks_allowed(self, call: _Call) -> None:
+        """Refuse ``tasks/*`` where the era has no tasks, or the client did not declare them."""
+        if call.era == "modern":
+            if not declares_extension(call.caps):
+                raise extension_missing(call.request.method)
+        elif call.version < TASKS_SINCE:
+            raise RpcError(
+                METHOD_NOT_FOUND, f"method not found: {call.request.method} (tasks came in {TASKS_SINCE})"
+            )
+
+    async def _task_get(self, call: _Call) -> dict[str, JSON]:
+        self._tasks_allowed(call)
+        return await self.tasks.get(call.request, call.era)
+
+    async def _task_result(self, call: _Call) -> dict[str, JSON]:
+        self._tasks_allowed(call)
+        return await self.tasks.result(call.request)
+
+    async def _task_list(self, call: _Call) -> dict[str, JSON]:
+        self._tasks_allowed(call)
+        return await self.tasks.list(call.request)
+
+    async def _task_cancel(self, call: _Call) -> dict[str, JSON]:
+        self._tasks_allowed(call)
+        return await self.tasks.cancel(call.request, call.era)
+
+    async def _task_update(self, call: _Call) -> dict[str, JSON]:
+        self._tasks_allowed(call)
+        return await self.tasks.update(call.request)
+
+    async def _long_work(
+        self, call: _Call, name: str, arguments: dict[str, JSON], context: _Context
+    ) -> dict[str, JSON]:
+        """``report`` or ``batch``, as a task or within the request."""
+        try:
+            checked = F.check_arguments(name, arguments)
+        except F.BadArguments as exc:
+            await trio.lowlevel.checkpoint()
+            return _text(str(exc), is_error=True)
+        if name == "report":
+            return await self._report(call, context, checked["steps"], checked["delay"], checked["ask"])
+        return await self._batch(context, checked["items"], checked["delay"], checked.get("fail_at"))
+
+    async def _report(
+        self, call: _Call, context: _Context, steps: int, delay: float, ask: bool
+    ) -> dict[str, JSON]:
+        answer: JSON = None
+        for step in range(1, steps + 1):
+            await trio.sleep(delay)
+            await context.progress(step, steps, f"Step {step} of {steps}")
+            if ask and step == (steps + 1) // 2:
+                caps = call.caps if call.era == "modern" else self._client_caps
+                if not F.can_elicit_form(caps):
+                    return _text(
+                        "The client did not declare the elicitation capability (form mode),"
+                        " so the server cannot ask who the report is for.",
+                        is_error=True,
+                    )
+                params = F.elicitation(F.REPORT_QUESTION, call.version)
+                try:
+                    answer = await context.ask("elicitation/create", params, message=F.REPORT_QUESTION)
+                except (MCPError, _NoAnswer) as exc:
+                    return _text(f"The question got no answer: {exc}.", is_error=True)
+        text, is_error = F.report_text(steps, answer)
+        return _text(text, is_error=is_error)
+
+    async def _batch(
+        self, context: _Context, items: int, delay: float, fail_at: int | None
+    ) -> dict[str, JSON]:
+        for item in range(1, items + 1):
+            await trio.sleep(delay)
+            if item == fail_at:
+                raise RpcError(INTERNAL_ERROR, f"item {item} of {items} failed", {"item": item})
+            await context.progress(item, items, f"Item {item} of {items} done")
+        return _text(f"Processed {items} item{'s' if items != 1 else ''}.")
+
     # ------------------------------------------------------------- tools
 
     async def _call_tool(self, call: _Call) -> dict[str, JSON]:
@@ -348,6 +476,25 @@ class _Demo:
         if name not in F.TOOL_NAMES:
             raise RpcError(INVALID_PARAMS, f"unknown tool {name!r}; this server has {sorted(F.TOOL_NAMES)}")
         arguments = _arguments(call, "tool")
+        if F.TASK_SUPPORT[name] != "forbidden":
+            as_task = wants_task(
+                era=call.era,
+                version=call.version,
+                tool=name,
+                support=F.TASK_SUPPORT[name],
+                params=call.params,
+                capabilities=call.caps,
+            )
+            if as_task:
+
+                async def work(context: _Context) -> dict[str, JSON]:
+                    return await self._long_work(call, name, arguments, context)
+
+                await trio.lowlevel.checkpoint()
+                return self.tasks.create(call.request, call.era, work, name=name)
+            return await self._long_work(call, name, arguments, _Direct(self, call))
+        if "task" in call.params and call.era == "legacy" and call.version >= TASKS_SINCE:
+            wants_task(era="legacy", version=call.version, tool=name, support="forbidden", params=call.params)
         try:
             checked = F.check_arguments(name, arguments)
             if name == "echo":
