@@ -18,6 +18,8 @@ the job of `clean_line`, so that the framer itself stays a pure splitter.
 
 from __future__ import annotations
 
+from typing import cast
+
 import attrs
 
 __all__ = ["KEEP", "LineFramer", "Oversized", "clean_line"]
@@ -87,10 +89,19 @@ class LineFramer:
         Lines are returned without their LF. An empty ``data`` is allowed and
         returns nothing (it does *not* mean end of stream; see `eof`).
         """
-        out: list[bytes | Oversized] = []
-        start = 0
         end = len(data)
         max_line = self._max_line
+        if self._size == 0 and end <= max_line:
+            # Nothing held, and no line of this chunk can be too long: split
+            # it at once (the common case, and the cheapest).
+            lines = data.split(b"\n")
+            rest = lines.pop()
+            if rest:
+                self._parts.append(rest)
+                self._size = len(rest)
+            return cast("list[bytes | Oversized]", lines)
+        out: list[bytes | Oversized] = []
+        start = 0
         while start < end:
             nl = data.find(b"\n", start)
             if nl < 0:

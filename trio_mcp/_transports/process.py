@@ -15,7 +15,8 @@ nothing about JSON-RPC:
   therefore blocks only the writer task, which closing can always cancel.
 * A lone request reads its own answer in its own task (`ProcessChannel.read_until`):
   the reader task hands stdout over when nothing is in flight, and takes it
-  back when a caller is not back within `LEASE` seconds.
+  back when a caller is not back within `LEASE` seconds (up to `LEASE_MAX`
+  right after a run of lone requests).
 * Death is watched on the process itself (``waitid``/pidfd), not only
   through stdout EOF, so a server whose grandchild keeps stdout open is still
   seen to die; the output written just before the death is read first.
@@ -71,6 +72,10 @@ STDERR_LINE_MAX: Final = 64 * 1024
 #: answers, before it takes it back (only while nothing is in flight: a
 #: notification then waits at most about this long).
 LEASE: Final = 0.005
+#: ... doubled, up to this, each time a caller came for it in the meantime:
+#: while lone requests follow each other, the reader looks less often (and
+#: a notification right after the last of them waits at most this long).
+LEASE_MAX: Final = 0.05
 #: A reader that finds more output chunk after chunk yields after this many.
 YIELD_EVERY: Final = 4
 #: How many characters of the command line the server's name shows.
@@ -81,6 +86,10 @@ NAME_MAX: Final = 60
 _READ_SIZE: Final = 64 * 1024
 
 _Reading = Literal["reader", "direct", "idle"]
+
+_wait_readable = trio.lowlevel.wait_readable
+_checkpoint_if_cancelled = trio.lowlevel.checkpoint_if_cancelled
+_cancel_shielded_checkpoint = trio.lowlevel.cancel_shielded_checkpoint
 
 
 def signal_name(number: int) -> str:
@@ -177,6 +186,7 @@ class ProcessChannel(Channel):
 
         self._exited = trio.Event()
         self._stdout_eof = trio.Event()
+        self._eof = False  # _stdout_eof.is_set(), without a call
         self._stderr_eof = trio.Event()
 
         # Writing.
@@ -355,14 +365,14 @@ class ProcessChannel(Channel):
         assert receiver is not None
         deliver = receiver.message_received
         for line in self._framer.feed(data):
-            if isinstance(line, bytes) and not (line[:1] == b"{" and line[-1:] == b"}"):
+            if type(line) is bytes and (line[:1] != b"{" or line[-1:] != b"}"):
                 line = clean_line(line)
                 if not line:
                     continue
             deliver(line)
 
     def _stdout_ended(self, exc: BaseException | None = None) -> None:
-        if self._stdout_eof.is_set():
+        if self._eof:
             return
         if exc is not None and not self._closing:
             self._log(f"reading the stdout of {self.name} failed: {exc!r}")
@@ -381,6 +391,7 @@ class ProcessChannel(Channel):
                         self._log(f"{self.name} ended its output in the middle of a line ({len(line)} bytes)")
                         continue
                 receiver.message_received(line)
+        self._eof = True
         self._stdout_eof.set()
         if not self._closing:
             self._begin_gone()
@@ -397,17 +408,23 @@ class ProcessChannel(Channel):
         assert receiver is not None
         fd = self._stdout_fd
         unbroken = 0
+        lease = LEASE
         try:
-            while not self._stdout_eof.is_set():
+            while not self._eof:
                 if self._reading != "reader":
                     # A caller reads stdout itself (or may soon): rest, and
-                    # take stdout back when nobody came for LEASE seconds.
+                    # take stdout back when nobody came for it for a whole
+                    # lease. While lone requests keep coming, look less
+                    # often: each look costs a timeout.
                     seen = self._direct_reads
-                    with trio.move_on_after(LEASE):
+                    with trio.move_on_after(lease):
                         await self._reader.park()
-                    if self._reading == "idle" and self._direct_reads == seen:
+                    if self._direct_reads != seen:
+                        lease = min(lease * 2, LEASE_MAX)
+                    elif self._reading == "idle":
                         self._reading = "reader"
                     continue
+                lease = LEASE
                 data = self._read_some()
                 if data is None:
                     await trio.lowlevel.wait_readable(fd)
@@ -430,34 +447,39 @@ class ProcessChannel(Channel):
             self._stdout_ended(None if self._closing else exc)
 
     async def read_until(self, done: Callable[[], bool]) -> bool:
-        if self._reading != "idle" or self._stdout_eof.is_set():
+        if self._reading != "idle" or self._eof:
             # (Closing, the reader takes stdout back: never "idle" then.)
             return False
+        # Trio's pattern for an operation that may complete at once: the
+        # cancel point first, a schedule point last.
+        await _checkpoint_if_cancelled()
         self._reading = "direct"
         self._direct_reads += 1
         fd = self._stdout_fd
+        waited = False
         unbroken = 0
         try:
-            # The caller has just written its request: its answer is not
-            # there yet, so wait first (this is the checkpoint).
-            await trio.lowlevel.wait_readable(fd)
+            # Read first, wait only when there is nothing to read: the answer
+            # is often there already (always, when this task was slow to get
+            # here), and waiting costs an epoll registration.
             while not done():
                 try:
-                    data = self._read_some()
-                    if data is None:
-                        unbroken = 0
-                        await trio.lowlevel.wait_readable(fd)
-                        continue
-                except (trio.ClosedResourceError, OSError) as exc:
-                    if not isinstance(exc, trio.ClosedResourceError):
-                        self._stdout_ended(exc)
+                    data = os.read(fd, _READ_SIZE)
+                except BlockingIOError:
+                    waited = True
+                    unbroken = 0
+                    await _wait_readable(fd)
+                    continue
+                except OSError as exc:
+                    self._stdout_ended(exc)
                     return True
-                unbroken += 1
-                if unbroken % YIELD_EVERY == 0:
-                    await trio.lowlevel.checkpoint()
                 if not data:
                     self._stdout_ended()
                     return True
+                unbroken += 1
+                if unbroken % YIELD_EVERY == 0:
+                    waited = True
+                    await trio.lowlevel.checkpoint()
                 self._feed(data)
         except trio.ClosedResourceError:
             return True
@@ -465,11 +487,13 @@ class ProcessChannel(Channel):
             if self._reading == "direct":
                 receiver = self._receiver
                 assert receiver is not None
-                if receiver.is_idle() and not self._closing and not self._stdout_eof.is_set():
+                if receiver.is_idle() and not self._closing and not self._eof:
                     self._reading = "idle"
                 else:
                     self._reading = "reader"
                     self._reader.wake()
+        if not waited:
+            await _cancel_shielded_checkpoint()
         return True
 
     def _take_stdout_back(self) -> None:
