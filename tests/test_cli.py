@@ -485,8 +485,9 @@ def test_timeout_is_the_budget_of_the_whole_command_closing_included(tmp_path):
     assert result.returncode == cli.EXIT_TIMEOUT
     events = dict(line.split() for line in record.read_text().splitlines())
     assert set(events) == {"EOF", "TERM"}
-    # With the grace, 2 s would pass between the two (the grace is 2 s).
-    assert float(events["TERM"]) - float(events["EOF"]) < 1.0
+    # With the grace, at least 2 s would pass between the two: anything under
+    # it means no grace (a loaded machine can take a second to send the signal).
+    assert float(events["TERM"]) - float(events["EOF"]) < 1.9
 
 
 @pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])

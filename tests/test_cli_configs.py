@@ -41,7 +41,7 @@ def write(path: Path, value) -> Path:
     return path
 
 
-def run(project: Path, *args: str, extra_env: dict[str, str] | None = None):
+def run(project: Path, *args: str, extra_env: dict[str, str] | None = None, stdin: str | None = None):
     environ = {key: value for key, value in os.environ.items() if key not in ("XDG_CONFIG_HOME", "APPDATA")}
     environ["HOME"] = str(project.parent / "home")
     environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), environ.get("PYTHONPATH")) if p)
@@ -50,7 +50,7 @@ def run(project: Path, *args: str, extra_env: dict[str, str] | None = None):
     return subprocess.run(
         [sys.executable, "-m", "trio_mcp", *args],
         cwd=project,
-        stdin=subprocess.DEVNULL,
+        input=stdin if stdin is not None else "",
         capture_output=True,
         text=True,
         env=environ,
@@ -278,6 +278,109 @@ def test_the_shell_on_a_configured_server(project):
     assert "Traceback" not in result.stderr
 
 
+SCRIPTED = {"command": sys.executable, "args": [str(ROOT / "tests" / "servers" / "mcp_server.py")]}
+
+
+def test_prompts_resources_and_templates_across_servers(project):
+    write(
+        project / ".mcp.json",
+        {"mcpServers": {"demo": DEMO, "mem": SCRIPTED, "gone": {"command": "/no/such"}}},
+    )
+    prompts = check(run(project, "--config", ".mcp.json", "prompts"))
+    assert "demo__greet - Greet someone" in prompts.stdout.splitlines()
+    assert "mem__greet" in prompts.stdout
+    assert "server 'gone' is failed" in prompts.stderr
+    assert "its prompts are not listed" in prompts.stderr
+    listed = json.loads(check(run(project, "--config", ".mcp.json", "prompts", "--json")).stdout)["prompts"]
+    greet = next(prompt for prompt in listed if prompt["server"] == "demo")
+    assert (greet["name"], greet["serverPrompt"]) == ("demo__greet", "greet")
+    assert greet["arguments"][0]["name"] == "name"
+
+    resources = check(run(project, "--config", ".mcp.json", "resources")).stdout.splitlines()
+    assert any(line.startswith("demo://readme  (") and line.endswith("  [demo]") for line in resources)
+    assert any(line.startswith("mem://a  (") and line.endswith("  [mem]") for line in resources)
+    templates = json.loads(check(run(project, "--config", ".mcp.json", "templates", "--json")).stdout)
+    pairs = {(t["uriTemplate"], t["server"]) for t in templates["resourceTemplates"]}
+    assert {("demo://greeting/{name}", "demo"), ("mem://items/{id}", "mem")} <= pairs
+    # --server: that server's own list, as for any server.
+    one = check(run(project, "--config", ".mcp.json", "--server", "mem", "resources")).stdout
+    assert "mem://a" in one
+    assert "demo://readme" not in one
+
+
+def test_call_a_tool_by_its_group_wide_name(project):
+    write(project / ".mcp.json", {"mcpServers": {"demo": DEMO, "demo.v2": DEMO}})
+    assert check(run(project, "--config", ".mcp.json", "call", "demo__echo", "text=hi")).stdout == "hi\n"
+    result = check(run(project, "--config", ".mcp.json", "call", "nope__echo"), cli.EXIT_CONFIG)
+    assert "'nope__echo' names no server" in result.stderr
+
+
+SHELL_SCRIPT = """\
+tools
+call demo.add a=1 b=2
+call mem__echo text=by-its-group-name
+prompt demo.greet name=Ada
+read mem://a
+read demo://greeting/Zed
+read mem://items/7 --server demo
+call nope
+call echo text=own-name --server mem
+call demo.slow
+call slow --server demo
+info
+info --server demo
+servers
+"""
+
+
+def test_the_shell_across_servers(project):
+    demo = {**DEMO, "disabledTools": ["slow"]}
+    write(project / ".mcp.json", {"mcpServers": {"demo": demo, "mem": SCRIPTED}})
+    result = run(project, "--config", ".mcp.json", "shell", stdin=SHELL_SCRIPT)
+    assert "Traceback" not in result.stderr
+    out = result.stdout
+    assert "demo__echo - Echo" in out
+    assert "mem__echo" in out
+    assert "\n3\n" in out
+    assert "by-its-group-name\n" in out
+    assert "Please write a short, warm greeting for Ada." in out
+    assert "alpha\n" in out  # the scripted server's mem://a
+    assert "Hello, Zed!" in out  # a template of the demo server only
+    assert "own-name\n" in out
+    assert "server:       trio-mcp-demo" in out
+    assert out.splitlines()[-3].split() == ["NAME", "STATE", "TOOLS", "DETAIL"]
+    errors = result.stderr.splitlines()
+    assert "no server offers a tool named 'nope'" in result.stderr
+    assert any("'info' talks to one server: say which with --server NAME" in line for line in errors)
+    # A tool the configuration leaves out is not called, by either name.
+    assert "demo__slow" not in out
+    assert errors.count("trio-mcp: server 'demo' offers no tool named 'slow'") == 2
+    assert "trio-mcp: no server offers a tool named 'demo.slow'" not in errors
+    # The demo server is asked for what it does not have: its own error, and the shell goes on.
+    assert any("resources/read" in line for line in errors)
+    assert result.returncode == cli.EXIT_OK  # the last command's status
+
+
+def test_the_shell_across_servers_says_which_server_a_shared_resource_needs(project):
+    write(project / ".mcp.json", {"mcpServers": {"one": DEMO, "two": DEMO}})
+    result = run(
+        project,
+        "--config",
+        ".mcp.json",
+        "shell",
+        stdin="read demo://readme\nread demo://readme --server two\nprompt two__greet name=Bob\nexit 0\n",
+    )
+    assert result.returncode == 0
+    assert "the servers 'one', 'two' all have the resource 'demo://readme': say which with --server NAME" in (
+        result.stderr
+    )
+    assert result.stdout.startswith("# The trio-mcp demo server")
+    help_text = run(project, "--config", ".mcp.json", "shell", stdin="help\n").stdout
+    assert "  servers    " in help_text
+    assert "--server NAME on a line sends that command to one server" in help_text
+    assert "greeting for Bob" in result.stdout
+
+
 def test_the_entry_env_file_and_cwd_reach_the_server(project):
     write(project / "sub" / ".env", "GREETING=hello\n")
     (project / "sub" / "work").mkdir()
@@ -324,7 +427,7 @@ def test_a_dying_server_is_named_without_its_expanded_values(project):
         ),
         (["--config", ".mcp.json", "call", "echo"], "'echo' names no server"),
         (["--config", ".mcp.json", "info"], "'info' talks to one server: name it with --server NAME"),
-        (["--config", ".mcp.json", "shell"], "'shell' talks to one server"),
+        (["--config", ".mcp.json", "prompts", "--server", "nope"], "no server named 'nope'"),
         (["--config", "missing.json", "servers"], "missing.json: cannot read the file"),
         (["--config", "bad.json", "servers"], "bad.json: not valid JSON"),
     ],

@@ -412,10 +412,21 @@ def test_shell_with_no_input_exits_at_once():
 # ------------------------------------------------------------------ the shell, on a terminal
 
 
+def _take_terminal() -> None:
+    """In the child: a session of its own, with stdin (the pseudo-terminal) as its controlling terminal."""
+    import fcntl
+    import termios
+
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class Terminal:
     """The shell with stdin, stdout and stderr on a pseudo-terminal."""
 
-    def __init__(self, *args: str, environ: dict[str, str]) -> None:
+    def __init__(self, *args: str, environ: dict[str, str], controlling: bool = False) -> None:
+        """``controlling``: the terminal is the shell's controlling terminal, so that Ctrl-C
+        typed on it (``\x03``) sends SIGINT to the shell's process group, as for a person."""
         self.master, slave = os.openpty()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "trio_mcp", *args],
@@ -423,7 +434,8 @@ class Terminal:
             stdout=slave,
             stderr=slave,
             env=environ,
-            start_new_session=True,
+            start_new_session=not controlling,
+            preexec_fn=_take_terminal if controlling else None,
         )
         os.close(slave)
         self.output = b""
@@ -495,6 +507,29 @@ def test_shell_on_a_terminal_completes_and_keeps_history(tmp_path):
     assert code == 0, output
 
 
+def test_shell_on_a_terminal_completes_resource_uris_and_templates():
+    pytest.importorskip("readline", reason="this Python has no readline")
+    terminal = Terminal("shell", environ=env())
+    terminal.expect("trio-mcp> ")
+    # "demo://" is common to the resource and the template: Tab fills it in, and the
+    # second Tab after it lists both.
+    terminal.send("read d\t\t\t")
+    terminal.expect("demo://greeting/")
+    terminal.expect("demo://readme")
+    # "g": the template's start, to type the rest after.
+    terminal.send("g\tAda\r")
+    terminal.expect("Hello, Ada!")
+    terminal.expect_count("trio-mcp> ", 3)  # the prompt redrawn after the list, then the next one
+    # In the variable: the names the server suggests for it (completion/complete).
+    terminal.send("read demo://greeting/Ka\t\r")
+    terminal.expect("Hello, Katherine!")
+    terminal.expect_count("trio-mcp> ", 4)
+    terminal.send("exit\r")
+    code, output = terminal.finish()
+    assert code == 0, output
+    assert "read demo://greeting/Ada" in output
+
+
 def test_shell_on_a_terminal_with_an_unwritable_history(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -538,6 +573,141 @@ def test_shell_on_a_terminal_interrupted_at_the_prompt():
     assert code == cli.EXIT_INTERRUPTED, output
     assert "Traceback" not in output
     assert output.endswith("trio-mcp> \r\n")
+
+
+needs_a_terminal = pytest.mark.skipif(
+    sys.platform == "win32" or not hasattr(os, "setsid"), reason="needs a Unix pseudo-terminal"
+)
+
+
+@needs_a_terminal
+def test_shell_on_a_terminal_ctrl_c_cancels_the_command_only():
+    terminal = Terminal("shell", environ=env(), controlling=True)
+    terminal.expect("trio-mcp> ")
+    terminal.send("call slow steps=100 delay=0.5\r")
+    terminal.expect("/100")  # the progress bar: the call is under way
+    terminal.send("\x03")  # Ctrl-C, typed
+    terminal.expect("trio-mcp: interrupted (tools/call); the server goes on")
+    terminal.expect_count("trio-mcp> ", 2)
+    # The same server answers the next command.
+    terminal.send("call add a=2 b=3\r")
+    terminal.expect("5\r\n")
+    terminal.expect_count("trio-mcp> ", 3)
+    terminal.send("\x03")  # at the prompt: the shell ends
+    code, output = terminal.finish()
+    assert code == cli.EXIT_INTERRUPTED, output
+    assert "Traceback" not in output
+    assert "done" not in output.split("interrupted", 1)[1]  # the slow call did not finish
+
+
+@needs_a_terminal
+def test_shell_on_a_terminal_ctrl_c_withdraws_the_request_from_the_server(tmp_path):
+    record = tmp_path / "record"
+    server = [sys.executable, str(SCRIPTED), "--record", str(record)]
+    terminal = Terminal("shell", "--", *server, environ=env(), controlling=True)
+    terminal.expect("trio-mcp> ")
+    terminal.send("call hang\r")
+    deadline = time.monotonic() + LIMIT
+    while '"tools/call"' not in (record.read_text() if record.exists() else ""):
+        assert time.monotonic() < deadline, "the call never reached the server"
+        time.sleep(0.05)
+    terminal.send("\x03")
+    terminal.expect("trio-mcp: interrupted (tools/call); the server goes on")
+    terminal.expect_count("trio-mcp> ", 2)
+    terminal.send("call echo text=still-here\r")
+    terminal.expect("still-here\r\n")
+    terminal.expect_count("trio-mcp> ", 3)
+    terminal.send("\x04")  # Ctrl-D: the shell ends
+    code, output = terminal.finish()
+    assert code == 0, output
+    messages = [json.loads(line) for line in record.read_text().splitlines() if not line.startswith("#")]
+    starts = [line for line in record.read_text().splitlines() if line.startswith("#start")]
+    assert len(starts) == 1  # one server process throughout
+    calls = [m for m in messages if m.get("method") == "tools/call"]
+    assert [m["params"]["name"] for m in calls] == ["hang", "echo"]
+    cancelled = [m for m in messages if m.get("method") == "notifications/cancelled"]
+    assert [m["params"]["requestId"] for m in cancelled] == [calls[0]["id"]]
+    # Withdrawn before the next call was sent.
+    assert messages.index(cancelled[0]) < messages.index(calls[1])
+
+
+@needs_a_terminal
+def test_shell_across_servers_on_a_terminal(tmp_path):
+    pytest.importorskip("readline", reason="this Python has no readline")
+    demo = {"command": sys.executable, "args": ["-m", "trio_mcp.demo"]}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"one": demo, "two": demo}}))
+    terminal = Terminal("--config", str(config), "shell", environ=env(), controlling=True)
+    terminal.expect("trio-mcp> ")
+    # Tab completes the catalogue's names.
+    terminal.send("call two__e\ttext=hi\r")
+    terminal.expect("hi\r\n")
+    terminal.expect_count("trio-mcp> ", 2)
+    terminal.send("call one.slow steps=100 delay=0.5\r")
+    terminal.expect("/100")
+    terminal.send("\x03")  # Ctrl-C: that call only
+    terminal.expect("trio-mcp: interrupted (tools/call); the server goes on")
+    terminal.expect_count("trio-mcp> ", 3)
+    terminal.send("call one__add a=2 b=3\r")
+    terminal.expect("5\r\n")
+    terminal.expect_count("trio-mcp> ", 4)
+    terminal.send("servers --json\r")
+    terminal.expect_count("trio-mcp> ", 5)
+    terminal.send("\x03")
+    code, output = terminal.finish()
+    assert code == cli.EXIT_INTERRUPTED, output
+    assert "call two__echo text=hi" in output
+    listing = output.split("servers --json\r\n", 1)[1].split("trio-mcp> ", 1)[0]
+    # Both ready, and neither started again.
+    servers = json.loads(listing.replace("\r\n", "\n"))["servers"]
+    assert [(s["name"], s["state"], s["restarts"]) for s in servers] == [
+        ("one", "ready", 0),
+        ("two", "ready", 0),
+    ]
+    assert "Traceback" not in output
+
+
+def test_shell_across_servers_goes_on_when_a_server_dies(tmp_path):
+    config = tmp_path / "mcp.json"
+    scripted = {"command": sys.executable, "args": [str(SCRIPTED)]}
+    config.write_text(json.dumps({"mcpServers": {"mem": scripted}}))
+    terminal = Terminal("--config", str(config), "shell", environ=env())
+    terminal.expect("trio-mcp> ")
+    terminal.send("call mem__exit code=3\r")  # answered, then the process exits
+    terminal.expect_count("trio-mcp> ", 2)
+    # The group starts it again: a call fails while the death is noticed, then works.
+    prompts = 2
+    while b"back-again\r\n" not in terminal.output:
+        terminal.send("call mem__echo text=back-again\r")
+        prompts += 1
+        terminal.expect_count("trio-mcp> ", prompts)
+    terminal.send("servers --json\r")
+    terminal.expect_count("trio-mcp> ", prompts + 1)
+    terminal.send("exit 0\r")
+    code, output = terminal.finish()
+    assert code == 0, output
+    listing = output.rsplit("servers --json\r\n", 1)[1].split("trio-mcp> ", 1)[0]
+    (server,) = json.loads(listing.replace("\r\n", "\n"))["servers"]
+    assert (server["state"], server["restarts"]) == ("ready", 1)
+    assert "Traceback" not in output
+
+
+@needs_a_terminal
+def test_shell_on_a_terminal_ctrl_c_while_a_question_is_asked():
+    terminal = Terminal("shell", environ=env(), controlling=True)
+    terminal.expect("trio-mcp> ")
+    terminal.send("call ask\r")
+    terminal.expect("Name [1.. characters, required]: ")
+    terminal.send("\x03")
+    terminal.expect("trio-mcp: interrupted")
+    terminal.expect_count("trio-mcp> ", 2)
+    # The next line goes to the shell, not to the question that was interrupted.
+    terminal.send("call echo text=next\r")
+    terminal.expect("next\r\n")
+    terminal.expect_count("trio-mcp> ", 3)
+    terminal.send("exit\r")
+    code, output = terminal.finish()
+    assert code == 0, output
 
 
 # ------------------------------------------------------------------ completion, in-process
@@ -619,7 +789,18 @@ CATALOG = Catalog(
         ("tools --", ["--json ", "--timeout ", "--verbose ", "--schema "]),
         ("prompt ", ["greet "]),
         ("prompt greet t", ["tone="]),
-        ("read ", ["demo://readme "]),
+        ("read ", ["demo://readme ", "demo://greeting/", "file:///"]),
+        ("call -o out.txt a", ["add "]),
+        ("call add -o ", []),
+        ("log-level i", ["info "]),
+        ("tasks ", ["start ", "list ", "status ", "result ", "cancel "]),
+        ("tasks start a", ["add "]),
+        ("tasks start add --detach a=1 ", ["b="]),
+        ("tasks status ", []),
+        ("log-level info ", []),
+        ("read demo://g", ["demo://greeting/"]),
+        ("read demo://greeting/", []),
+        ("read f", ["file:///"]),
         ("read demo://readme ", []),
         ("complete ", ["prompt ", "template "]),
         ("complete prompt ", ["greet "]),
@@ -637,6 +818,26 @@ def test_completions(line, expected):
     if not line.endswith(" ") and " " not in line:
         before, text = "", line
     assert completions(before, text, CATALOG) == expected
+
+
+def test_completions_of_a_template_variable_ask_the_server():
+    asked = []
+
+    def suggest(template, name, typed):
+        asked.append((template, name, typed))
+        return {"demo://greeting/{name}": ["Ada", "Alan", "Bob"]}.get(template, [])
+
+    templates = Catalog(templates=["demo://greeting/{name}", "x://{a}/{b}", "file:///{+path}"])
+    assert completions("read ", "demo://greeting/A", templates, suggest) == [
+        "demo://greeting/Ada ",
+        "demo://greeting/Alan ",
+    ]
+    assert asked == [("demo://greeting/{name}", "name", "A")]
+    assert completions("read ", "demo://greeting/x/", templates, suggest) == []  # past the variable
+    asked.clear()
+    assert completions("read ", "x://q", templates, suggest) == []
+    assert asked == [("x://{a}/{b}", "a", "q")]  # a reserved expansion ({+path}) is not asked about
+    assert completions("read ", "demo://greeting/A", templates) == []  # no server to ask
 
 
 def test_template_variables():

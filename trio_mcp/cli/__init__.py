@@ -52,6 +52,8 @@ length of one command; without ``--``, the bundled demo server
 ``login URL|--server NAME [--headless] [--scope SCOPE]``, ``logout URL|--server NAME``
     Log in to a remote server that needs a login, keeping the login in the
     user's file store for every later command; forget it.
+``completion bash|zsh|fish``
+    The script that makes Tab complete these command lines in that shell.
 
 With ``--config FILE`` (repeatable) or ``--server NAME``, the servers are
 those of a configuration file (for ``servers`` and ``--server`` without
@@ -165,6 +167,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         if reconfigure is not None:
             with contextlib.suppress(ValueError, OSError):
                 reconfigure(errors="backslashreplace")
+    if args[:1] == ["__complete"]:  # what the completion scripts run on Tab
+        from ._completion import complete_command
+
+        return complete_command(args[1:])
     try:
         options = parse_args(args)
     except UsageError as exc:
@@ -174,6 +180,11 @@ def run(argv: Sequence[str] | None = None) -> int:
             prog += f" {command}"
         sys.stderr.write(f"{prog}: error: {exc} (see '{prog} --help')\n")
         return EXIT_USAGE
+    if options.command == "completion":
+        from ._completion import script
+
+        sys.stdout.write(script(options.target))
+        return EXIT_OK
     # Only now, with a command to run: Trio and the client.
     if options.command in LOGIN_COMMANDS:
         try:

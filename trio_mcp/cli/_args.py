@@ -126,6 +126,7 @@ COMMANDS: Final = (
     "login",
     "logout",
     "tasks",
+    "completion",
 )
 #: The levels of ``log-level`` (the protocol's ``LoggingLevel``), least severe first.
 LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -178,6 +179,7 @@ COMMAND_HELP: Final = {
     "login": "log in to a remote server, and keep the login: login URL | --server NAME",
     "logout": "forget the login kept for a remote server: logout URL | --server NAME",
     "tasks": "tool calls as tasks: tasks start TOOL [KEY=VALUE...] [--detach] | list | status|result|cancel ID",
+    "completion": "print the Tab completion script of a shell: completion bash|zsh|fish",
 }
 
 _DESCRIPTION = """\
@@ -528,6 +530,13 @@ def _command_parser(command: str) -> _ArgumentParser:
             metavar=f"{name} [KEY=VALUE...]",
             help=f"the {whose}'s name, then its arguments",
         )
+    elif command == "completion":
+        parser = _ArgumentParser(
+            usage="%(prog)s bash|zsh|fish",
+            description="Print the script that makes Tab complete trio-mcp's command lines in a shell.",
+            **kwargs,
+        )
+        parser.add_argument("target", metavar="SHELL", choices=("bash", "zsh", "fish"), help="the shell")
     elif command == "log-level":
         parser = _ArgumentParser(
             usage=f"%(prog)s [OPTIONS] LEVEL{server}",

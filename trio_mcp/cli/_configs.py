@@ -1,4 +1,10 @@
-"""The ``trio-mcp`` commands on configuration files: ``configs``, ``servers``, ``tools`` across servers.
+"""The ``trio-mcp`` commands on configuration files: ``configs``, ``servers``, the lists across servers.
+
+``tools``, ``prompts``, ``resources`` and ``templates`` list what every
+server of the configuration offers, and ``shell`` runs its commands across
+them (`GroupServers`); a tool or prompt is listed by its name in the
+group's catalogue (``SERVER__ITEM``), and found by that name or by
+``SERVER.ITEM``.
 
 And the choice of one server (``--server NAME``, ``call SERVER.TOOL``) for
 the other commands, which then run as with any server (`._run`).
@@ -11,11 +17,15 @@ user info.
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import shlex
+import sys
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
+import trio
 
 from .._config import (
     ConfigError,
@@ -25,32 +35,64 @@ from .._config import (
     load_config,
 )
 from .._config.spec import shown_url
-from .._errors import AuthRequired
-from ._args import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_OK, EXIT_TIMEOUT, PROG, Options
-from ._console import Console
+from .._errors import AuthRequired, MCPError, ServerGone, TransportClosed
+from ._args import (
+    EXIT_CONFIG,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TIMEOUT,
+    EXIT_USAGE,
+    PROG,
+    Options,
+)
+from ._console import Console, isatty
 from ._names import find_server
-from ._render import join_lines, pretty_json, tool_lines, wire_json
+from ._render import (
+    join_lines,
+    note_line,
+    pretty_json,
+    prompt_lines,
+    resource_lines,
+    template_lines,
+    tool_lines,
+    wire_json,
+)
 from ._run import (
+    HANDLERS,
     PROBE_TIMEOUT,
+    Command,
     Failure,
     emit_stdout_json,
     execute,
+    explain,
     failure_from,
     flush_stdout,
     login_command,
     wanted_scope,
 )
-from ._shell import execute_shell
+from ._shell import SHELL_COMMANDS, Catalog, Lines, execute_shell, shell_loop, template_suggestions
+from ._tasks import run_tasks
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
-    from .._group import ServerGroup, ServerStatus
+    from .._group import Listed, ServerGroup, ServerStatus
+    from ._shell import Lines
 
 JSON = Any
 
 #: The longest detail a table row shows.
 DETAIL_MAX: Final = 100
+#: The commands that list what every server of a configuration offers.
+LIST_COMMANDS: Final = ("tools", "prompts", "resources", "templates")
+#: The commands of a shell across the servers of a configuration.
+GROUP_SHELL_COMMANDS: Final = (
+    *SHELL_COMMANDS[: SHELL_COMMANDS.index("help")],
+    "servers",
+    "help",
+    "exit",
+    "quit",
+)
 
 
 class ConfigFailure(Exception):
@@ -323,8 +365,6 @@ def _route_group_log(options: Options, console: Console) -> None:
 
 
 async def _run_group(options: Options, loaded: Loaded, console: Console) -> tuple[int, str]:
-    import trio
-
     from .._group import open_servers
     from .._options import ClientOptions
 
@@ -335,10 +375,8 @@ async def _run_group(options: Options, loaded: Loaded, console: Console) -> tupl
     with trio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
         client_options = ClientOptions(protocol=options.protocol, probe_timeout=probe)
         async with open_servers(_capped(loaded.config, timeout), options=client_options) as group:
-            if options.command == "servers":
-                output = _render_servers(options, group, loaded)
-            else:
-                output = _render_tools(options, group, loaded, console)
+            _say_unlisted(options, group, loaded, console)
+            output = render_listing(options, group, loaded, console)
     if scope.cancelled_caught:
         raise Failure(
             EXIT_TIMEOUT, f"timed out after {timeout:g} s while starting the servers", kind="timeout"
@@ -363,19 +401,54 @@ def _render_servers(options: Options, group: ServerGroup, loaded: Loaded) -> str
     )
 
 
-def _render_tools(options: Options, group: ServerGroup, loaded: Loaded, console: Console) -> str:
+def _say_unlisted(options: Options, group: ServerGroup, loaded: Loaded, console: Console) -> None:
+    """Say which servers' items a list leaves out, and why."""
+    if options.command not in LIST_COMMANDS:
+        return
+    what = "resource templates" if options.command == "templates" else options.command
     for status in group.statuses():
         if status.state == "needs-login":
             console.say(
                 f"{PROG}: server {status.name!r} {_status_detail(status, loaded, options)}:"
-                " its tools are not listed"
+                f" its {what} are not listed"
             )
         elif status.state not in ("ready", "disabled"):
             console.say(
                 f"{PROG}: server {status.name!r} is {status.state}"
-                f" ({_status_detail(status, loaded, options)}): its tools are not listed"
+                f" ({_status_detail(status, loaded, options)}): its {what} are not listed"
             )
-    listed = group.tools
+
+
+def render_listing(
+    options: Options, group: ServerGroup, loaded: Loaded, console: Console, server: str | None = None
+) -> str:
+    """What ``servers``, ``tools``, ``prompts``, ``resources`` or ``templates`` prints across servers
+    (or of ``server`` only); an empty list is said on stderr."""
+    command = options.command
+    if command == "servers":
+        return _render_servers(options, group, loaded)
+    if command == "tools":
+        return _render_tools(options, console, _of(group.tools, server))
+    if command == "prompts":
+        return _render_prompts(options, console, _of(group.prompts, server))
+    if command == "resources":
+        return _render_located(options, console, "resources", _of(group.resources, server), resource_lines)
+    templates = _of(group.resource_templates, server)
+    return _render_located(options, console, "resourceTemplates", templates, template_lines)
+
+
+def _of(entries: list[Listed[Any]], server: str | None) -> list[Listed[Any]]:
+    return entries if server is None else [entry for entry in entries if entry.server == server]
+
+
+def _nothing(options: Options, console: Console, what: str) -> str:
+    console.say(
+        f"(no server offers {what})" if options.server_name is None else f"(the server has no {what})"
+    )
+    return ""
+
+
+def _render_tools(options: Options, console: Console, listed: list[Listed[Any]]) -> str:
     if options.json_output:
         return (
             pretty_json(
@@ -394,10 +467,269 @@ def _render_tools(options: Options, group: ServerGroup, loaded: Loaded, console:
             + "\n"
         )
     if not listed:
-        console.say("(no server offers tools)")
+        return _nothing(options, console, "tools")
     return join_lines(
         "\n".join(tool_lines(attrs.evolve(entry.item, name=entry.name), options.schema)) for entry in listed
     )
+
+
+def _render_prompts(options: Options, console: Console, listed: list[Listed[Any]]) -> str:
+    if options.json_output:
+        prompts = [
+            {
+                **wire_json(entry.item),
+                "name": entry.name,
+                "server": entry.server,
+                "serverPrompt": entry.item.name,
+            }
+            for entry in listed
+        ]
+        return pretty_json({"prompts": prompts}) + "\n"
+    if not listed:
+        return _nothing(options, console, "prompts")
+    return join_lines("\n".join(prompt_lines(attrs.evolve(entry.item, name=entry.name))) for entry in listed)
+
+
+def _render_located(
+    options: Options,
+    console: Console,
+    key: str,
+    listed: list[Listed[Any]],
+    describe: Callable[[Any], list[str]],
+) -> str:
+    """Resources or templates across servers: each one's lines, its server at the end of the first."""
+    if options.json_output:
+        return (
+            pretty_json({key: [{**wire_json(entry.item), "server": entry.server} for entry in listed]}) + "\n"
+        )
+    if not listed:
+        return _nothing(options, console, "resource templates" if key == "resourceTemplates" else "resources")
+    out: list[str] = []
+    for entry in listed:
+        lines = describe(entry.item)
+        lines[0] += f"  [{entry.server}]"
+        out.append("\n".join(lines))
+    return join_lines(out)
+
+
+# ----------------------------------------------------------------- the shell across servers
+
+
+def _names_a_tool(options: Options) -> bool:
+    """Whether the command's target is a tool (``call TOOL``, ``tasks start TOOL``)."""
+    return options.command == "call" or (options.command == "tasks" and options.task_action == "start")
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """A URI template as a pattern its URIs match (each ``{...}`` any text)."""
+    parts = re.split(r"\{[^}]*\}", template)
+    return re.compile(".*".join(re.escape(part) for part in parts), re.DOTALL)
+
+
+class GroupServers:
+    """The shell's commands across the servers of a configuration (`.._shell.Backend`).
+
+    The lists are the group's; ``call`` and ``prompt`` take an item's name
+    as the lists show it (the group-wide ``SERVER__ITEM``) or ``SERVER.ITEM``;
+    ``read`` and ``complete template`` find the server whose resources (or
+    templates) have the URI; ``--server NAME`` on a line sends the command
+    to that server (``info``, and an item by its server's own name). A
+    server that dies is started again by the group, and the shell goes on.
+    """
+
+    commands: tuple[str, ...] = GROUP_SHELL_COMMANDS
+    server_per_line = True
+
+    def __init__(self, group: ServerGroup, loaded: Loaded) -> None:
+        self.group = group
+        self.loaded = loaded
+
+    async def run(self, session: Command, options: Options) -> int:
+        if options.command in (*LIST_COMMANDS, "servers"):
+            await trio.lowlevel.checkpoint()
+            if options.server_name is not None:
+                self._check_server(options.server_name)
+            session.emit(
+                render_listing(options, self.group, self.loaded, session.console, options.server_name)
+            )
+            return EXIT_OK
+        server = self._route(options)
+        try:
+            choose(options, self.loaded)
+        except ConfigFailure as exc:
+            raise Failure(EXIT_CONFIG, str(exc), kind="config") from None
+        try:
+            client = await self.group.client(server)
+            self._check_offered(options, server)
+            session.client = client
+            handler = run_tasks if options.command == "tasks" else HANDLERS[options.command]
+            code: int = await handler(session, client)
+        except (ServerGone, TransportClosed) as exc:
+            # The end of this command only: the group starts the server again.
+            raise explain(exc, options, session.stage) from None
+        except ConfigError as exc:
+            raise Failure(EXIT_CONFIG, str(exc), kind="config") from None
+        return code
+
+    def _check_offered(self, options: Options, server: str) -> None:
+        """A tool or prompt must be one the group lists (its allow and deny lists applied)."""
+        command = options.command
+        if _names_a_tool(options) or (command in ("prompt", "complete") and options.ref != "template"):
+            tool = _names_a_tool(options)
+            kind, entries = ("tool", self.group.tools) if tool else ("prompt", self.group.prompts)
+            if not any(entry.server == server and entry.item.name == options.target for entry in entries):
+                raise Failure(
+                    EXIT_USAGE, f"server {server!r} offers no {kind} named {options.target!r}", kind="usage"
+                )
+
+    def _check_server(self, name: str) -> None:
+        if name not in self.group.names:
+            names = ", ".join(map(repr, self.group.names))
+            raise Failure(EXIT_USAGE, f"no server named {name!r} (the servers: {names})", kind="usage")
+
+    def _route(self, options: Options) -> str:
+        """The server the command goes to (``options.server_name`` set, ``options.target`` its own name)."""
+        command = options.command
+        named = options.server_name
+        if named is not None:
+            self._check_server(named)
+            return named
+        if _names_a_tool(options) or (command in ("prompt", "complete") and options.ref != "template"):
+            kind = "tool" if _names_a_tool(options) else "prompt"
+            entries = self.group.tools if kind == "tool" else self.group.prompts
+            for entry in entries:
+                if options.target in (entry.name, f"{entry.server}.{entry.item.name}"):
+                    options.server_name = entry.server
+                    options.target = entry.item.name
+                    return entry.server
+            found = find_server(options.target, self.group.names)
+            if found is not None and found[1] is not None:  # a server not ready yet, or not listing it
+                options.server_name, options.target = found[0], found[1]
+                return found[0]
+            raise Failure(
+                EXIT_USAGE,
+                f"no server offers a {kind} named {options.target!r} ('{kind}s' lists them;"
+                f" or --server NAME {command} ...)",
+                kind="usage",
+            )
+        if command in ("read", "complete"):
+            uri = options.target
+            if command == "read":
+                servers = [entry.server for entry in self.group.resources if entry.item.uri == uri]
+                if not servers:
+                    servers = [
+                        entry.server
+                        for entry in self.group.resource_templates
+                        if _template_pattern(entry.item.uri_template).fullmatch(uri)
+                    ]
+            else:
+                servers = [
+                    entry.server for entry in self.group.resource_templates if entry.item.uri_template == uri
+                ]
+            servers = list(dict.fromkeys(servers))
+            if len(servers) == 1:
+                options.server_name = servers[0]
+                return servers[0]
+            what = "resource" if command == "read" else "resource template"
+            if servers:
+                raise Failure(
+                    EXIT_USAGE,
+                    f"the servers {', '.join(map(repr, servers))} all have the {what} {uri!r}:"
+                    f" say which with --server NAME",
+                    kind="usage",
+                )
+            raise Failure(
+                EXIT_USAGE,
+                f"no server lists the {what} {uri!r} (or say which with --server NAME)",
+                kind="usage",
+            )
+        ready = [status.name for status in self.group.statuses() if status.state == "ready"]
+        if len(ready) == 1:
+            options.server_name = ready[0]
+            return ready[0]
+        raise Failure(
+            EXIT_USAGE, f"{command!r} talks to one server: say which with --server NAME", kind="usage"
+        )
+
+    async def catalog(self) -> Catalog:
+        await trio.lowlevel.checkpoint()
+        group = self.group
+        return Catalog(
+            tools={e.name: e.item.input_schema for e in group.tools},
+            prompts={e.name: [a.name for a in e.item.arguments or []] for e in group.prompts},
+            resources=list(dict.fromkeys(entry.item.uri for entry in group.resources)),
+            templates=list(dict.fromkeys(entry.item.uri_template for entry in group.resource_templates)),
+            commands=self.commands,
+        )
+
+    async def read(self, lines: Lines) -> str | None:
+        return await lines.read()
+
+    async def suggest(self, template: str, name: str, typed: str) -> list[str]:
+        for entry in self.group.resource_templates:
+            if entry.item.uri_template == template:
+                try:
+                    client = await self.group.client(entry.server)
+                except MCPError:
+                    continue
+                return await template_suggestions(client, template, name, typed)
+        return []
+
+
+def execute_group_shell(options: Options, loaded: Loaded) -> int:
+    """Run ``trio-mcp --config FILE shell``: start every server, then the shell across them; the exit status."""
+    console = Console()
+    session = Command(options, console)
+    try:
+        code = trio.run(_group_shell, session, loaded)
+    except Failure as exc:
+        console.clear()
+        return exc.report(options, console, emit_stdout_json)
+    except BaseException as exc:
+        console.clear()
+        failure = failure_from(exc, options, console, session.stage)
+        return EXIT_INTERRUPTED if failure is None else failure.report(options, console, emit_stdout_json)
+    console.clear()
+    return session.stdout_status if session.stdout_status != EXIT_OK else code
+
+
+async def _group_shell(session: Command, loaded: Loaded) -> int:
+    from .._group import open_servers
+    from .._options import ClientOptions
+    from ._forms import Asker
+
+    options = session.options
+    console = session.console
+    asker = Asker(console, session.budget, interactive=isatty(sys.stdin), server_name=session.server_name)
+    session.asker = asker
+    _route_group_log(options, console)
+    timeout = options.timeout
+    verbose = options.verbose
+
+    def on_notification(note: dict[str, JSON]) -> None:
+        line = note_line(note) if verbose else None
+        if line is not None:
+            console.say(line)
+
+    client_options = ClientOptions(
+        request_timeout=None,
+        protocol=options.protocol,
+        probe_timeout=PROBE_TIMEOUT if timeout is None else min(PROBE_TIMEOUT, timeout / 4),
+        on_elicitation=asker,
+        on_notification=on_notification,
+        log_level="debug" if verbose else None,
+        input_timeout=None,
+    )
+    session.stage = "starting the servers"
+    async with open_servers(loaded.config, options=client_options, wait=False) as group:
+        with trio.move_on_after(timeout if timeout is not None else math.inf):
+            await group.wait_started()
+        for status in group.statuses():
+            if status.state not in ("ready", "disabled"):
+                console.say(
+                    f"{PROG}: server {status.name!r} is {status.state} ({_status_detail(status, loaded, options)})"
+                )
+        return await shell_loop(session, GroupServers(group, loaded))
 
 
 # ----------------------------------------------------------------- the command
@@ -418,7 +750,9 @@ def execute_configs(options: Options) -> int:
         if options.verbose:
             for warning in loaded.config.warnings:
                 console.say(f"{PROG}: {warning}")
-        if options.server_name is not None or options.command not in ("servers", "tools"):
+        if options.command == "shell" and options.server_name is None:
+            return execute_group_shell(options, loaded)
+        if options.server_name is not None or options.command not in (*LIST_COMMANDS, "servers"):
             if options.command != "call" and options.server_name is None:
                 raise ConfigFailure(f"{options.command!r} talks to one server: name it with --server NAME")
             choose(options, loaded)
@@ -427,8 +761,6 @@ def execute_configs(options: Options) -> int:
             return execute(options)
     except ConfigFailure as exc:
         return _fail(options, console, EXIT_CONFIG, str(exc), "config")
-    import trio
-
     try:
         code, text = trio.run(_run_group, options, loaded, console)
     except BaseException as exc:

@@ -5,6 +5,10 @@ runs each as the one-shot command of the same words would (``call add a=1
 b=2``, ``tools --schema``, ``complete prompt greet name=A``...), against the
 same client. A command that fails says why and the shell goes on; a server
 that dies ends it, with its last stderr lines and `EXIT_SERVER_GONE`.
+Ctrl-C cancels the command running (its request is withdrawn, the server
+goes on); at the prompt, it ends the shell with `EXIT_INTERRUPTED`. What
+the commands run against is a `Backend`: one server (`OneServer`), or the
+servers of a configuration (`._configs.GroupServers`).
 
 Input: on a terminal, lines are read with `input` and readline (history,
 Tab completion of command, tool, prompt and argument names), in a worker
@@ -24,9 +28,11 @@ import copy
 import os
 import re
 import shlex
+import signal
 import sys
+import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import trio
 
@@ -35,11 +41,14 @@ from ._args import (
     COMMAND_HELP,
     COMMANDS,
     CONFIG_COMMANDS,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_TIMEOUT,
     EXIT_USAGE,
+    LOG_LEVELS,
     LOGIN_COMMANDS,
     PROG,
+    TASK_ACTIONS,
     UsageError,
     parse_args,
 )
@@ -49,12 +58,25 @@ from ._run import HANDLERS, Budget, Command, Failure, execute, explain
 from ._tasks import run_tasks
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 
     from .._client import Client
     from ._args import Options
 
-__all__ = ["PROMPT", "Catalog", "completions", "execute_shell", "history_path", "run_shell"]
+__all__ = [
+    "PROMPT",
+    "SHELL_COMMANDS",
+    "Backend",
+    "Catalog",
+    "OneServer",
+    "completions",
+    "execute_shell",
+    "history_path",
+    "run_shell",
+    "server_catalog",
+    "shell_loop",
+    "template_suggestions",
+]
 
 JSON = Any
 
@@ -65,7 +87,11 @@ EXIT_WORDS: Final = ("exit", "quit")
 #: The commands the shell runs (all of the command line's on one server, but
 #: itself; logging in and out is done before the shell connects), and its own.
 SHELL_COMMANDS: Final = (
-    *(name for name in COMMANDS if name != "shell" and name not in CONFIG_COMMANDS + LOGIN_COMMANDS),
+    *(
+        name
+        for name in COMMANDS
+        if name not in ("shell", "completion") and name not in CONFIG_COMMANDS + LOGIN_COMMANDS
+    ),
     "help",
     *EXIT_WORDS,
 )
@@ -89,6 +115,8 @@ _PER_COMMAND: Final = (
 )
 #: The options each command takes, for completion.
 _OPTIONS: Final = ("--json", "--timeout", "--verbose")
+#: The options of a line followed by a value.
+_VALUED: Final = ("--timeout", "-o", "--output")
 
 
 # ----------------------------------------------------------------- completion
@@ -108,7 +136,10 @@ class Catalog:
         prompts: Mapping[str, list[str]] | None = None,
         resources: list[str] | None = None,
         templates: list[str] | None = None,
+        commands: tuple[str, ...] = SHELL_COMMANDS,
     ) -> None:
+        self.commands = commands
+        """The shell's command names."""
         self.tools: Mapping[str, JSON] = dict(tools or {})
         """Each tool's input schema, by name."""
         self.prompts: Mapping[str, list[str]] = dict(prompts or {})
@@ -130,6 +161,21 @@ def _template_variables(template: str) -> list[str]:
     return names
 
 
+def _template_starts(templates: list[str], text: str) -> list[str]:
+    """For ``read``: each template's text before its first variable (``demo://greeting/``), to type the rest after.
+
+    A template without variables is a whole URI; once the text goes past
+    the fixed start, there is nothing left to offer.
+    """
+    out: list[str] = []
+    for template in templates:
+        start, brace, _ = template.partition("{")
+        item = start if brace else start + " "
+        if start and item.startswith(text) and item != text and item not in out:
+            out.append(item)
+    return out
+
+
 def _values_for(schema: JSON) -> list[str]:
     """The values worth offering for an argument: its enum's strings, or true and false."""
     if not isinstance(schema, dict):
@@ -147,9 +193,9 @@ def _positionals(words: list[str]) -> list[str]:
     for word in words:
         if skip:
             skip = False
-        elif word == "--timeout":
+        elif word in _VALUED:
             skip = True
-        elif not word.startswith("--"):
+        elif not word.startswith("-"):
             out.append(word)
     return out
 
@@ -160,26 +206,59 @@ def _names(arguments: list[str], given: list[str], text: str) -> list[str]:
     return [f"{name}=" for name in arguments if name.startswith(text) and name not in taken]
 
 
-def completions(before: str, text: str, catalog: Catalog) -> list[str]:
+def _template_values(
+    templates: list[str], text: str, suggest: Callable[[str, str, str], list[str]]
+) -> list[str]:
+    """For ``read``: whole URIs for the text typed into a template's first variable, from the server's suggestions.
+
+    Only a simple variable (``{name}``) is completed; the URI ends with a
+    space when the template has no other variable.
+    """
+    out: list[str] = []
+    for template in templates:
+        start, brace, rest = template.partition("{")
+        expression, _, after = rest.partition("}")
+        if not brace or not text.startswith(start) or not expression or expression[0] in "+#./;?&":
+            continue
+        typed = text[len(start) :]
+        if "/" in typed or (after and after[0] in typed):
+            continue  # past the variable
+        fixed, more, _ = after.partition("{")
+        name = expression.split(",")[0].split(":")[0].rstrip("*")
+        for value in suggest(template, name, typed):
+            item = start + value + fixed + ("" if more else " ")
+            if item.startswith(text) and item not in out:
+                out.append(item)
+    return out
+
+
+def completions(
+    before: str, text: str, catalog: Catalog, suggest: Callable[[str, str, str], list[str]] | None = None
+) -> list[str]:
     """What Tab offers for the word ``text``, after ``before`` on the line.
 
     Command names first, then by command: tool, prompt, resource and
-    template names; ``NAME=`` for the arguments not given yet (a tool's from
+    template names (for ``read``, the resources' URIs and the start of each
+    template's, up to its first variable); ``NAME=`` for the arguments not given yet (a tool's from
     its input schema, a prompt's, a template's variables); after ``NAME=``,
     the values of an enum or a boolean; options after ``-``. A whole word
     (a command or a name) ends with a space; ``NAME=`` does not.
+
+    ``suggest``, when given, asks the server for the values of a
+    template's variable: ``read demo://greeting/A`` offers the names the
+    server suggests for ``{name}``.
     """
     try:
         words = shlex.split(before)
     except ValueError:
         return []
-    if words and words[-1] == "--timeout":
+    if words and words[-1] in _VALUED:
         return []
     positionals = _positionals(words)
     if not positionals:
         if text.startswith("-"):
             return [f"{option} " for option in _OPTIONS if option.startswith(text)]
-        return [f"{name} " for name in SHELL_COMMANDS if name.startswith(text)]
+        return [f"{name} " for name in catalog.commands if name.startswith(text)]
     command, positionals = positionals[0], positionals[1:]
     if text.startswith("-"):
         options = (*_OPTIONS, "--schema") if command == "tools" else _OPTIONS
@@ -188,6 +267,12 @@ def completions(before: str, text: str, catalog: Catalog) -> list[str]:
     def whole(candidates: list[str]) -> list[str]:
         return [f"{item} " for item in candidates if item.startswith(text)]
 
+    if command == "tasks":
+        if not positionals:
+            return whole(list(TASK_ACTIONS))
+        if positionals[0] != "start":
+            return []
+        command, positionals = "call", positionals[1:]  # tasks start TOOL [KEY=VALUE...]: as call
     if command == "call":
         if not positionals:
             return whole(sorted(catalog.tools))
@@ -199,12 +284,21 @@ def completions(before: str, text: str, catalog: Catalog) -> list[str]:
         if sep:
             return [f"{name}={item} " for item in _values_for(properties.get(name)) if item.startswith(value)]
         return _names(list(properties), positionals[1:], text)
+    if command == "log-level":
+        return whole(list(LOG_LEVELS)) if not positionals else []
     if command == "prompt":
         if not positionals:
             return whole(sorted(catalog.prompts))
         return _names(catalog.prompts.get(positionals[0], []), positionals[1:], text)
     if command == "read":
-        return whole(catalog.resources) if not positionals else []
+        if positionals:
+            return []
+        offered = [*whole(catalog.resources), *_template_starts(catalog.templates, text)]
+        if suggest is not None:
+            offered += [
+                item for item in _template_values(catalog.templates, text, suggest) if item not in offered
+            ]
+        return offered
     if command == "complete":
         if not positionals:
             return whole(["prompt", "template"])
@@ -218,7 +312,7 @@ def completions(before: str, text: str, catalog: Catalog) -> list[str]:
     return []
 
 
-async def _catalog(client: Client) -> Catalog:
+async def server_catalog(client: Client) -> Catalog:
     """What the server offers, for completion; what cannot be listed is left out."""
     tools: dict[str, JSON] = {}
     prompts: dict[str, list[str]] = {}
@@ -260,10 +354,12 @@ def history_path(environ: Mapping[str, str] | None = None) -> Path | None:
     return base / "trio-mcp" / "shell_history"
 
 
-class _Lines:
+class Lines:
     """The shell's lines: readline on a terminal, stdin as it comes otherwise."""
 
-    def __init__(self, catalog: Callable[[], Catalog]) -> None:
+    def __init__(
+        self, catalog: Callable[[], Catalog], suggest: Callable[[str, str, str], list[str]] | None = None
+    ) -> None:
         self.terminal = isatty(sys.stdin)
         self.readline: Any = None
         self.history: Path | None = None
@@ -275,9 +371,11 @@ class _Lines:
                 readline = None  # type: ignore[assignment]
             self.readline = readline
         if self.readline is not None:
-            self._start_readline(catalog)
+            self._start_readline(catalog, suggest)
 
-    def _start_readline(self, catalog: Callable[[], Catalog]) -> None:
+    def _start_readline(
+        self, catalog: Callable[[], Catalog], suggest: Callable[[str, str, str], list[str]] | None
+    ) -> None:
         readline = self.readline
         with contextlib.suppress(ImportError, OSError, ValueError):
             import termios
@@ -289,7 +387,7 @@ class _Lines:
         def complete(text: str, state: int) -> str | None:
             if state == 0:
                 line = readline.get_line_buffer()
-                matches[:] = completions(line[: readline.get_begidx()], text, catalog())
+                matches[:] = completions(line[: readline.get_begidx()], text, catalog(), suggest)
             return matches[state] if state < len(matches) else None
 
         readline.set_completer(complete)
@@ -338,6 +436,69 @@ def _input() -> str | None:
 # ----------------------------------------------------------------- the loop
 
 
+class Backend(Protocol):
+    """What the shell's commands run against: one server, or a group of them."""
+
+    commands: tuple[str, ...]
+    """The commands the shell takes (``help`` and ``exit`` among them)."""
+    server_per_line: bool
+    """Whether a line may say which server it goes to (``--server NAME``)."""
+
+    async def run(self, session: Command, options: Options) -> int:
+        """Run one command (``options.command``); its exit status.
+
+        Raises `ServerGone` or `TransportClosed` only to end the shell.
+        """
+
+    async def catalog(self) -> Catalog:
+        """What Tab completes."""
+
+    async def read(self, lines: Lines) -> str | None:
+        """The next line (`None` at the end of input), or the error that ends the shell."""
+
+    async def suggest(self, template: str, name: str, typed: str) -> list[str]:
+        """The server's values for a variable of a resource template (``completion/complete``), or none."""
+
+
+class OneServer:
+    """The shell's commands on one server: the command line's own, against one client."""
+
+    commands: tuple[str, ...] = SHELL_COMMANDS
+    server_per_line = False
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def run(self, session: Command, options: Options) -> int:
+        handler = run_tasks if options.command == "tasks" else HANDLERS[options.command]
+        code: int = await handler(session, self.client)
+        return code
+
+    async def catalog(self) -> Catalog:
+        return await server_catalog(self.client)
+
+    async def read(self, lines: Lines) -> str | None:
+        return await _read_watching(lines, self.client)
+
+    async def suggest(self, template: str, name: str, typed: str) -> list[str]:
+        return await template_suggestions(self.client, template, name, typed)
+
+
+#: How long Tab waits for the server's suggestions, in seconds.
+SUGGEST_BUDGET: Final = 2.0
+
+
+async def template_suggestions(client: Client, template: str, name: str, typed: str) -> list[str]:
+    """What the server suggests for a variable of a template (nothing if it cannot say within `SUGGEST_BUDGET`)."""
+    if client.server_capabilities.completions is None:
+        await trio.lowlevel.checkpoint()
+        return []
+    with trio.move_on_after(SUGGEST_BUDGET), contextlib.suppress(MCPError):
+        completion = await client.complete({"type": "ref/resource", "uri": template}, (name, typed))
+        return list(completion.values)
+    return []
+
+
 class _Exit(Exception):
     """``exit [STATUS]``."""
 
@@ -346,48 +507,58 @@ class _Exit(Exception):
         self.status = status
 
 
-def _help() -> str:
+def _help(backend: Backend) -> str:
     lines = ["commands (the words and options of the command line; --json, --timeout per command):"]
-    lines += [
-        f"  {name:<10} {what}"
-        for name, what in COMMAND_HELP.items()
-        if name != "shell" and name not in CONFIG_COMMANDS + LOGIN_COMMANDS
-    ]
+    lines += [f"  {name:<10} {what}" for name, what in COMMAND_HELP.items() if name in backend.commands]
     lines += [
         f"  {'help':<10} this list ('COMMAND --help': a command's own)",
         f"  {'exit':<10} end the shell (also 'quit', or Ctrl-D), with the status of the last command",
+        "Ctrl-C cancels the command running; at the prompt, it ends the shell",
     ]
+    if backend.server_per_line:
+        lines.append("--server NAME on a line sends that command to one server of the configuration")
     return "\n".join(lines) + "\n"
 
 
 class Shell:
     """The shell's state: the session of the one-shot commands, reused for each line."""
 
-    def __init__(self, session: Command, client: Client) -> None:
+    def __init__(self, session: Command, backend: Backend) -> None:
         self.session = session
-        self.client = client
+        self.backend = backend
         self.startup = session.options
-        self.catalog = Catalog()
+        self.catalog = Catalog(commands=backend.commands)
         """What Tab completes (filled in when lines are read with readline)."""
         self.completing = False
         """Whether lines are read with readline (and `catalog` is kept up to date)."""
         self.status = EXIT_OK
         """The exit status of the last command."""
+        self.command_scope: trio.CancelScope | None = None
+        """The scope of the command running, which Ctrl-C cancels."""
+        self.leave = trio.CancelScope()
+        """The scope of the whole loop, which Ctrl-C at the prompt cancels."""
 
     def _options(self, words: list[str]) -> Options:
         """The options of one line: its own, on top of the shell's."""
         if "--" in words:
             raise UsageError("the server is given when the shell starts, not to each command")
+        startup_only: tuple[str, ...] = STARTUP_ONLY
+        if self.backend.server_per_line:
+            startup_only = tuple(option for option in STARTUP_ONLY if option != "--server")
         for word in words:
-            if word.partition("=")[0] in STARTUP_ONLY:
+            if word.partition("=")[0] in startup_only:
                 raise UsageError(f"{word.partition('=')[0]} is an option of the shell, given when it starts")
         line = parse_args(words)
         if line.command == "shell":
             raise UsageError("this is the shell already")
+        if line.command not in self.backend.commands:
+            raise UsageError(f"{line.command!r} is not a command of this shell")
         # The shell's options (how the server was reached, among them), with the line's on top.
         options = copy.copy(self.startup)
         for name in _PER_COMMAND:
             setattr(options, name, getattr(line, name))
+        if self.backend.server_per_line:
+            options.server_name = line.server_name
         options.verbose = line.verbose or self.startup.verbose
         options.json_output = line.json_output or self.startup.json_output
         if any(word == "--timeout" or word.startswith("--timeout=") for word in words):
@@ -413,10 +584,11 @@ class Shell:
                 return
             raise _Exit(int(words[1]) if len(words) == 2 else None)
         if words[0] == "help":
-            session.emit(_help())
+            session.emit(_help(self.backend))
             return
-        if words[0] not in SHELL_COMMANDS and not words[0].startswith("-"):
-            console.error(f"unknown command {words[0]!r} (one of {', '.join(SHELL_COMMANDS)})")
+        commands = self.backend.commands
+        if words[0] not in commands and not words[0].startswith("-"):
+            console.error(f"unknown command {words[0]!r} (one of {', '.join(commands)})")
             self.status = EXIT_USAGE
             return
         try:
@@ -430,13 +602,26 @@ class Shell:
             self.status = EXIT_OK
             return
         self.status = await self._run(options)
-        if options.command in ("tools", "prompts", "resources", "templates") and self.completing:
+        if options.command in ("tools", "prompts", "resources", "templates", "servers") and self.completing:
             await self.refresh_catalog(options)
 
     async def refresh_catalog(self, options: Options) -> None:
-        """List what the server offers again, for completion (within the command's time budget)."""
-        with trio.move_on_after(options.timeout if options.timeout is not None else float("inf")):
-            self.catalog = await _catalog(self.client)
+        """List what the server offers again, for completion (within the command's time budget; Ctrl-C skips it)."""
+        with trio.move_on_after(options.timeout if options.timeout is not None else float("inf")) as scope:
+            self.command_scope = scope
+            try:
+                self.catalog = await self.backend.catalog()
+            finally:
+                self.command_scope = None
+
+    async def watch_interrupts(self, signals: AsyncIterator[int]) -> None:
+        """Ctrl-C: cancel the command running; at the prompt (or once more while it stops), leave."""
+        async for _ in signals:
+            scope = self.command_scope
+            if scope is not None and not scope.cancel_called:
+                scope.cancel(reason="Ctrl-C")
+            else:
+                self.leave.cancel(reason="Ctrl-C at the prompt")
 
     async def _run(self, options: Options) -> int:
         """Run one command, with a time budget of its own; its exit status."""
@@ -449,20 +634,32 @@ class Shell:
         budget.start()
         failure: Failure | None = None
         code = EXIT_OK
-        try:
-            with budget.scope:
-                handler = run_tasks if options.command == "tasks" else HANDLERS[options.command]
-                code = await handler(session, self.client)
-        except (ServerGone, TransportClosed):
-            raise  # the end of the shell, said by the command line's own rules
-        except MCPError as exc:
-            failure = explain(exc, options, session.stage, declined=session.asker.declined)
-            if isinstance(exc, RpcError):
-                failure.detail = await session.stderr_detail()
-        except Failure as exc:
-            failure = exc
+        # Ctrl-C cancels this scope: the request is withdrawn (notifications/cancelled), the server goes on.
+        with trio.CancelScope() as interrupt:
+            self.command_scope = interrupt
+            try:
+                with budget.scope:
+                    code = await self.backend.run(session, options)
+            except (ServerGone, TransportClosed):
+                raise  # the end of the shell, said by the command line's own rules
+            except MCPError as exc:
+                failure = explain(exc, options, session.stage, declined=session.asker.declined)
+                if isinstance(exc, RpcError):
+                    failure.detail = await session.stderr_detail()
+            except Failure as exc:
+                failure = exc
+            finally:
+                self.command_scope = None
         session.console.clear()
-        if budget.scope.cancelled_caught:
+        if interrupt.cancelled_caught:
+            if session.console.tty:
+                session.console.say("")  # after the ^C the terminal echoed
+            failure = Failure(
+                EXIT_INTERRUPTED,
+                f"interrupted ({session.stage}); the server goes on",
+                kind="interrupted",
+            )
+        elif budget.scope.cancelled_caught:
             failure = Failure(
                 EXIT_TIMEOUT,
                 f"timed out after {number(options.timeout or 0)} s ({session.stage})",
@@ -473,7 +670,7 @@ class Shell:
         return failure.report(options, session.console, session.emit_json)
 
 
-async def _read_watching(lines: _Lines, client: Client) -> str | None:
+async def _read_watching(lines: Lines, client: Client) -> str | None:
     """The next line; or, if the server dies first, the error that says so (raised at once)."""
     got: list[str | None] = []
     async with trio.open_nursery() as nursery:
@@ -498,36 +695,88 @@ async def _read_watching(lines: _Lines, client: Client) -> str | None:
 
 
 async def run_shell(session: Command, client: Client) -> int:
-    """The shell's loop, once connected: read a line, run it, until ``exit`` or the end of input."""
-    shell = Shell(session, client)
-    lines = _Lines(lambda: shell.catalog)
+    """The shell's loop on one server, once connected (see `shell_loop`)."""
+    return await shell_loop(session, OneServer(client))
+
+
+async def shell_loop(session: Command, backend: Backend) -> int:
+    """The shell's loop: read a line, run it, until ``exit``, the end of input or Ctrl-C.
+
+    Ctrl-C while a command runs cancels that command only; at the prompt,
+    it ends the shell with `EXIT_INTERRUPTED`.
+    """
+    shell = Shell(session, backend)
+    lines = Lines(lambda: shell.catalog, _suggester(backend))
     # From here on, each command has a budget of its own; the shell's is kept for the close.
     session.budget.pause()
+    error: BaseException | None = None
     try:
-        if lines.readline is not None:
-            shell.completing = True
-            await shell.refresh_catalog(session.options)
-        while session.stdout_status == EXIT_OK:
-            # Interrupted at the prompt, the command line ends the line.
-            session.console.open_line = lines.terminal
-            session.stage = "idle"
-            line = await _read_watching(lines, client)
-            session.console.open_line = False
-            if line is None:
-                if lines.terminal:
-                    session.console.say("")
-                break
-            try:
-                await shell.run_line(line)
-            except _Exit as exc:
-                if exc.status is not None:
-                    shell.status = exc.status
-                break
+        with _interrupts() as signals:
+            async with trio.open_nursery() as nursery:
+                if signals is not None:
+                    nursery.start_soon(shell.watch_interrupts, signals)
+                # Kept out of the nursery, so that it is raised as itself, not in a group.
+                try:
+                    with shell.leave:
+                        await _loop(shell, lines)
+                except BaseException as exc:  # raised again, below
+                    error = exc
+                nursery.cancel_scope.cancel(reason="the shell ended")
     finally:
         lines.close()
         session.budget.resume()
+    if error is not None:
+        raise error
     session.options = shell.startup
+    if shell.leave.cancelled_caught:
+        session.console.end_line()  # the prompt's line
+        return EXIT_INTERRUPTED
     return shell.status
+
+
+def _suggester(backend: Backend) -> Callable[[str, str, str], list[str]]:
+    """`Backend.suggest` for readline's thread (a worker of Trio's, waiting for the line)."""
+
+    def suggest(template: str, name: str, typed: str) -> list[str]:
+        try:
+            return trio.from_thread.run(backend.suggest, template, name, typed)
+        except (trio.RunFinishedError, trio.Cancelled, RuntimeError):
+            return []
+
+    return suggest
+
+
+@contextlib.contextmanager
+def _interrupts() -> Iterator[AsyncIterator[int] | None]:
+    """Ctrl-C as a stream of signals, for the shell to decide; `None` where it cannot be caught."""
+    if threading.current_thread() is not threading.main_thread():
+        yield None  # only the main thread can catch signals
+        return
+    with trio.open_signal_receiver(signal.SIGINT) as signals:
+        yield signals
+
+
+async def _loop(shell: Shell, lines: Lines) -> None:
+    session = shell.session
+    if lines.readline is not None:
+        shell.completing = True
+        await shell.refresh_catalog(session.options)
+    while session.stdout_status == EXIT_OK:
+        # Interrupted at the prompt, the command line ends the line.
+        session.console.open_line = lines.terminal
+        session.stage = "idle"
+        line = await shell.backend.read(lines)
+        session.console.open_line = False
+        if line is None:
+            if lines.terminal:
+                session.console.say("")
+            break
+        try:
+            await shell.run_line(line)
+        except _Exit as exc:
+            if exc.status is not None:
+                shell.status = exc.status
+            break
 
 
 def execute_shell(options: Options) -> int:
