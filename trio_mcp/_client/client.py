@@ -542,9 +542,12 @@ class Client:
         if self._tasks_required and name in self._tasks_required and not manual:
             return await self._call_as_task(name, arguments, on_progress)
         try:
-            params: dict[str, JSON] = {"name": name}
-            if arguments is not None:
-                params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
+            if type(arguments) is dict:
+                params: dict[str, JSON] = {"name": name, "arguments": arguments}
+            else:
+                params = {"name": name}
+                if arguments is not None:
+                    params["arguments"] = dict(arguments)
             first: dict[str, JSON] | None = None
             started: float | None = None
             if (

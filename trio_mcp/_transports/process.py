@@ -365,7 +365,7 @@ class ProcessChannel(Channel):
         assert receiver is not None
         deliver = receiver.message_received
         for line in self._framer.feed(data):
-            if type(line) is bytes and (line[:1] != b"{" or line[-1:] != b"}"):
+            if type(line) is bytes and not (line.startswith(b"{") and line.endswith(b"}")):
                 line = clean_line(line)
                 if not line:
                     continue
