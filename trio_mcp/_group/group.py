@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from .._client import Client
     from .._client.notes import ProgressCallback
     from .._client.tasks import ToolTask
+    from .._core.tasks import TaskRef
     from .._models import (
         CallToolResult,
         GetPromptResult,
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
         ResourceTemplate,
         Tool,
     )
-    from .._models.tasks import TaskRef
     from .._options import NotificationCallback
 
 __all__ = ["ServerGroup", "open_servers"]
