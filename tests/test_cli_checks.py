@@ -26,9 +26,10 @@ from http_support import HttpServer, send
 
 from trio_mcp import cli
 from trio_mcp._core.naming import exposed_name
+from trio_mcp.cli._failures import missing_extra
 from trio_mcp.cli._names import find_server
 from trio_mcp.cli._render import plain_line, plain_stderr
-from trio_mcp.cli._run import missing_extra, numbered
+from trio_mcp.cli._run import numbered
 from trio_mcp.cli._values import unknown_arguments
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -275,7 +276,7 @@ async def test_access_refused_exits_with_the_login_status(status, headers, words
 
 def test_a_kept_login_that_fails_is_the_login_status():
     from trio_mcp.auth import AuthorizationFailed
-    from trio_mcp.cli._run import explain
+    from trio_mcp.cli._failures import explain
 
     options = cli.parse_args(["tools", "https://example.com/mcp"])
     failure = explain(
@@ -585,6 +586,6 @@ def test_exit_status_interrupted_and_broken_pipe():
 
 def test_the_extras_messages_name_what_needs_them():
     # Every extra the command can miss says what it is for.
-    from trio_mcp.cli._run import EXTRA_MODULES, WHAT_EXTRAS
+    from trio_mcp.cli._failures import EXTRA_MODULES, WHAT_EXTRAS
 
     assert set(EXTRA_MODULES.values()) <= set(WHAT_EXTRAS)

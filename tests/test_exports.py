@@ -407,6 +407,7 @@ CLI_LAYERS = (
     "_render",
     "_console",
     "_forms",
+    "_failures",
     "_run",
     "_tasks",
     "_shell",

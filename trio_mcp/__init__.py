@@ -55,6 +55,10 @@ if TYPE_CHECKING:
         load_config as load_config,
         parse_config as parse_config,
     )
+    from ._core.tasks import (
+        Task as Task,
+        TaskRef as TaskRef,
+    )
     from ._delivery import NotificationStream as NotificationStream
     from ._group import (
         Listed as Listed,
@@ -113,10 +117,6 @@ if TYPE_CHECKING:
         ToolResultContent as ToolResultContent,
         ToolUseContent as ToolUseContent,
         UnknownContent as UnknownContent,
-    )
-    from ._models.tasks import (
-        Task as Task,
-        TaskRef as TaskRef,
     )
     from ._open import (
         connect_client as connect_client,
@@ -219,8 +219,8 @@ _LAZY: dict[str, str] = {
     "Root": "_models",
     "SamplingMessage": "_models",
     "ServerCapabilities": "_models",
-    "Task": "_models.tasks",
-    "TaskRef": "_models.tasks",
+    "Task": "_core.tasks",
+    "TaskRef": "_core.tasks",
     "TextContent": "_models",
     "TextResourceContents": "_models",
     "Tool": "_models",

@@ -78,8 +78,8 @@ from .tasks import TaskOps, TaskRegistry, ToolTask, adopt, adopt_sync, following
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
+    from .._core.tasks import Task, TaskRef
     from .._models import InputRequest
-    from .._models.tasks import Task, TaskRef
     from .._options import ClientOptions, NotificationCallback
     from .._session import Attachment, Session, SessionStatistics
     from .handshake import Outcome

@@ -32,6 +32,8 @@ from .._core.jsonrpc import INVALID_PARAMS
 from .._core.tasks import (
     POLL_FLOOR,
     InputLedger,
+    Task,
+    TaskRef,
     TaskState,
     created_task,
     decode_polled,
@@ -43,7 +45,6 @@ from .._core.tasks import (
 from .._delivery import call_maybe_async
 from .._errors import MCPError, RpcError, TaskCancelled, TaskError, TaskGone
 from .._models import CallToolResult, InputRequest, structure
-from .._models.tasks import Task, TaskRef
 from .._session import start_soon
 
 if TYPE_CHECKING:

@@ -14,7 +14,8 @@ Two generations of tasks exist, and they do not share a wire:
   ``tasks/get`` inlines the result, the error or the input requests, and
   input is answered with ``tasks/update``.
 
-Everything here reads those replies into one model (`trio_mcp.Task`) and
+Everything here reads those replies into one model (`Task`, with `TaskRef`
+to come back to a task later) and
 decides, without a clock or a socket: whether to ask for a task
 (`legacy_support`), how long to wait between polls (`poll_delay`), which
 snapshot is final (`TaskState`: the first terminal one wins), and which
@@ -29,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 import attrs
 
 from .._errors import ProtocolError, TaskFailed
-from .._models.tasks import TERMINAL_STATUSES, Task
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -37,8 +37,11 @@ if TYPE_CHECKING:
 __all__ = [
     "EXTENSION",
     "RELATED_TASK",
+    "TERMINAL_STATUSES",
     "InputLedger",
     "Polled",
+    "Task",
+    "TaskRef",
     "TaskState",
     "created_task",
     "declare_extension",
@@ -82,6 +85,106 @@ _FIELDS: Final = {
 }
 #: Keys of a reply that are not the task's (the envelope, and what ``tasks/get`` inlines).
 _NOT_TASK: Final = {"_meta", "resultType", "result", "error", "inputRequests"}
+
+
+# ------------------------------------------------------------------ the models
+
+#: The statuses a task never leaves.
+TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
+
+
+@attrs.frozen(kw_only=True)
+class Task:
+    """One snapshot of a task's status, as the server last reported it.
+
+    The same in both eras: the 2025-11-25 ``Task`` (``ttl``, ``pollInterval``)
+    and the 2026-07-28 extension's task (``ttlMs``, ``pollIntervalMs``) are
+    both read into it.
+    """
+
+    task_id: str
+    """The server's identifier of the task (wire ``taskId``)."""
+    status: str
+    """``"working"``, ``"input_required"``, ``"completed"``, ``"failed"`` or ``"cancelled"``
+    (a status this version does not know is kept as it came)."""
+    status_message: str | None = None
+    """A message for people about the current status (wire ``statusMessage``)."""
+    created_at: str | None = None
+    """When the task was created, an ISO 8601 timestamp (wire ``createdAt``)."""
+    last_updated_at: str | None = None
+    """When the server last updated the task (wire ``lastUpdatedAt``); not a sign of change."""
+    ttl_ms: int | None = None
+    """How long, in milliseconds from creation, the server keeps the task, or `None` for unlimited."""
+    poll_interval_ms: int | None = None
+    """How often the server suggests polling, in milliseconds, or `None`."""
+    extra: dict[str, Any] = attrs.field(factory=dict)
+    """Wire keys this model does not know."""
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the task has ended (completed, failed or cancelled), so that its status never changes again."""
+        return self.status in TERMINAL_STATUSES
+
+
+@attrs.frozen(kw_only=True)
+class TaskRef:
+    """What it takes to come back to a task later, perhaps from another process.
+
+    `ToolTask.detach` gives one; `Client.resume_task` takes it, on a new
+    connection to the same server. `to_json` and `from_json` turn it into a
+    JSON object and back, for storing it.
+    """
+
+    task_id: str
+    """The server's identifier of the task."""
+    tool: str
+    """The tool the task runs."""
+    era: Literal["modern", "legacy"]
+    """The protocol era of the connection that started it."""
+    protocol_version: str
+    """The protocol revision of that connection, e.g. ``"2025-11-25"``."""
+    server: str = ""
+    """Which server it runs on, as the connection named it (for people; not checked)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The reference as a JSON object (``{"taskId": ..., "tool": ..., ...}``)."""
+        return {
+            "taskId": self.task_id,
+            "tool": self.tool,
+            "era": self.era,
+            "protocolVersion": self.protocol_version,
+            "server": self.server,
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> TaskRef:
+        """Read a reference written by `to_json`.
+
+        Raises:
+            ValueError: ``data`` is not such an object.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"a task reference is a JSON object, not {type(data).__name__}")
+        fields = {"taskId": "task_id", "tool": "tool", "protocolVersion": "protocol_version"}
+        values: dict[str, str] = {}
+        for key, name in fields.items():
+            value = data.get(key)
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"a task reference needs {key!r} as a non-empty string, not {value!r}")
+            values[name] = value
+        era = data.get("era")
+        if era not in ("modern", "legacy"):
+            raise ValueError(f"a task reference's 'era' is 'modern' or 'legacy', not {era!r}")
+        server = data.get("server", "")
+        if not isinstance(server, str):
+            raise ValueError(f"a task reference's 'server' is a string, not {server!r}")
+        return cls(
+            task_id=values["task_id"],
+            tool=values["tool"],
+            era=era,
+            protocol_version=values["protocol_version"],
+            server=server,
+        )
 
 
 # ------------------------------------------------------------------ reading

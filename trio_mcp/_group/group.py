@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import math
 import random
-from collections.abc import Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
@@ -23,23 +22,42 @@ from .._client import start_beside
 from .._config import ConfigError, LoadedConfig, ServerSpec
 from .._core.naming import assign_names, exposed_name
 from .._core.restart import RestartPolicy, RestartTracker
-from .._errors import AuthRequired, MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
-from .._models import Prompt, Resource, ResourceTemplate, Tool
+from .._errors import AuthRequired, MCPError, ServerGone
 from .._nursery import reraise
 from .._options import ClientOptions, callable_or_none, seconds
 from .._session import RequestTimeout
 from .connect import connect, startup_timeout
+from .members import (
+    Listener,
+    Listing,
+    Member,
+    alive,
+    clean_exit,
+    list_all,
+    retryable,
+    specs_of,
+    start_helper,
+    unique,
+)
 from .records import Listed, ServerEvent, ServerState, ServerStatus, UnknownName
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
     from types import TracebackType
 
     from .._client import Client
     from .._client.notes import ProgressCallback
     from .._client.tasks import ToolTask
-    from .._models import CallToolResult, GetPromptResult, ReadResourceResult
-    from .._models.tasks import TaskRef
+    from .._core.tasks import TaskRef
+    from .._models import (
+        CallToolResult,
+        GetPromptResult,
+        Prompt,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        Tool,
+    )
     from .._options import NotificationCallback
 
 __all__ = ["ServerGroup", "open_servers"]
@@ -56,176 +74,6 @@ _LIST_CHANGED = frozenset(
         "notifications/resources/list_changed",
     }
 )
-
-
-@attrs.define
-class _Listing:
-    tools: list[Tool] = attrs.field(factory=list)
-    prompts: list[Prompt] = attrs.field(factory=list)
-    resources: list[Resource] = attrs.field(factory=list)
-    templates: list[ResourceTemplate] = attrs.field(factory=list)
-
-
-class _Member:
-    """One server of the group and its supervisor's state."""
-
-    __slots__ = (
-        "client",
-        "dirty",
-        "error",
-        "index",
-        "listeners",
-        "listing",
-        "name",
-        "prompts",
-        "reason",
-        "refreshing",
-        "scope",
-        "settled",
-        "spec",
-        "state",
-        "tools",
-        "tracker",
-        "wake",
-        "watch",
-    )
-
-    def __init__(self, spec: ServerSpec, index: int, tracker: RestartTracker) -> None:
-        self.spec = spec
-        self.name = spec.name
-        self.index = index
-        self.tracker = tracker
-        self.state: ServerState = "starting"
-        self.error: BaseException | None = None
-        self.reason = ""
-        self.client: Client | None = None
-        self.wake: trio.Event | None = None
-        self.dirty = False
-        self.refreshing = False
-        self.settled = False
-        self.scope: trio.CancelScope | None = None
-        self.listing = _Listing()
-        self.tools: list[Listed[Tool]] = []
-        self.prompts: list[Listed[Prompt]] = []
-        self.listeners: list[_Listener] = []
-        self.watch: trio.CancelScope | None = None
-
-    def poke(self) -> None:
-        if self.wake is not None:
-            self.wake.set()
-
-    async def sleep(self, seconds: float = math.inf) -> None:
-        """Sleep until `poke` (or for ``seconds``)."""
-        self.wake = trio.Event()
-        with trio.move_on_after(seconds):
-            await self.wake.wait()
-        self.wake = None
-
-
-class _Listener:
-    """One `ServerGroup.listen` block: its filter and its channel, across the server's processes."""
-
-    def __init__(
-        self,
-        group: ServerGroup,
-        tools: bool,
-        prompts: bool,
-        resources: bool,
-        uris: tuple[str, ...],
-        buffer: int,
-    ) -> None:
-        self.group = group
-        self.tools, self.prompts, self.resources, self.uris = tools, prompts, resources, uris
-        self.buffer = buffer
-        self.wanted = {
-            method
-            for method, on in [
-                ("notifications/tools/list_changed", tools),
-                ("notifications/prompts/list_changed", prompts),
-                ("notifications/resources/list_changed", resources),
-                ("notifications/resources/updated", bool(uris)),
-            ]
-            if on
-        }
-        self.send, self.receive = trio.open_memory_channel[dict[str, JSON]](buffer)
-        self.scopes: set[trio.CancelScope] = set()
-
-    def offer(self, note: dict[str, JSON]) -> None:
-        try:
-            self.send.send_nowait(note)
-        except trio.WouldBlock:
-            self.group.events_dropped += 1
-        except trio.ClosedResourceError:
-            pass
-
-    def close(self) -> None:
-        for scope in self.scopes:
-            scope.cancel()
-        self.send.close()
-
-    async def follow(self, client: Client, started: Callable[[], None]) -> None:
-        """Subscribe on one process of the server and forward what it sends, until it ends."""
-        with trio.CancelScope() as scope:
-            self.scopes.add(scope)
-            try:
-                async with client.listen(
-                    tools=self.tools,
-                    prompts=self.prompts,
-                    resources=self.resources,
-                    resource_uris=self.uris,
-                    buffer=self.buffer,
-                ) as sub:
-                    started()
-                    async for note in sub:
-                        self.offer(note)
-            except MCPError as exc:
-                _logger.debug("%s: a listen stream ended: %s", client.name, exc)
-            finally:
-                self.scopes.discard(scope)
-
-
-def _specs(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
-    invalid: dict[str, ConfigError] = {}
-    if isinstance(config, LoadedConfig):
-        specs = list(config.servers.values())
-        invalid = dict(config.invalid)
-    elif isinstance(config, Mapping):
-        specs = []
-        for key, spec in config.items():
-            if not isinstance(spec, ServerSpec):
-                raise TypeError(
-                    f"the group's configuration maps names to ServerSpec, not {type(spec).__name__}"
-                )
-            if spec.name != key:
-                raise ValueError(f"the server {spec.name!r} is listed under another name, {key!r}")
-            specs.append(spec)
-    elif isinstance(config, Iterable) and not isinstance(config, str | bytes):
-        specs = list(config)
-        for spec in specs:
-            if not isinstance(spec, ServerSpec):
-                raise TypeError(
-                    f"the group's configuration holds ServerSpec objects, not {type(spec).__name__}"
-                )
-    else:
-        raise TypeError(
-            "open_servers() takes a LoadedConfig, a mapping of names to ServerSpec, or ServerSpec objects,"
-            f" not {type(config).__name__}"
-        )
-    seen: set[str] = set()
-    for spec in specs:
-        if spec.name in seen or spec.name in invalid:
-            raise ValueError(f"two servers are named {spec.name!r}")
-        seen.add(spec.name)
-    return specs, invalid
-
-
-def _retryable(error: BaseException) -> bool:
-    """Whether starting the server again might help."""
-    return not isinstance(error, SpawnFailed | VersionMismatch | NotSupported | ConfigError | AuthRequired)
-
-
-def _clean(error: BaseException) -> bool:
-    return isinstance(error, ServerGone) and error.exit_code == 0 and error.signal is None
 
 
 class ServerGroup:
@@ -254,16 +102,14 @@ class ServerGroup:
         self._on_stderr = on_stderr
         self._options = options
         self._on_event = on_event
-        self._members: dict[str, _Member] = {}
+        self._members: dict[str, Member] = {}
         for index, spec in enumerate(specs):
-            member = _Member(spec, index, RestartTracker(policy, rng))
+            member = Member(spec, index, RestartTracker(policy, rng))
             if not spec.enabled:
                 member.state = "disabled"
             self._members[spec.name] = member
         for offset, (name, error) in enumerate(invalid.items()):
-            member = _Member(
-                ServerSpec(name=name, enabled=False), len(specs) + offset, RestartTracker(policy)
-            )
+            member = Member(ServerSpec(name=name, enabled=False), len(specs) + offset, RestartTracker(policy))
             member.state = "invalid"
             member.error = error
             self._members[name] = member
@@ -289,7 +135,7 @@ class ServerGroup:
         """Every server's name, in the configuration's order (invalid entries last)."""
         return tuple(self._members)
 
-    def _member(self, name: str) -> _Member:
+    def _member(self, name: str) -> Member:
         member = self._members.get(name)
         if member is None:
             raise UnknownName(f"the group has no server named {name!r}", name=name, kind="server")
@@ -311,7 +157,7 @@ class ServerGroup:
         client = member.client
         if state == "ready" and client is not None:
             stats = client.statistics()
-            if _alive(client):
+            if alive(client):
                 pid = stats.pid
             else:
                 # Dead, and its supervisor has not yet been told (the end of
@@ -334,9 +180,9 @@ class ServerGroup:
             stderr_tail=gone.stderr_tail if gone else "",
         )
 
-    def _state(self, member: _Member) -> ServerState:
+    def _state(self, member: Member) -> ServerState:
         """The state `status` shows: a ready server whose process is dead is no longer ready."""
-        if member.state == "ready" and member.client is not None and not _alive(member.client):
+        if member.state == "ready" and member.client is not None and not alive(member.client):
             return self.status(member.name).state
         return member.state
 
@@ -359,6 +205,9 @@ class ServerGroup:
             self._subscribers.append(send)
         return receive
 
+    def _dropped(self) -> None:
+        self.events_dropped += 1
+
     def _emit(self, event: ServerEvent) -> None:
         for send in list(self._subscribers):
             try:
@@ -375,7 +224,7 @@ class ServerGroup:
 
     def _set(
         self,
-        member: _Member,
+        member: Member,
         state: ServerState,
         *,
         error: BaseException | None = None,
@@ -414,7 +263,7 @@ class ServerGroup:
         self._change.set()
         self._change = trio.Event()
 
-    def _settle(self, member: _Member) -> None:
+    def _settle(self, member: Member) -> None:
         """The server's first start is over, one way or the other."""
         if not member.settled:
             member.settled = True
@@ -520,7 +369,7 @@ class ServerGroup:
         """
         await self._settled.wait()
 
-    def _unavailable(self, member: _Member) -> MCPError:
+    def _unavailable(self, member: Member) -> MCPError:
         if member.state == "invalid" and isinstance(member.error, ConfigError):
             wrong = member.error
             return ConfigError(str(wrong), file=wrong.file, server=wrong.server, field=wrong.field)
@@ -595,14 +444,14 @@ class ServerGroup:
         member = self._member(name)
         if isinstance(resource_uris, str):
             raise TypeError("resource_uris must be a sequence of URIs, not a single string")
-        listener = _Listener(self, tools, prompts, resources, tuple(resource_uris), buffer)
+        listener = Listener(self._dropped, tools, prompts, resources, tuple(resource_uris), buffer)
         member.listeners.append(listener)
         try:
             client = member.client
             if member.state == "ready" and client is not None:
                 # Should the server have just died, its next process subscribes.
                 with suppress(MCPError):
-                    await _start_helper(client, listener.follow, client)
+                    await start_helper(client, listener.follow, client)
             yield listener.receive
         finally:
             member.listeners.remove(listener)
@@ -638,7 +487,7 @@ class ServerGroup:
             for item in member.listing.templates
         ]
 
-    def _ready(self) -> list[_Member]:
+    def _ready(self) -> list[Member]:
         return [member for member in self._members.values() if self._state(member) == "ready"]
 
     def resolve(self, name: str) -> tuple[str, str]:
@@ -786,10 +635,10 @@ class ServerGroup:
         result: ReadResourceResult = await client.read_resource(uri)
         return result
 
-    def _publish(self, member: _Member, listing: _Listing, *, announce: bool) -> None:
+    def _publish(self, member: Member, listing: Listing, *, announce: bool) -> None:
         spec = member.spec
-        listing.tools = _unique(member, [t for t in listing.tools if spec.allows_tool(t.name)])
-        listing.prompts = _unique(member, listing.prompts)
+        listing.tools = unique(member, [t for t in listing.tools if spec.allows_tool(t.name)])
+        listing.prompts = unique(member, listing.prompts)
         member.listing = listing
         self._name_all()
         if announce:
@@ -879,7 +728,7 @@ class ServerGroup:
 
     # ------------------------------------------------------------ supervision
 
-    async def _supervise(self, member: _Member) -> None:
+    async def _supervise(self, member: Member) -> None:
         if member.state in ("disabled", "invalid"):
             self._settle(member)
             return
@@ -896,7 +745,7 @@ class ServerGroup:
                 await member.sleep()
                 continue
             decision = member.tracker.stopped(
-                trio.current_time(), clean=_clean(error), retryable=_retryable(error)
+                trio.current_time(), clean=clean_exit(error), retryable=retryable(error)
             )
             if not decision.restart:
                 self._set(member, "failed", error=error, reason=decision.reason)
@@ -906,7 +755,7 @@ class ServerGroup:
             await member.sleep(decision.delay)
         self._set(member, "stopped")
 
-    async def _attempt(self, member: _Member) -> BaseException | None:
+    async def _attempt(self, member: Member) -> BaseException | None:
         """Start the server and serve it until it stops; returns what stopped it (`None`: the group)."""
         death: list[BaseException] = []
         spec = member.spec
@@ -976,15 +825,15 @@ class ServerGroup:
             death.append(startup_timeout(spec))
         return death[0] if death else None
 
-    async def _prepare(self, member: _Member, client: Client) -> None:
+    async def _prepare(self, member: Member, client: Client) -> None:
         """Subscribe to changes, list what the server offers, make the callers' listen streams again."""
         # Subscribed before listing: no change falls between the two.
-        await _start_helper(client, self._listen, member, client)
-        self._publish(member, await _list(client), announce=False)
+        await start_helper(client, self._listen, member, client)
+        self._publish(member, await list_all(client), announce=False)
         for listener in list(member.listeners):
-            await _start_helper(client, listener.follow, client)
+            await start_helper(client, listener.follow, client)
 
-    def _stderr_of(self, member: _Member) -> Callable[[str], object] | None:
+    def _stderr_of(self, member: Member) -> Callable[[str], object] | None:
         """The ``on_stderr`` hook of one server: the group's, told the server's name."""
         user = self._on_stderr
         if user is None:
@@ -992,7 +841,7 @@ class ServerGroup:
         name = member.name
         return lambda line: user(name, line)
 
-    def _options_of(self, member: _Member) -> ClientOptions:
+    def _options_of(self, member: Member) -> ClientOptions:
         """The opener's options for one server: the group's, with a notification hook of the server's."""
         user = self._options.on_notification
 
@@ -1006,13 +855,13 @@ class ServerGroup:
 
         return attrs.evolve(self._options, on_notification=on_notification)
 
-    def _note(self, member: _Member, note: dict[str, JSON]) -> None:
+    def _note(self, member: Member, note: dict[str, JSON]) -> None:
         """A notification of the server's: a change to its lists means listing again."""
         if note.get("method") in _LIST_CHANGED:
             member.dirty = True
             self._start_refresh(member)
 
-    def _start_refresh(self, member: _Member) -> None:
+    def _start_refresh(self, member: Member) -> None:
         """List the server's offer again (once at a time; a change meanwhile means once more)."""
         client = member.client
         if member.refreshing or member.watch is None or client is None:
@@ -1023,13 +872,13 @@ class ServerGroup:
             return  # the server just died
         member.refreshing = True
 
-    async def _refresh(self, member: _Member, client: Client) -> None:
+    async def _refresh(self, member: Member, client: Client) -> None:
         try:
             while member.dirty:
                 member.dirty = False
                 client.invalidate_cache()
                 try:
-                    listing = await _list(client)
+                    listing = await list_all(client)
                 except MCPError as exc:
                     _logger.info("server %r: listing after a change failed: %s", member.name, exc)
                     continue
@@ -1037,7 +886,7 @@ class ServerGroup:
         finally:
             member.refreshing = False
 
-    async def _listen(self, member: _Member, client: Client, started: Callable[[], None]) -> None:
+    async def _listen(self, member: Member, client: Client, started: Callable[[], None]) -> None:
         """The group's own listen stream (2026-07-28 era), where the server's list changes arrive."""
         caps = client.server_capabilities
         # Only the lists the server says can change.
@@ -1053,60 +902,6 @@ class ServerGroup:
                         self._note(member, note)
         except MCPError as exc:
             _logger.debug("server %r: no change notifications: %s", member.name, exc)
-
-
-def _alive(client: Client) -> bool:
-    """Whether the client's server can still answer: its session works and its process (if any) runs."""
-    return client.failure is None and client.statistics().returncode is None
-
-
-def _unique(member: _Member, items: list[Any]) -> list[Any]:
-    """The items of one listing, each name once (the first one is kept)."""
-    seen: set[str] = set()
-    kept: list[Any] = []
-    for item in items:
-        if item.name in seen:
-            _logger.warning("server %r lists %r twice; the first one is kept", member.name, item.name)
-            continue
-        seen.add(item.name)
-        kept.append(item)
-    return kept
-
-
-async def _start_helper(client: Client, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
-    """Run ``fn(*args, started)`` in the session's nursery; return once it calls ``started`` or ends."""
-    started = trio.Event()
-
-    async def run() -> None:
-        try:
-            await fn(*args, started.set)
-        finally:
-            started.set()
-
-    start_beside(client, run, name="group helper")
-    await started.wait()
-
-
-async def _list(client: Client) -> _Listing:
-    """Everything the server offers, every page of it; a listing it refuses is empty."""
-    caps = client.server_capabilities
-    listing = _Listing()
-    if caps.tools is not None:
-        listing.tools = await _or_empty(client.list_tools)
-    if caps.prompts is not None:
-        listing.prompts = await _or_empty(client.list_prompts)
-    if caps.resources is not None:
-        listing.resources = await _or_empty(client.list_resources)
-        listing.templates = await _or_empty(client.list_resource_templates)
-    return listing
-
-
-async def _or_empty(fetch: Callable[[], Any]) -> list[Any]:
-    try:
-        items: list[Any] = await fetch()
-    except RpcError:
-        return []
-    return items
 
 
 def open_servers(
@@ -1167,7 +962,7 @@ def open_servers(
         TypeError: A bad configuration object, or a bad or unknown option.
         ValueError: Two servers with one name, or an option out of range.
     """
-    specs, invalid = _specs(config)
+    specs, invalid = specs_of(config)
     options = options if options is not None else ClientOptions()
     if not isinstance(options, ClientOptions):
         raise TypeError(f"options must be a ClientOptions, not {type(options).__name__}")

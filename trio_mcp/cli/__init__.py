@@ -213,7 +213,8 @@ def run(argv: Sequence[str] | None = None) -> int:
 def _missing_extra(exc: ImportError, options: Options) -> int:
     """Say that an extra is missing (`EXIT_SETUP`), or let the error go on (a bug)."""
     from ._console import Console
-    from ._run import emit_stdout_json, missing_extra, setup_failure
+    from ._failures import missing_extra, setup_failure
+    from ._run import emit_stdout_json
 
     missing = missing_extra(exc)
     if missing is None:

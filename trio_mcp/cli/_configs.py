@@ -46,6 +46,7 @@ from ._args import (
     Options,
 )
 from ._console import Console, isatty
+from ._failures import Failure, explain, failure_from, login_command, wanted_scope
 from ._names import find_server
 from ._render import (
     join_lines,
@@ -57,19 +58,7 @@ from ._render import (
     tool_lines,
     wire_json,
 )
-from ._run import (
-    HANDLERS,
-    PROBE_TIMEOUT,
-    Command,
-    Failure,
-    emit_stdout_json,
-    execute,
-    explain,
-    failure_from,
-    flush_stdout,
-    login_command,
-    wanted_scope,
-)
+from ._run import HANDLERS, PROBE_TIMEOUT, Command, emit_stdout_json, execute, flush_stdout
 from ._shell import SHELL_COMMANDS, Catalog, Lines, execute_shell, shell_loop, template_suggestions
 from ._tasks import run_tasks
 

@@ -26,16 +26,9 @@ from ._args import (
     Options,
 )
 from ._console import Console
+from ._failures import Failure, failure_from, first_leaf
 from ._render import pretty_json
-from ._run import (
-    PROBE_TIMEOUT,
-    Budget,
-    Failure,
-    emit_stdout_json,
-    failure_from,
-    first_leaf,
-    flush_stdout,
-)
+from ._run import PROBE_TIMEOUT, Budget, emit_stdout_json, flush_stdout
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping

@@ -53,8 +53,9 @@ from ._args import (
     parse_args,
 )
 from ._console import isatty
+from ._failures import Failure, explain
 from ._render import number, pretty_json
-from ._run import HANDLERS, Budget, Command, Failure, execute, explain
+from ._run import HANDLERS, Budget, Command, execute
 from ._tasks import run_tasks
 
 if TYPE_CHECKING:

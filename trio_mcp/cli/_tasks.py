@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from .._core.tasks import Task, TaskRef
 from .._errors import NotSupported, TaskCancelled, TaskGone
-from .._models.tasks import Task, TaskRef
 from ._args import EXIT_OK, EXIT_RPC_ERROR, EXIT_TOOL_ERROR, EXIT_USAGE, Options
+from ._failures import Failure
 from ._render import call_result_wire, render_call_result
-from ._run import Command, Failure, execute, find_tool
+from ._run import Command, execute, find_tool
 from ._values import ArgumentValueError, convert_arguments
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from .._targets import HTTPTarget
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
 
-    from ._server import FakeServer
+    from .._serving.http import Connect
 
 __all__ = ["FakeHTTPTransport", "serve_fake_http"]
 
@@ -83,14 +83,15 @@ class FakeHTTPTransport(httpx.AsyncBaseTransport):
 
 @asynccontextmanager
 async def serve_fake_http(
-    server: FakeServer,
+    connect: Connect,
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
     auth: httpx.Auth | None = None,
 ) -> AsyncIterator[HTTPTarget]:
-    """Serve ``server`` over HTTP in memory while the block runs; yield the target that reaches it."""
-    front = HTTPFront(server.serve_http_connection, path=urlsplit(url).path or "/")
+    """Serve a fake's connections (``connect``) over HTTP in memory while the block runs; yield the
+    target that reaches it."""
+    front = HTTPFront(connect, path=urlsplit(url).path or "/")
     failure: BaseException | None = None
     async with trio.open_nursery() as nursery:
         await nursery.start(front.run)

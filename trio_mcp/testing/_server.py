@@ -568,7 +568,7 @@ class FakeServer:
         """
         from ._http import serve_fake_http
 
-        async with serve_fake_http(self, url, headers=headers, auth=auth) as target:
+        async with serve_fake_http(self.serve_http_connection, url, headers=headers, auth=auth) as target:
             yield target
 
     def on_tool(self, name: str, handler: Callable[[FakeRequest], Any]) -> None:

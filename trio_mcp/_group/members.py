@@ -1,0 +1,271 @@
+"""One server of a group: its supervisor's record, what it lists, and the callers' listen streams.
+
+The group (`ServerGroup`) keeps a `Member` for each server of its
+configuration: its state, its restart tracker, its client while it runs, and
+its last `Listing`. A `Listener` is one `ServerGroup.listen` block, which
+outlives the server's processes. The functions list what a server offers and
+run helpers beside its client.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import attrs
+import trio
+
+from .._client import start_beside
+from .._config import ConfigError, LoadedConfig, ServerSpec
+from .._errors import AuthRequired, MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
+from .._models import Prompt, Resource, ResourceTemplate, Tool
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from .._client import Client
+    from .._core.restart import RestartTracker
+    from .records import Listed, ServerState
+
+__all__ = [
+    "Listener",
+    "Listing",
+    "Member",
+    "alive",
+    "clean_exit",
+    "list_all",
+    "retryable",
+    "specs_of",
+    "start_helper",
+    "unique",
+]
+
+JSON: TypeAlias = Any
+
+logger = logging.getLogger("trio_mcp.group")
+
+
+@attrs.define
+class Listing:
+    tools: list[Tool] = attrs.field(factory=list)
+    prompts: list[Prompt] = attrs.field(factory=list)
+    resources: list[Resource] = attrs.field(factory=list)
+    templates: list[ResourceTemplate] = attrs.field(factory=list)
+
+
+class Member:
+    """One server of the group and its supervisor's state."""
+
+    __slots__ = (
+        "client",
+        "dirty",
+        "error",
+        "index",
+        "listeners",
+        "listing",
+        "name",
+        "prompts",
+        "reason",
+        "refreshing",
+        "scope",
+        "settled",
+        "spec",
+        "state",
+        "tools",
+        "tracker",
+        "wake",
+        "watch",
+    )
+
+    def __init__(self, spec: ServerSpec, index: int, tracker: RestartTracker) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.index = index
+        self.tracker = tracker
+        self.state: ServerState = "starting"
+        self.error: BaseException | None = None
+        self.reason = ""
+        self.client: Client | None = None
+        self.wake: trio.Event | None = None
+        self.dirty = False
+        self.refreshing = False
+        self.settled = False
+        self.scope: trio.CancelScope | None = None
+        self.listing = Listing()
+        self.tools: list[Listed[Tool]] = []
+        self.prompts: list[Listed[Prompt]] = []
+        self.listeners: list[Listener] = []
+        self.watch: trio.CancelScope | None = None
+
+    def poke(self) -> None:
+        if self.wake is not None:
+            self.wake.set()
+
+    async def sleep(self, seconds: float = math.inf) -> None:
+        """Sleep until `poke` (or for ``seconds``)."""
+        self.wake = trio.Event()
+        with trio.move_on_after(seconds):
+            await self.wake.wait()
+        self.wake = None
+
+
+class Listener:
+    """One `ServerGroup.listen` block: its filter and its channel, across the server's processes."""
+
+    def __init__(
+        self,
+        on_drop: Callable[[], None],
+        tools: bool,
+        prompts: bool,
+        resources: bool,
+        uris: tuple[str, ...],
+        buffer: int,
+    ) -> None:
+        self.on_drop = on_drop
+        self.tools, self.prompts, self.resources, self.uris = tools, prompts, resources, uris
+        self.buffer = buffer
+        self.wanted = {
+            method
+            for method, on in [
+                ("notifications/tools/list_changed", tools),
+                ("notifications/prompts/list_changed", prompts),
+                ("notifications/resources/list_changed", resources),
+                ("notifications/resources/updated", bool(uris)),
+            ]
+            if on
+        }
+        self.send, self.receive = trio.open_memory_channel[dict[str, JSON]](buffer)
+        self.scopes: set[trio.CancelScope] = set()
+
+    def offer(self, note: dict[str, JSON]) -> None:
+        try:
+            self.send.send_nowait(note)
+        except trio.WouldBlock:
+            self.on_drop()
+        except trio.ClosedResourceError:
+            pass
+
+    def close(self) -> None:
+        for scope in self.scopes:
+            scope.cancel()
+        self.send.close()
+
+    async def follow(self, client: Client, started: Callable[[], None]) -> None:
+        """Subscribe on one process of the server and forward what it sends, until it ends."""
+        with trio.CancelScope() as scope:
+            self.scopes.add(scope)
+            try:
+                async with client.listen(
+                    tools=self.tools,
+                    prompts=self.prompts,
+                    resources=self.resources,
+                    resource_uris=self.uris,
+                    buffer=self.buffer,
+                ) as sub:
+                    started()
+                    async for note in sub:
+                        self.offer(note)
+            except MCPError as exc:
+                logger.debug("%s: a listen stream ended: %s", client.name, exc)
+            finally:
+                self.scopes.discard(scope)
+
+
+def specs_of(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
+    invalid: dict[str, ConfigError] = {}
+    if isinstance(config, LoadedConfig):
+        specs = list(config.servers.values())
+        invalid = dict(config.invalid)
+    elif isinstance(config, Mapping):
+        specs = []
+        for key, spec in config.items():
+            if not isinstance(spec, ServerSpec):
+                raise TypeError(
+                    f"the group's configuration maps names to ServerSpec, not {type(spec).__name__}"
+                )
+            if spec.name != key:
+                raise ValueError(f"the server {spec.name!r} is listed under another name, {key!r}")
+            specs.append(spec)
+    elif isinstance(config, Iterable) and not isinstance(config, str | bytes):
+        specs = list(config)
+        for spec in specs:
+            if not isinstance(spec, ServerSpec):
+                raise TypeError(
+                    f"the group's configuration holds ServerSpec objects, not {type(spec).__name__}"
+                )
+    else:
+        raise TypeError(
+            "open_servers() takes a LoadedConfig, a mapping of names to ServerSpec, or ServerSpec objects,"
+            f" not {type(config).__name__}"
+        )
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.name in seen or spec.name in invalid:
+            raise ValueError(f"two servers are named {spec.name!r}")
+        seen.add(spec.name)
+    return specs, invalid
+
+
+def retryable(error: BaseException) -> bool:
+    """Whether starting the server again might help."""
+    return not isinstance(error, SpawnFailed | VersionMismatch | NotSupported | ConfigError | AuthRequired)
+
+
+def clean_exit(error: BaseException) -> bool:
+    return isinstance(error, ServerGone) and error.exit_code == 0 and error.signal is None
+
+
+def alive(client: Client) -> bool:
+    """Whether the client's server can still answer: its session works and its process (if any) runs."""
+    return client.failure is None and client.statistics().returncode is None
+
+
+def unique(member: Member, items: list[Any]) -> list[Any]:
+    """The items of one listing, each name once (the first one is kept)."""
+    seen: set[str] = set()
+    kept: list[Any] = []
+    for item in items:
+        if item.name in seen:
+            logger.warning("server %r lists %r twice; the first one is kept", member.name, item.name)
+            continue
+        seen.add(item.name)
+        kept.append(item)
+    return kept
+
+
+async def start_helper(client: Client, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
+    """Run ``fn(*args, started)`` in the session's nursery; return once it calls ``started`` or ends."""
+    started = trio.Event()
+
+    async def run() -> None:
+        try:
+            await fn(*args, started.set)
+        finally:
+            started.set()
+
+    start_beside(client, run, name="group helper")
+    await started.wait()
+
+
+async def list_all(client: Client) -> Listing:
+    """Everything the server offers, every page of it; a listing it refuses is empty."""
+    caps = client.server_capabilities
+    listing = Listing()
+    if caps.tools is not None:
+        listing.tools = await _or_empty(client.list_tools)
+    if caps.prompts is not None:
+        listing.prompts = await _or_empty(client.list_prompts)
+    if caps.resources is not None:
+        listing.resources = await _or_empty(client.list_resources)
+        listing.templates = await _or_empty(client.list_resource_templates)
+    return listing
+
+
+async def _or_empty(fetch: Callable[[], Any]) -> list[Any]:
+    try:
+        items: list[Any] = await fetch()
+    except RpcError:
+        return []
+    return items
