@@ -106,7 +106,14 @@ async def test_the_client_in_the_2026_era_over_http():
         with trio.fail_after(LIMIT):
             async with trio_mcp.open_http_client(demo.url) as client:
                 assert client.era == "modern"
-                assert [tool.name for tool in await client.list_tools()] == ["echo", "add", "slow", "ask"]
+                assert [tool.name for tool in await client.list_tools()] == [
+                    "echo",
+                    "add",
+                    "slow",
+                    "ask",
+                    "report",
+                    "batch",
+                ]
                 assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
                 assert (await client.call_tool("add", {"a": 2, "b": 3})).structured_content == {"sum": 5}
                 progress: list[float] = []
@@ -243,6 +250,8 @@ async def test_the_initialize_era_session_get_stream_and_delete():
                 "add",
                 "slow",
                 "ask",
+                "report",
+                "batch",
             ]
             wrong_version = {**in_session, "mcp-protocol-version": "2025-06-18"}
             refused = await http.post(
