@@ -91,6 +91,15 @@ def test_start_a_task_whose_result_is_an_error(protocol: str) -> None:
     assert line.startswith("trio-mcp: the tool 'report' reported an error: Invalid arguments")
 
 
+def test_start_checks_argument_names_as_call_does() -> None:
+    # A name the tool's schema forbids is refused, with the closest one, and no task starts.
+    line = failed(run("tasks", "start", "report", "stpes=1", "delay=0"), 2)
+    assert (
+        line
+        == "trio-mcp: the tool 'report' has no argument 'stpes' (did you mean 'steps'?); nothing was sent"
+    )
+
+
 def test_start_a_tool_the_server_runs_at_once() -> None:
     result = ok(run("tasks", "start", "echo", "text=hi"))
     assert result.stdout == "hi\n"

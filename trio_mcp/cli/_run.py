@@ -267,7 +267,7 @@ async def find_tool(session: Command, client: Client, name: str) -> Tool | None:
     return None
 
 
-async def _arguments_for(session: Command, client: Client) -> dict[str, JSON]:
+async def arguments_for(session: Command, client: Client) -> dict[str, JSON]:
     """The call's arguments: the ``KEY=VALUE`` words read by the tool's input schema.
 
     Names the schema does not know are refused (when it forbids them) or
@@ -332,7 +332,7 @@ async def _call(session: Command, client: Client) -> int:
     options = session.options
     if options.catalogue_name is not None and options.spec is not None:
         await _catalogue_tool(session, client)
-    arguments = await _arguments_for(session, client)
+    arguments = await arguments_for(session, client)
     session.stage = "tools/call"
     session.mark_stderr()
     violation: OutputValidationError | None = None

@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .._core.tasks import Task, TaskRef
 from .._errors import NotSupported, TaskCancelled, TaskGone
-from ._args import EXIT_OK, EXIT_RPC_ERROR, EXIT_TOOL_ERROR, EXIT_USAGE, Options
+from ._args import EXIT_OK, EXIT_RPC_ERROR, EXIT_TOOL_ERROR, Options
 from ._failures import Failure
 from ._render import call_result_wire, render_call_result
-from ._run import Command, execute, find_tool
-from ._values import ArgumentValueError, convert_arguments
+from ._run import Command, arguments_for, execute
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -98,27 +97,10 @@ async def _show_result(session: Command, what: str, result: CallToolResult) -> i
 # --------------------------------------------------------------- actions
 
 
-async def _arguments(session: Command, client: Client) -> dict[str, JSON]:
-    """``start``'s arguments: the ``KEY=VALUE`` words read by the tool's input schema."""
-    options = session.options
-    if not options.raw_values:
-        return options.arguments
-    tool = await find_tool(session, client, options.target)
-    if tool is None:
-        return options.arguments  # the server will say it has no such tool
-    try:
-        converted = convert_arguments(options.raw_values, tool.input_schema)
-    except ArgumentValueError as exc:
-        raise Failure(
-            EXIT_USAGE, f"{exc} (the tool {options.target!r})", kind="usage", argument=exc.name
-        ) from None
-    return {**options.arguments, **converted}
-
-
 async def _start(session: Command, client: Client) -> int:
     options = session.options
     console = session.console
-    arguments = await _arguments(session, client)
+    arguments = await arguments_for(session, client)
     session.stage = "tools/call"
     session.mark_stderr()
     try:
