@@ -357,7 +357,7 @@ def test_hostile_sequences_keep_every_promise(ops):
                 assert resends[call.request_id] <= 1, "a call sent again twice"
                 c.post_headers(call)
         elif kind == "end":
-            step = c.stream_ended(call, call.exchange, "cut" if op[2] else None)
+            step = c.stream_ended(call, call.exchange, "cut" if op[2] else None, 200)
             assert step is None or isinstance(step, (sh.Fail, tuple))
         elif kind == "lost":
             was_renewing = c.renewing
@@ -390,3 +390,13 @@ def test_memory_is_bounded_over_many_events(events):
         c.get_event(Event(data=message, id=f"{event_id}{n}", own_id=own), None)
     assert len(c._get_seen) <= sh.MEMORY
     assert len(c._served) <= sh.MEMORY
+
+
+def test_a_stream_that_ends_without_its_answer_names_the_status_of_its_response():
+    c = core()
+    call = c.open(b"{}", "tools/call", 1, "echo", MODERN)
+    c.post_headers(call)
+    step = c.stream_ended(call, call.exchange, "the server broke the HTTP protocol", 200)
+    assert isinstance(step, sh.Fail)
+    assert step.error.status == 200
+    assert "ended before its answer" in str(step.error)

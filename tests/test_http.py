@@ -660,10 +660,12 @@ async def test_stream_cut_mid_event_fails_the_request():
         server = await serve(nursery, McpScript("modern", {"tools/call": call}))
         with trio.fail_after(LIMIT):
             async with trio_mcp.open_http_client(server.url) as client:
-                with pytest.raises(trio_mcp.ConnectionFailed, match="ended before its answer"):
+                with pytest.raises(trio_mcp.ConnectionFailed, match="ended before its answer") as caught:
                     await client.call_tool("echo", {})
                 await client.list_tools()
         nursery.cancel_scope.cancel()
+    # A response came (its stream was cut short): the error names its status.
+    assert caught.value.status == 200
 
 
 async def test_never_ending_stream_is_bounded_by_the_callers_scope():

@@ -551,9 +551,10 @@ class StreamableHTTP:
         return True
 
     def stream_ended(
-        self, call: Call, exchange: int, why: str | None
+        self, call: Call, exchange: int, why: str | None, status: int
     ) -> Fail | tuple[dict[str, str], float] | None:
-        """The stream carrying ``call`` ended (``why``: the network error, if any).
+        """The stream carrying ``call`` ended (``why``: the network error, if any; ``status``: the
+        status of the response whose stream it was).
 
         Returns `None` when the call was answered, else the headers of a GET
         resuming it and the delay before it (initialize era, with an event id
@@ -571,6 +572,7 @@ class StreamableHTTP:
             ConnectionFailed(
                 f"the stream of request {call.request_id!r} ({call.method}) from {self.name} ended before its answer{how}",
                 url=self.url,
+                status=status,
             )
         )
 

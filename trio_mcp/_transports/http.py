@@ -521,10 +521,13 @@ class HTTPChannel(Channel):
             return call.answered
 
         done, cause = await self._pump(response, parser, on_item)
+        status = response.status_code
         while not done:
             # A priming event (an id, no data) delivers no item: the parser has its id.
             core.stream_position(call, parser.last_event_id, parser.retry)
-            step = core.stream_ended(call, call.exchange, network_error(cause) if cause is not None else None)
+            step = core.stream_ended(
+                call, call.exchange, network_error(cause) if cause is not None else None, status
+            )
             if step is None:
                 return
             if isinstance(step, Fail):
@@ -537,6 +540,7 @@ class HTTPChannel(Channel):
                 )
                 if failed is not None:
                     raise failed.error
+                status = again.status_code
                 done, cause = await self._pump(again, parser, on_item)
 
     async def _pump(
