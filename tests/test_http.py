@@ -858,3 +858,71 @@ async def test_a_new_session_is_told_the_log_level_and_subscriptions_again():
         ("resources/subscribe", {"uri": "file:///b"}),
     ]
     assert told[3][0] == "tools/list"
+
+
+# ------------------------------------------------------- -32020 header mismatch
+
+ROUTE_TOOLS = {
+    "tools": [
+        {
+            "name": "route",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+            },
+        }
+    ]
+}
+
+
+def header_mismatch_script(always: bool):
+    """A 2026-07-28 server whose ``route`` wants ``Mcp-Param-Region`` (``always``: refuses it whatever)."""
+    seen = {"tools/call": [], "tools/list": 0}
+
+    async def call(request, stream, message):
+        seen["tools/call"].append((message["id"], request.headers.get("mcp-param-region")))
+        if always or request.headers.get("mcp-param-region") != message["params"]["arguments"]["region"]:
+            error = {"code": -32020, "message": "Mcp-Param-Region header is missing"}
+            await send_json(stream, {"jsonrpc": "2.0", "id": message["id"], "error": error}, 400)
+            return
+        result = {"content": [{"type": "text", "text": "routed"}]}
+        await send_json(stream, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    async def listing(request, stream, message):
+        seen["tools/list"] += 1
+        await send_json(stream, {"jsonrpc": "2.0", "id": message["id"], "result": ROUTE_TOOLS})
+
+    return McpScript("modern", {"tools/call": call, "tools/list": listing}), seen
+
+
+async def test_a_header_mismatch_lists_the_tools_again_once_and_resends_once():
+    script, seen = header_mismatch_script(always=False)
+    async with trio.open_nursery() as nursery:
+        server = await serve(nursery, script)
+        with trio.fail_after(LIMIT):
+            async with trio_mcp.open_http_client(server.url) as client:
+                assert (await client.call_tool("route", {"region": "eu"})).text == "routed"
+                assert client.header_mismatch_retries == 1
+        nursery.cancel_scope.cancel()
+    assert seen["tools/list"] == 1
+    (first_id, first_header), (second_id, second_header) = seen["tools/call"]
+    assert (first_header, second_header) == (None, "eu")
+    assert first_id != second_id
+
+
+async def test_a_header_mismatch_that_persists_is_the_callers_error_without_a_loop():
+    script, seen = header_mismatch_script(always=True)
+    async with trio.open_nursery() as nursery:
+        server = await serve(nursery, script)
+        with trio.fail_after(LIMIT):
+            async with trio_mcp.open_http_client(server.url) as client:
+                with pytest.raises(trio_mcp.RpcError) as caught:
+                    await client.call_tool("route", {"region": "eu"})
+                # The next call is recovered once too, not more.
+                with pytest.raises(trio_mcp.RpcError):
+                    await client.call_tool("route", {"region": "us"})
+                assert client.header_mismatch_retries == 2
+        nursery.cancel_scope.cancel()
+    assert caught.value.code == -32020
+    assert seen["tools/list"] == 2
+    assert len(seen["tools/call"]) == 4

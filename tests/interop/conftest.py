@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -110,8 +110,12 @@ def peers(_peers_manifest: dict[str, dict[str, Any]] | None) -> Peers:
 
 @pytest.fixture
 def sdk_server(peers: Peers) -> Peer:
-    """Our test server on the official Python SDK (servers/sdk_server.py): both eras, every feature."""
-    return peers["sdk"]
+    """Our test server on the official Python SDK (servers/sdk_server.py): both eras, every feature.
+
+    The manifest's Python runs this checkout's script (the manifest names the
+    script of whichever checkout installed the peers)."""
+    peer = peers["sdk"]
+    return replace(peer, cmd=(peer.cmd[0], str(HERE / "servers" / "sdk_server.py"), *peer.cmd[2:]))
 
 
 @pytest.fixture

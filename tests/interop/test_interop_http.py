@@ -170,3 +170,35 @@ async def test_everything_new_session_after_delete(everything, wire, tmp_path):
                 assert (await client.call_tool("echo", {"message": "again"})).text == "Echo: again"
                 assert channel.session_id not in (None, first)
                 wire.check(client.protocol_version, client)
+
+
+async def test_sdk_a_header_mismatch_is_recovered_by_listing_the_tools_again_once(sdk_server, tmp_path):
+    """The first call of a tool whose argument travels as an Mcp-Param-* header, before
+    any listing: the official SDK's server refuses it with -32020; the client lists the
+    tools once and sends the call once more, with the header."""
+    recorder = Recorder()
+    logs = []
+    async with serving(sdk_server, "", tmp_path) as url, recorder.client:
+        with trio.fail_after(TIMEOUT):
+            async with trio_mcp.open_client(
+                trio_mcp.HTTPTarget(url, http_client=recorder.client),
+                trio_mcp.ClientOptions(on_log=logs.append),
+            ) as client:
+                assert client.era == "modern"
+                result = await client.call_tool("route", {"region": "eu-west", "text": "hi"})
+                assert result.text == "eu-west: hi"
+                assert client.header_mismatch_retries == 1
+                # Listed now: the next call carries its header at once.
+                assert (
+                    await client.call_tool("route", {"region": "us", "text": "again"})
+                ).text == "us: again"
+                assert client.header_mismatch_retries == 1
+    posts = [(headers, body) for method, headers, body in recorder.requests if body is not None]
+    methods = [body["method"] for _, body in posts]
+    assert methods[-4:] == ["tools/call", "tools/list", "tools/call", "tools/call"]
+    first, _, resent, second = posts[-4:]
+    assert "mcp-param-region" not in first[0]
+    assert resent[0]["mcp-param-region"] == "eu-west"
+    assert resent[1]["id"] != first[1]["id"]
+    assert second[0]["mcp-param-region"] == "us"
+    assert any("listing the tools again" in line for line in logs)

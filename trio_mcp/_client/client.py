@@ -25,6 +25,7 @@ import trio
 from .._core.cache import TtlCache
 from .._core.eras import (
     CLIENT_CAPABILITIES,
+    HEADER_MISMATCH,
     MISSING_CLIENT_CAPABILITY,
     MODERN_VERSIONS,
     MRTR_METHODS,
@@ -166,6 +167,9 @@ class Client:
         self._listing_lock = trio.Lock()
         self._param_headers: dict[str, tuple[HeaderParam, ...]] = {}
         """The x-mcp-header parameters of each tool, from its latest listing (2026-07-28 era)."""
+        self.header_mismatch_retries = 0
+        """How many 2026-07-28 ``tools/call`` refused with ``-32020`` (header mismatch) were sent
+        once more after listing the tools again (each call at most once)."""
         self._tokens = itertools.count(1)
         self._input_caps: dict[str, JSON] = {}
         self._envelope: dict[str, JSON] | None = None
@@ -364,7 +368,6 @@ class Client:
             return await session.request(
                 method, body if body or params is not None else None, on_notification=callback
             )
-        headers = self._tool_headers(body) if method == "tools/call" else ()
         assert self.protocol_version is not None
         caps = self._input_caps if for_input else {}
         envelope = modern_meta(
@@ -379,7 +382,9 @@ class Client:
         retried = False
         while True:
             try:
-                return await session.request(method, body, on_notification=callback, headers=headers)
+                if method == "tools/call":
+                    return await self._tools_call(body, on_notification=callback)
+                return await session.request(method, body, on_notification=callback)
             except RpcError as exc:
                 if (
                     exc.code == MISSING_CLIENT_CAPABILITY
@@ -581,14 +586,12 @@ class Client:
                     # every capability the client has.
                     # (No Mcp-Param-* headers before a listing names some.)
                     if self._param_headers:
-                        first = await self.session.request(
-                            "tools/call", {**params, "_meta": envelope}, headers=self._tool_headers(params)
-                        )
+                        first = await self._tools_call({**params, "_meta": envelope})
                     else:
                         # This dict goes out as it is (and is never changed
                         # afterwards: the channel may still hold it).
                         params["_meta"] = envelope
-                        first = await self.session.request("tools/call", params)
+                        first = await self._tools_call(params)
                     kind = first.get("resultType")
                     if kind is None or kind == "complete":
                         done = structure_tool_result(first)
@@ -783,7 +786,6 @@ class Client:
     ) -> ToolTask:
         assert self.protocol_version is not None
         name = params["name"]
-        headers = self._tool_headers(params)
         caps = declare_extension(self._input_caps)
 
         async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
@@ -791,9 +793,7 @@ class Client:
             envelope = modern_meta(
                 self.protocol_version, caps, self.client_info, log_level=self.log_level, progress_token=token
             )
-            reply = await self.session.request(
-                "tools/call", {**round_params, "_meta": envelope}, on_notification=callback, headers=headers
-            )
+            reply = await self._tools_call({**round_params, "_meta": envelope}, on_notification=callback)
             if result_type("tools/call", reply, tasks=True) == "task":
                 raise _Created(reply)
             return reply
@@ -1033,6 +1033,36 @@ class Client:
                 f" called: its x-mcp-header breaks the rule {error.rule!r} ({error})"
             )
         return attrs.evolve(page, tools=kept) if dropped else page
+
+    async def _tools_call(
+        self, body: dict[str, JSON], *, on_notification: NotificationCallback | None = None
+    ) -> dict[str, JSON]:
+        """Send one 2026-07-28 ``tools/call`` (``body`` has its ``_meta``) with its ``Mcp-Param-*`` headers.
+
+        A server that refuses it with ``-32020`` (header mismatch: the tool
+        was never listed, or its schema changed since) gets ``tools/list``
+        again once, and the call once more (a new request, with the headers
+        of the new listing); a second refusal is the caller's `RpcError`.
+        """
+        session = self.session
+        try:
+            return await session.request(
+                "tools/call", body, on_notification=on_notification, headers=self._tool_headers(body)
+            )
+        except RpcError as exc:
+            if exc.code != HEADER_MISMATCH:
+                raise
+            self.header_mismatch_retries += 1
+            self._log(
+                f"{session.name} refused tools/call of {body.get('name')!r} for its headers ({exc.message});"
+                " listing the tools again and sending it once more"
+            )
+        if self._cache is not None:
+            self._cache.invalidate({"method": "notifications/tools/list_changed"})
+        await self.list_tools()
+        return await session.request(
+            "tools/call", body, on_notification=on_notification, headers=self._tool_headers(body)
+        )
 
     def _tool_headers(self, params: Mapping[str, JSON]) -> tuple[tuple[str, str], ...]:
         """The ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call`` (x-mcp-header), from the tool's

@@ -11,7 +11,9 @@ makes it modern, ``initialize`` makes it legacy.
 What it offers, in both eras unless said otherwise:
 
 * tools ``echo``, ``add`` and ``forecast`` (structured output, with an
-  ``outputSchema``), ``fail`` (a tool error),
+  ``outputSchema``), ``fail`` (a tool error), ``route`` (its ``region``
+  argument is an ``x-mcp-header``: 2026-07-28 requests carry it as
+  ``Mcp-Param-Region``, which the SDK checks),
   ``slow`` (progress with a message), ``log_demo`` (one log line at each of
   four levels), ``touch`` (resource updated and list changed notifications);
 * tools that need input from the client: ``greet`` (elicitation),
@@ -45,7 +47,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 # Logging, sampling and roots are deprecated in 2026-07-28; they are exactly
 # what this server is for, so keep the warnings off stderr.
@@ -82,6 +84,12 @@ def echo(text: str) -> str:
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
+
+
+@server.tool()
+def route(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})], text: str) -> str:
+    """Say where the call was routed: ``region`` also travels as the ``Mcp-Param-Region`` header (2026-07-28)."""
+    return f"{region}: {text}"
 
 
 class Forecast(BaseModel):
