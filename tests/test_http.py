@@ -902,7 +902,7 @@ async def test_a_header_mismatch_lists_the_tools_again_once_and_resends_once():
         with trio.fail_after(LIMIT):
             async with trio_mcp.open_http_client(server.url) as client:
                 assert (await client.call_tool("route", {"region": "eu"})).text == "routed"
-                assert client.header_mismatch_retries == 1
+                assert client._header_mismatch_retries == 1
         nursery.cancel_scope.cancel()
     assert seen["tools/list"] == 1
     (first_id, first_header), (second_id, second_header) = seen["tools/call"]
@@ -921,7 +921,7 @@ async def test_a_header_mismatch_that_persists_is_the_callers_error_without_a_lo
                 # The next call is recovered once too, not more.
                 with pytest.raises(trio_mcp.RpcError):
                     await client.call_tool("route", {"region": "us"})
-                assert client.header_mismatch_retries == 2
+                assert client._header_mismatch_retries == 2
         nursery.cancel_scope.cancel()
     assert caught.value.code == -32020
     assert seen["tools/list"] == 2

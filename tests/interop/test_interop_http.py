@@ -187,12 +187,12 @@ async def test_sdk_a_header_mismatch_is_recovered_by_listing_the_tools_again_onc
                 assert client.era == "modern"
                 result = await client.call_tool("route", {"region": "eu-west", "text": "hi"})
                 assert result.text == "eu-west: hi"
-                assert client.header_mismatch_retries == 1
+                assert client._header_mismatch_retries == 1
                 # Listed now: the next call carries its header at once.
                 assert (
                     await client.call_tool("route", {"region": "us", "text": "again"})
                 ).text == "us: again"
-                assert client.header_mismatch_retries == 1
+                assert client._header_mismatch_retries == 1
     posts = [(headers, body) for method, headers, body in recorder.requests if body is not None]
     methods = [body["method"] for _, body in posts]
     assert methods[-4:] == ["tools/call", "tools/list", "tools/call", "tools/call"]

@@ -167,7 +167,7 @@ class Client:
         self._listing_lock = trio.Lock()
         self._param_headers: dict[str, tuple[HeaderParam, ...]] = {}
         """The x-mcp-header parameters of each tool, from its latest listing (2026-07-28 era)."""
-        self.header_mismatch_retries = 0
+        self._header_mismatch_retries = 0
         """How many 2026-07-28 ``tools/call`` refused with ``-32020`` (header mismatch) were sent
         once more after listing the tools again (each call at most once)."""
         self._tokens = itertools.count(1)
@@ -1052,7 +1052,7 @@ class Client:
         except RpcError as exc:
             if exc.code != HEADER_MISMATCH:
                 raise
-            self.header_mismatch_retries += 1
+            self._header_mismatch_retries += 1
             self._log(
                 f"{session.name} refused tools/call of {body.get('name')!r} for its headers ({exc.message});"
                 " listing the tools again and sending it once more"
