@@ -478,7 +478,7 @@ class ServerCardError(MCPError):
     the catalog; a remote whose transport is unknown or whose URL template
     cannot be filled in. A card is advisory: this error never says anything
     about whether a server may be trusted. A network failure is a
-    `ConnectionFailed` instead. The message never shows a header value or a
+    `~trio_mcp.ConnectionFailed` instead. The message never shows a header value or a
     variable's value (they may be secrets).
 
     Attributes:

@@ -418,10 +418,10 @@ def card_target(
     http_client: httpx.AsyncClient | None = None,
     trust_env: bool = True,
 ) -> HTTPTarget:
-    """The `HTTPTarget` of one of a card's remotes. **Experimental.**
+    """The `~trio_mcp.HTTPTarget` of one of a card's remotes. **Experimental.**
 
     ``remote`` defaults to `pick_remote` (the first Streamable HTTP remote,
-    else the first HTTP+SSE one: an `HTTPTarget` reaches both). Its URL and
+    else the first HTTP+SSE one: an `~trio_mcp.HTTPTarget` reaches both). Its URL and
     headers are made by `resolve_remote`: ``variables`` fill the card's
     ``{variables}``, ``headers`` give or override header values (a token,
     say). The card decides where to connect, so only pass it headers meant

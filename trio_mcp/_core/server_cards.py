@@ -411,7 +411,7 @@ class HeaderInput(Input):
 
     Attributes:
         name: The header's name.
-        variables: The variables its `value` refers to as ``{name}``.
+        variables: The variables its ``value`` refers to as ``{name}``.
     """
 
     name: str = ""
