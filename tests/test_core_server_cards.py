@@ -113,6 +113,7 @@ def test_urls_are_resolved_against_their_base_and_checked():
     fails("invalid", check_url, "file:///etc/passwd")
     fails("invalid", check_url, "https://exa mple.com/")
     fails("invalid", check_url, "https://example.com/\r\nX: y")
+    fails("invalid", check_url, "https://exa\u00admple.com/")
     fails("invalid", check_url, "https:///nohost")
 
 
@@ -485,6 +486,7 @@ def test_what_a_remote_lacks_is_a_typed_error_that_hides_values():
         variables={"tenant": "a", "token": "t"},
         headers={"Bad Name": "v"},
     )
+    fails("header", resolve_remote, templated(), variables={"tenant": "a", "token": "caf\u00e9"})
     fails(
         "insecure",
         resolve_remote,

@@ -366,6 +366,13 @@ async def test_another_origin_is_followed_only_when_allowed(site, demo_url):
     assert found.cards["there"].url == other
 
 
+async def test_a_url_the_http_client_cannot_request_is_invalid(site):
+    site.serve(AI_CATALOG, headers=JSON, json=catalog(entry("snowman", "https://\u2603.example/card")))
+    found = await discover(site, allow_other_origins=True)
+    assert found.failures[0].reason == "invalid"  # type: ignore[attr-defined]
+    assert "cannot be requested" in str(found.failures[0])
+
+
 async def test_a_card_by_its_url(site, demo_url):
     site.serve("/mcp/server-card", headers=CARD_TYPE, json=card(demo_url))
     with trio.fail_after(LIMIT):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
 import trio
@@ -76,7 +76,7 @@ from ._core.server_cards import (
 from ._errors import ConnectionFailed, MCPError, ServerCardError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
     import httpx
 
@@ -115,6 +115,8 @@ __all__ = [
     "pick_remote",
     "resolve_remote",
 ]
+
+_T = TypeVar("_T")
 
 #: Seconds one document (with its redirects) may take, by default.
 TIMEOUT: Final = 10.0
@@ -203,7 +205,12 @@ class _Fetcher:
         return current, decode_document(got.body, current, what)
 
 
-async def _with_client(http_client: httpx.AsyncClient | None, trust_env: bool, work: Any) -> Any:
+async def _with_client(
+    http_client: httpx.AsyncClient | None,
+    trust_env: bool,
+    work: Callable[[httpx.AsyncClient], Awaitable[_T]],
+) -> _T:
+    """Run ``work`` with the caller's client, or with one made and closed here."""
     if http_client is not None:
         return await work(http_client)
     from ._transports.http_get import make_get_client
@@ -258,8 +265,7 @@ async def fetch_catalog(
             _Fetcher(client, max_bytes, document_timeout), domain, allow_other_origins, max_cards
         )
 
-    catalog: Catalog = await _with_client(http_client, trust_env, work)
-    return catalog
+    return await _with_client(http_client, trust_env, work)
 
 
 async def fetch_server_card(
@@ -282,8 +288,7 @@ async def fetch_server_card(
     async def work(client: httpx.AsyncClient) -> ServerCard:
         return await _card(_Fetcher(client, max_bytes, document_timeout), checked, ())
 
-    card: ServerCard = await _with_client(http_client, trust_env, work)
-    return card
+    return await _with_client(http_client, trust_env, work)
 
 
 async def _card(fetcher: _Fetcher, url: str, avoid: Sequence[str]) -> ServerCard:
@@ -359,8 +364,7 @@ async def discover(
         catalog = await _catalog(fetcher, domain, allow_other_origins, max_cards)
         return await _follow(fetcher, catalog, concurrency)
 
-    discovery: Discovery = await _with_client(http_client, trust_env, work)
-    return discovery
+    return await _with_client(http_client, trust_env, work)
 
 
 async def _follow(fetcher: _Fetcher, catalog: Catalog, concurrency: int) -> Discovery:

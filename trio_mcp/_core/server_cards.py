@@ -150,8 +150,10 @@ def check_url(url: str, *, base: str | None = None, what: str = "document") -> s
             a host, or that holds whitespace or control characters;
             ``"insecure"`` for ``http`` to a host that is not loopback.
     """
-    if any(char.isspace() or ord(char) < 0x20 or ord(char) == 0x7F for char in url):
-        raise _error(f"the {what} URL holds whitespace or control characters", "invalid", base or "")
+    if not url.isprintable() or any(char.isspace() for char in url):
+        raise _error(
+            f"the {what} URL holds whitespace, control or unprintable characters", "invalid", base or ""
+        )
     try:
         absolute = urljoin(base, url) if base is not None else url
         parts = urlsplit(absolute)
@@ -944,8 +946,12 @@ def resolve_remote(
     for name, value in out.items():
         if not _TOKEN.fullmatch(name):
             raise _error(f"{name!r} is not an HTTP header name", "header", card_url)
-        if any(char in value for char in "\r\n\0"):
-            raise _error(f"the value of the header {name!r} holds a line break or NUL", "header", card_url)
+        if not value.isascii() or any(char in value for char in "\r\n\0"):
+            raise _error(
+                f"the value of the header {name!r} holds a line break, a NUL or a character that is not ASCII",
+                "header",
+                card_url,
+            )
     return ResolvedRemote(
         transport="http" if remote.type == "streamable-http" else "sse", url=url, headers=out
     )

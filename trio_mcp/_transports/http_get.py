@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import attrs
 import httpx
 
-from .._errors import ConnectionFailed
+from .._errors import ConnectionFailed, ServerCardError
 from ._httpx_client import make_client
 from .http_io import consume, display_url, network_error
 
@@ -67,6 +67,7 @@ async def get_bounded(
 
     Raises:
         ConnectionFailed: No response, or its body broke off.
+        ServerCardError: ``"invalid"``: httpx cannot make a request of the URL.
     """
     request_headers = {**(headers or {}), "Accept": accept}
     try:
@@ -98,6 +99,10 @@ async def get_bounded(
                     status=status,
                 ) from cause
             return Got(url, status, content_type, location, b"".join(chunks))
+    except httpx.InvalidURL as exc:
+        raise ServerCardError(
+            f"the URL {display_url(url)} cannot be requested ({exc})", reason="invalid", url=display_url(url)
+        ) from None
     except httpx.HTTPError as exc:
         raise ConnectionFailed(
             f"GET {display_url(url)} failed: {network_error(exc)}", url=display_url(url)
