@@ -390,3 +390,26 @@ async def test_the_callers_mistakes_are_value_errors_before_any_request():
     for bad in ({"max_bytes": 0}, {"document_timeout": float("inf")}, {"concurrency": 0}):
         with pytest.raises(ValueError):  # noqa: PT011
             await server_cards.discover("example.com", **bad)
+
+
+async def test_the_callers_client_is_used_never_follows_a_redirect_itself_and_is_left_open(site):
+    import httpx
+
+    site.serve(AI_CATALOG, status=302, headers={"Location": "http://localhost:{port}/elsewhere"})
+    site.serve("/elsewhere", headers=JSON, json=catalog())
+    async with httpx.AsyncClient(follow_redirects=True, trust_env=False) as client:
+        with pytest.raises(ServerCardError) as info, trio.fail_after(LIMIT):
+            await server_cards.discover(site.origin, http_client=client)
+        assert info.value.reason == "redirect"
+        assert not client.is_closed
+    assert "/elsewhere" not in [request["path"] for request in await site.log()]
+
+
+async def test_the_callers_cancel_scope_ends_a_discovery_cleanly(site):
+    site.serve(AI_CATALOG, headers=JSON, json=catalog(*(entry(f"slow{n}", f"/slow{n}") for n in range(4))))
+    for n in range(4):
+        site.serve(f"/slow{n}", headers=CARD_TYPE, json={}, delay=5)
+    with trio.fail_after(LIMIT):
+        with trio.move_on_after(0.5) as scope:
+            await server_cards.discover(site.origin, trust_env=False)
+    assert scope.cancelled_caught
