@@ -136,7 +136,12 @@ def test_a_redirect_is_followed_to_the_same_origin_only():
 def test_a_redirect_loop_and_a_long_chain_are_refused():
     url = "https://example.com/a"
     fails("loop", follow_redirect, "https://example.com/b", 302, "/a", [url, "https://example.com/b"])
-    chain = [f"https://example.com/{index}" for index in range(MAX_REDIRECTS + 1)]
+    catalog = "https://example.com/catalog"
+    fails("loop", follow_redirect, url, 302, "/catalog", [url], avoid=[catalog])
+    assert follow_redirect(url, 302, "/c", [url], avoid=[catalog]) == "https://example.com/c"
+    chain = [f"https://example.com/{index}" for index in range(MAX_REDIRECTS)]
+    assert follow_redirect(chain[-1], 302, "/next", chain) == "https://example.com/next"
+    chain.append(f"https://example.com/{MAX_REDIRECTS}")
     error = fails("redirect", follow_redirect, chain[-1], 302, "/next", chain)
     assert f"more than {MAX_REDIRECTS}" in str(error)
 

@@ -171,13 +171,13 @@ class _Fetcher:
         """The JSON object at ``url`` (after same-origin redirects) and the URL it came from."""
         from ._transports.http_get import get_bounded
 
-        visited = [url, *avoid]
+        visited = [url]
         current = url
         with trio.move_on_after(self.timeout) as scope:
             while True:
                 got = await get_bounded(self.client, current, accept=accept, max_bytes=self.max_bytes)
                 if got.status in (301, 302, 303, 307, 308):
-                    current = follow_redirect(current, got.status, got.location, visited)
+                    current = follow_redirect(current, got.status, got.location, visited, avoid=avoid)
                     visited.append(current)
                     continue
                 break

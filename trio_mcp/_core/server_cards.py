@@ -207,13 +207,15 @@ def catalog_urls(domain: str) -> tuple[str, ...]:
     return tuple(root + path for path in CATALOG_PATHS)
 
 
-def follow_redirect(url: str, status: int, location: str | None, visited: Sequence[str]) -> str:
+def follow_redirect(
+    url: str, status: int, location: str | None, visited: Sequence[str], *, avoid: Sequence[str] = ()
+) -> str:
     """The URL a redirect leads to, if it may be followed.
 
-    Only to the same origin, at most `MAX_REDIRECTS` times, never back to a
-    URL already visited (``visited`` holds every URL of this fetch so far,
-    and the URLs it must not lead to, such as the catalog a card was listed
-    in).
+    Only to the same origin, at most `MAX_REDIRECTS` times in a row, never
+    back to a URL already visited (``visited``: the URLs of this fetch so
+    far, the first one asked for first) nor to one of ``avoid`` (such as the
+    catalog a card was listed in).
 
     Raises:
         ServerCardError: ``"redirect"`` (no ``Location``, another origin, too
@@ -232,7 +234,7 @@ def follow_redirect(url: str, status: int, location: str | None, visited: Sequen
             url,
             status=status,
         )
-    if target in visited:
+    if target in visited or target in avoid:
         raise _error(f"redirect loop: {shown(url)} leads back to {shown(target)}", "loop", url, status=status)
     if len(visited) > MAX_REDIRECTS:
         raise _error(
