@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
@@ -154,7 +155,7 @@ def _check_limits(max_bytes: object, timeout: object) -> None:
     if not _positive_int(max_bytes):
         raise ValueError(f"max_bytes must be a positive integer, not {max_bytes!r}")
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
-        raise ValueError(f"timeout must be a positive, finite number of seconds, not {timeout!r}")
+        raise ValueError(f"document_timeout must be a positive, finite number of seconds, not {timeout!r}")
 
 
 class _Fetcher:
@@ -409,7 +410,11 @@ async def _follow(fetcher: _Fetcher, catalog: Catalog, concurrency: int) -> Disc
             )
         else:
             cards[entry.identifier] = got
-    return Discovery(catalog=catalog, cards=cards, failures=dict(sorted(failures.items())))
+    return Discovery(
+        catalog=catalog,
+        cards=MappingProxyType(cards),
+        failures=MappingProxyType(dict(sorted(failures.items()))),
+    )
 
 
 def card_target(
