@@ -187,6 +187,22 @@ async def test_a_card_that_lies_is_reported_and_decides_nothing(site, demo_url):
     assert "not on the card: add" in mismatches["tools"].message
 
 
+async def test_the_comparison_in_the_initialize_era(site, demo_url):
+    modern_only = card(demo_url)
+    modern_only["remotes"][0]["supportedProtocolVersions"] = ["2026-07-28"]
+    site.serve(AI_CATALOG, headers=JSON, json=catalog(entry("demo", "/card")))
+    site.serve("/card", headers=CARD_TYPE, json=modern_only)
+    demo = (await discover(site)).cards["demo"]
+    options = trio_mcp.ClientOptions(protocol="2025-11-25")
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_client(server_cards.card_target(demo, trust_env=False), options) as client:
+            assert client.era == "legacy"
+            (mismatch,) = await server_cards.check_card(demo, client)
+    assert mismatch.field == "protocol_version"
+    assert mismatch.server == "2025-11-25"
+    assert mismatch.card == ("2026-07-28",)
+
+
 async def test_a_card_becomes_a_configuration_entry_of_a_group(site, demo_url):
     site.serve(MCP_CATALOG, headers=JSON, json={"specVersion": "draft", "entries": [entry("demo", "/card")]})
     site.serve("/card", headers=CARD_TYPE, json=card(demo_url))
