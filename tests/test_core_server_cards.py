@@ -115,6 +115,7 @@ def test_urls_are_resolved_against_their_base_and_checked():
     fails("invalid", check_url, "https://example.com/\r\nX: y")
     fails("invalid", check_url, "https://exa\u00admple.com/")
     fails("invalid", check_url, "https:///nohost")
+    fails("invalid", check_url, "https://user:pass@example.com/card")
 
 
 def test_origins_make_the_default_port_explicit():
@@ -381,6 +382,22 @@ def test_a_bad_entry_never_hides_the_good_ones():
     }
     assert catalog.invalid[0].field == "$.entries[0].url"
     assert "allow_other_origins" in str(catalog.invalid[0])
+
+
+def test_an_entry_on_the_catalogs_origin_is_recognised_however_written():
+    entries = [
+        {"identifier": "port", "type": CARD_MEDIA_TYPE, "url": "https://EXAMPLE.com:443/card"},
+        {"identifier": "relative", "type": CARD_MEDIA_TYPE, "url": "../card2"},
+        {"identifier": "scheme-relative", "type": CARD_MEDIA_TYPE, "url": "//evil.example/card"},
+        {"identifier": "userinfo", "type": CARD_MEDIA_TYPE, "url": "https://example.com@evil.example/card"},
+    ]
+    catalog = parse_catalog({"entries": entries}, url=CATALOG)
+    assert [entry.identifier for entry in catalog.entries] == ["port", "relative"]
+    assert catalog.entries[1].url == "https://example.com/card2"
+    assert {index: error.reason for index, error in catalog.invalid.items()} == {
+        2: "off_origin",
+        3: "invalid",
+    }
 
 
 def test_other_origins_are_followed_when_allowed_but_never_insecurely():

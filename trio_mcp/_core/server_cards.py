@@ -147,7 +147,8 @@ def check_url(url: str, *, base: str | None = None, what: str = "document") -> s
 
     Raises:
         ServerCardError: ``"invalid"`` for a URL that is not ``http(s)`` with
-            a host, or that holds whitespace or control characters;
+            a host, that holds user info, or whitespace, control or
+            unprintable characters;
             ``"insecure"`` for ``http`` to a host that is not loopback.
     """
     if not url.isprintable() or any(char.isspace() for char in url):
@@ -164,6 +165,12 @@ def check_url(url: str, *, base: str | None = None, what: str = "document") -> s
     if scheme not in ("http", "https") or not parts.hostname:
         raise _error(
             f"the {what} URL is not an http(s) URL with a host: {shown(absolute)!r}", "invalid", base or ""
+        )
+    if "@" in parts.netloc:
+        raise _error(
+            f"the {what} URL {shown(absolute)!r} holds user info (credentials have no place in a URL here)",
+            "invalid",
+            base or "",
         )
     if scheme == "http" and not is_loopback(parts.hostname):
         raise _error(
