@@ -24,6 +24,7 @@ TARGETS = (
     "test_any_catalog_document_gives_a_catalog_or_a_card_error",
     "test_any_body_gives_an_object_or_a_card_error",
     "test_any_remote_gives_a_checked_url_and_headers_or_a_card_error",
+    "test_no_value_given_for_a_remote_reaches_a_message",
     "test_any_redirect_stays_on_its_origin_or_is_refused",
 )
 
