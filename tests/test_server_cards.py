@@ -78,9 +78,9 @@ class Site:
         self.file.write_text(json.dumps(self.routes))
 
     async def log(self) -> list[dict[str, Any]]:
-        import httpx
+        import httpx2
 
-        async with httpx.AsyncClient(trust_env=False) as client:
+        async with httpx2.AsyncClient(trust_env=False) as client:
             found: list[dict[str, Any]] = (await client.get(self.origin + "/_log")).json()
             return found
 
@@ -409,11 +409,11 @@ async def test_the_callers_mistakes_are_value_errors_before_any_request():
 
 
 async def test_the_callers_client_is_used_never_follows_a_redirect_itself_and_is_left_open(site):
-    import httpx
+    import httpx2
 
     site.serve(AI_CATALOG, status=302, headers={"Location": "http://localhost:{port}/elsewhere"})
     site.serve("/elsewhere", headers=JSON, json=catalog())
-    async with httpx.AsyncClient(follow_redirects=True, trust_env=False) as client:
+    async with httpx2.AsyncClient(follow_redirects=True, trust_env=False) as client:
         with pytest.raises(ServerCardError) as info, trio.fail_after(LIMIT):
             await server_cards.discover(site.origin, http_client=client)
         assert info.value.reason == "redirect"
@@ -429,3 +429,10 @@ async def test_the_callers_cancel_scope_ends_a_discovery_cleanly(site):
         with trio.move_on_after(0.5) as scope:
             await server_cards.discover(site.origin, trust_env=False)
     assert scope.cancelled_caught
+
+
+async def test_a_client_of_the_old_httpx_line_is_refused_with_what_to_use():
+    old = pytest.importorskip("httpx")
+    async with old.AsyncClient() as client:
+        with pytest.raises(TypeError, match="httpx2"):
+            await server_cards.discover("example.com", http_client=client)  # type: ignore[arg-type]

@@ -79,7 +79,7 @@ from ._errors import ConnectionFailed, MCPError, ServerCardError
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
-    import httpx
+    import httpx2
 
     from ._client import Client
     from ._config import ServerSpec
@@ -161,7 +161,7 @@ def _check_limits(max_bytes: object, timeout: object) -> None:
 class _Fetcher:
     """The documents of one discovery: one client, the same bounds for each document."""
 
-    def __init__(self, client: httpx.AsyncClient, max_bytes: int, timeout: float) -> None:
+    def __init__(self, client: httpx2.AsyncClient, max_bytes: int, timeout: float) -> None:
         self.client = client
         self.max_bytes = max_bytes
         self.timeout = timeout
@@ -207,12 +207,15 @@ class _Fetcher:
 
 
 async def _with_client(
-    http_client: httpx.AsyncClient | None,
+    http_client: httpx2.AsyncClient | None,
     trust_env: bool,
-    work: Callable[[httpx.AsyncClient], Awaitable[_T]],
+    work: Callable[[httpx2.AsyncClient], Awaitable[_T]],
 ) -> _T:
     """Run ``work`` with the caller's client, or with one made and closed here."""
     if http_client is not None:
+        from ._transports.http_objects import require_httpx2
+
+        require_httpx2(http_client, "http_client", "AsyncClient")
         return await work(http_client)
     from ._transports.http_get import make_get_client
 
@@ -245,7 +248,7 @@ async def _catalog(fetcher: _Fetcher, domain: str, allow_other_origins: bool, ma
 async def fetch_catalog(
     domain: str,
     *,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: httpx2.AsyncClient | None = None,
     trust_env: bool = True,
     allow_other_origins: bool = False,
     max_bytes: int = MAX_DOCUMENT_BYTES,
@@ -261,7 +264,7 @@ async def fetch_catalog(
     """
     _check_limits(max_bytes, document_timeout)
 
-    async def work(client: httpx.AsyncClient) -> Catalog:
+    async def work(client: httpx2.AsyncClient) -> Catalog:
         return await _catalog(
             _Fetcher(client, max_bytes, document_timeout), domain, allow_other_origins, max_cards
         )
@@ -272,7 +275,7 @@ async def fetch_catalog(
 async def fetch_server_card(
     url: str,
     *,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: httpx2.AsyncClient | None = None,
     trust_env: bool = True,
     max_bytes: int = MAX_DOCUMENT_BYTES,
     document_timeout: float = TIMEOUT,
@@ -286,7 +289,7 @@ async def fetch_server_card(
     _check_limits(max_bytes, document_timeout)
     checked = check_url(url, what="server card")
 
-    async def work(client: httpx.AsyncClient) -> ServerCard:
+    async def work(client: httpx2.AsyncClient) -> ServerCard:
         return await _card(_Fetcher(client, max_bytes, document_timeout), checked, ())
 
     return await _with_client(http_client, trust_env, work)
@@ -302,7 +305,7 @@ async def _card(fetcher: _Fetcher, url: str, avoid: Sequence[str]) -> ServerCard
 async def discover(
     domain: str,
     *,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: httpx2.AsyncClient | None = None,
     trust_env: bool = True,
     allow_other_origins: bool = False,
     max_bytes: int = MAX_DOCUMENT_BYTES,
@@ -323,11 +326,11 @@ async def discover(
         domain: A host (``example.com``), host and port, or origin
             (``https://example.com``); ``http://`` only for a loopback host
             (``http://127.0.0.1:8000``), for tests and local use.
-        http_client: An `httpx.AsyncClient` of yours (proxies, TLS), used as
+        http_client: An `httpx2.AsyncClient` of yours (proxies, TLS), used as
             it is and not closed; redirects are never followed by it.
             Without one, a client is made and closed here.
         trust_env: Whether the client made here reads the environment's
-            proxy and TLS settings, as httpx does.
+            proxy and TLS settings, as httpx2 does.
         allow_other_origins: Follow entries whose card is on another origin
             than the catalog (the draft allows a catalog to list cards
             hosted elsewhere). Off by default: such an entry fails with
@@ -354,13 +357,15 @@ async def discover(
         ValueError: ``domain`` is not a domain or an origin, or asks for
             plain http to a host that is not loopback; a bound is not
             positive.
+        TypeError: ``http_client`` is not an `httpx2.AsyncClient` (an
+            ``httpx.AsyncClient`` of the old line, say).
     """
     _check_limits(max_bytes, document_timeout)
     if not _positive_int(concurrency):
         raise ValueError(f"concurrency must be a positive integer, not {concurrency!r}")
     catalog_urls(domain)  # a bad domain is the caller's ValueError, before any I/O
 
-    async def work(client: httpx.AsyncClient) -> Discovery:
+    async def work(client: httpx2.AsyncClient) -> Discovery:
         fetcher = _Fetcher(client, max_bytes, document_timeout)
         catalog = await _catalog(fetcher, domain, allow_other_origins, max_cards)
         return await _follow(fetcher, catalog, concurrency)
@@ -423,8 +428,8 @@ def card_target(
     remote: Remote | None = None,
     variables: Mapping[str, str] | None = None,
     headers: Mapping[str, str] | None = None,
-    auth: httpx.Auth | None = None,
-    http_client: httpx.AsyncClient | None = None,
+    auth: httpx2.Auth | None = None,
+    http_client: httpx2.AsyncClient | None = None,
     trust_env: bool = True,
 ) -> HTTPTarget:
     """The `~trio_mcp.HTTPTarget` of one of a card's remotes. **Experimental.**

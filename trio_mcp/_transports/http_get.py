@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import attrs
-import httpx
+import httpx2
 
 from .._errors import ConnectionFailed, ServerCardError
 from ._httpx_client import make_client
@@ -45,13 +45,13 @@ class Got:
     too_large: bool = False
 
 
-def make_get_client(*, trust_env: bool) -> httpx.AsyncClient:
+def make_get_client(*, trust_env: bool) -> httpx2.AsyncClient:
     """The client made when the caller gives none (the HTTP channel's, redirects not followed)."""
     return make_client(trust_env=trust_env)
 
 
 async def get_bounded(
-    client: httpx.AsyncClient,
+    client: httpx2.AsyncClient,
     url: str,
     *,
     accept: str,
@@ -67,7 +67,7 @@ async def get_bounded(
 
     Raises:
         ConnectionFailed: No response, or its body broke off.
-        ServerCardError: ``"invalid"``: httpx cannot make a request of the URL.
+        ServerCardError: ``"invalid"``: httpx2 cannot make a request of the URL.
     """
     request_headers = {**(headers or {}), "Accept": accept}
     try:
@@ -99,11 +99,11 @@ async def get_bounded(
                     status=status,
                 ) from cause
             return Got(url, status, content_type, location, b"".join(chunks))
-    except httpx.InvalidURL as exc:
+    except httpx2.InvalidURL as exc:
         raise ServerCardError(
             f"the URL {display_url(url)} cannot be requested ({exc})", reason="invalid", url=display_url(url)
         ) from None
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         raise ConnectionFailed(
             f"GET {display_url(url)} failed: {network_error(exc)}", url=display_url(url)
         ) from exc
