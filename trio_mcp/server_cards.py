@@ -147,6 +147,16 @@ class Discovery:
     failures: Mapping[int, MCPError]
 
 
+def _require_http() -> None:
+    """Raise an `ImportError` that says what to install when httpx2 is missing."""
+    try:
+        import httpx2  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ImportError(
+            "server cards are read over HTTP with httpx2: install the http extra (pip install 'trio-mcp[http]')"
+        ) from exc
+
+
 def _positive_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
@@ -212,6 +222,7 @@ async def _with_client(
     work: Callable[[httpx2.AsyncClient], Awaitable[_T]],
 ) -> _T:
     """Run ``work`` with the caller's client, or with one made and closed here."""
+    _require_http()
     if http_client is not None:
         from ._transports.http_objects import require_httpx2
 
