@@ -336,9 +336,7 @@ def test_hostile_sequences_keep_every_promise(ops):
             if session:
                 headers["mcp-session-id"] = "s-new"
             verdict = c.response(call, call.exchange, status, headers)
-            assert verdict in (sh.READ_JSON, sh.READ_EVENTS, sh.READ_REFUSAL, sh.PARKED) or isinstance(
-                verdict, sh.Fail
-            )
+            assert isinstance(verdict, (sh.Read, sh.Fail))
         elif kind == "json":
             _, _, body, stale = op
             check(c.json_body(call, call.exchange - stale, body), call)
@@ -400,3 +398,37 @@ def test_a_stream_that_ends_without_its_answer_names_the_status_of_its_response(
     assert isinstance(step, sh.Fail)
     assert step.error.status == 200
     assert "ended before its answer" in str(step.error)
+
+
+@pytest.mark.parametrize(
+    ("status", "content_type", "final"),
+    [
+        (405, None, True),
+        (409, None, True),
+        (404, None, True),
+        (400, "application/json", True),
+        (500, None, False),
+        (200, "text/html", False),
+    ],
+)
+def test_a_get_stream_refused_says_whether_it_is_given_up_for_good(status, content_type, final):
+    refused = core().get_response(status, content_type)
+    assert isinstance(refused, sh.GetRefused)
+    assert refused.final is final
+    assert (
+        str(status) in refused.reason or "offers none" in refused.reason or "open already" in refused.reason
+    )
+
+
+def test_an_event_stream_is_read():
+    assert core().get_response(200, "text/event-stream; charset=utf-8") is None
+
+
+def test_verdicts_are_typed_values_not_strings():
+    c = core()
+    call = c.open(b"{}", "tools/call", 1, "echo", MODERN)
+    c.post_headers(call)
+    assert c.response(call, call.exchange, 200, {"content-type": "application/json"}) is sh.Read.JSON
+    assert c.response(call, call.exchange, 200, {"content-type": "text/event-stream"}) is sh.Read.EVENTS
+    assert c.response(call, call.exchange, 500, {}) is sh.Read.REFUSAL
+    assert not any(isinstance(member.value, str) for member in (*sh.Read, *sh.Next))

@@ -37,6 +37,7 @@ calls, served requests, event ids) are kept in bounded LRU tables.
 
 from __future__ import annotations
 
+import enum
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
@@ -70,7 +71,10 @@ __all__ = [
     "Call",
     "Deliver",
     "Fail",
+    "GetRefused",
     "Log",
+    "Next",
+    "Read",
     "StreamableHTTP",
 ]
 
@@ -108,20 +112,59 @@ _SAFE: Final = frozenset(
 _SESSION_STATE: Final = frozenset({"logging/setLevel", "resources/subscribe"})
 
 
-# What to read of a response (`StreamableHTTP.response`).
-READ_JSON: Final = "json"
-READ_EVENTS: Final = "events"
-READ_REFUSAL: Final = "refusal"
-#: 202 to a request while the GET stream is open: its answer may come there.
-PARKED: Final = "parked"
+class Read(enum.Enum):
+    """What to read of a response to a POST (`StreamableHTTP.response`)."""
 
-# What to do about a lost session (`StreamableHTTP.lost`).
-RENEW: Final = "renew"
-WAIT: Final = "wait"
-RESEND: Final = "resend"
-#: What else a refusal may call for (`StreamableHTTP.refusal`).
-LOST: Final = "lost"
-FALL_BACK: Final = "fall back"
+    JSON = enum.auto()
+    """A JSON body: read it whole and give it to `StreamableHTTP.json_body`."""
+    EVENTS = enum.auto()
+    """An event stream: give its items to `StreamableHTTP.event` until the call is answered."""
+    REFUSAL = enum.auto()
+    """No answer in itself: read the start of its body and give it to `StreamableHTTP.refusal`."""
+    PARKED = enum.auto()
+    """A 202 while the GET stream is open: the answer may come there; wait for it."""
+
+
+class Next(enum.Enum):
+    """What a call does next, after a refusal (`StreamableHTTP.refusal`) or a lost session
+    (`StreamableHTTP.lost`)."""
+
+    LOST = enum.auto()
+    """The session is lost: ask `StreamableHTTP.lost` what to do."""
+    RESEND = enum.auto()
+    """Send the call again (a new exchange), now."""
+    RENEW = enum.auto()
+    """Open a new session (`StreamableHTTP.renewal`), then ask `StreamableHTTP.lost` again."""
+    WAIT = enum.auto()
+    """A renewal is in flight: wait for it to end, then ask `StreamableHTTP.lost` again."""
+    FALL_BACK = enum.auto()
+    """``initialize`` was refused without an MCP body: try the HTTP+SSE transport of 2024-11-05."""
+
+
+class GetRefused:
+    """The GET stream's response is no stream: ``final``, it is given up for good; else it is
+    opened again after a delay (`StreamableHTTP.get_ended`)."""
+
+    __slots__ = ("final", "reason")
+
+    def __init__(self, reason: str, *, final: bool) -> None:
+        self.reason = reason
+        self.final = final
+
+    def __repr__(self) -> str:
+        return f"GetRefused({self.reason!r}, final={self.final})"
+
+
+# The verdicts by their former names.
+READ_JSON: Final = Read.JSON
+READ_EVENTS: Final = Read.EVENTS
+READ_REFUSAL: Final = Read.REFUSAL
+PARKED: Final = Read.PARKED
+RENEW: Final = Next.RENEW
+WAIT: Final = Next.WAIT
+RESEND: Final = Next.RESEND
+LOST: Final = Next.LOST
+FALL_BACK: Final = Next.FALL_BACK
 
 
 def _is_int(value: object) -> bool:
@@ -341,7 +384,7 @@ class StreamableHTTP:
 
     # ------------------------------------------------------------ responses
 
-    def response(self, call: Call, exchange: int, status: int, headers: Mapping[str, str]) -> str | Fail:
+    def response(self, call: Call, exchange: int, status: int, headers: Mapping[str, str]) -> Read | Fail:
         """The head of a response to ``call``'s POST: what to read of it, or why the call fails.
 
         ``headers`` has lower-case names.
@@ -372,7 +415,7 @@ class StreamableHTTP:
 
     def refusal(
         self, call: Call, exchange: int, status: int, headers: Mapping[str, str], body: bytes, now: float
-    ) -> Deliver | Fail | str:
+    ) -> Deliver | Fail | Next:
         """A response to ``call`` that is no answer in itself: an error status, or a 2xx of another kind.
 
         Returns the JSON-RPC error the body carries (as ``call``'s answer), the
@@ -690,7 +733,7 @@ class StreamableHTTP:
 
     # ------------------------------------------------------------ sessions
 
-    def lost(self, call: Call) -> str | Fail:
+    def lost(self, call: Call) -> Next | Fail:
         """``call`` found the session lost: `RENEW` (the caller renews it), `WAIT` (a renewal is in
         flight), `RESEND` (a new session is there), or why the call fails."""
         status, detail = call.lost
@@ -758,15 +801,16 @@ class StreamableHTTP:
         self._get_carried = 0
         return self.stream_headers(self._get_last_id)
 
-    def get_response(self, status: int, content_type: str | None) -> str | None:
-        """The head of the GET stream's response: `None` to read it; else the reason the stream
-        stops for good (``"stop: ..."``) or fails this time (anything else)."""
+    def get_response(self, status: int, content_type: str | None) -> GetRefused | None:
+        """The head of the GET stream's response: `None` to read it, else why it is no stream."""
         kind = media_type(content_type)
         if status in (400, 404, 405, 409):
             why = {405: "offers none", 409: "says one is open already"}.get(status, f"answered {status}")
-            return f"stop: no stream of server messages: {self.name} {why}"
+            return GetRefused(f"no stream of server messages: {self.name} {why}", final=True)
         if status != 200 or kind != "text/event-stream":
-            return f"the stream of server messages got HTTP {status} ({kind or 'no content type'})"
+            return GetRefused(
+                f"the stream of server messages got HTTP {status} ({kind or 'no content type'})", final=False
+            )
         return None
 
     def get_event(self, item: Item, retry: int | None) -> list[Action]:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import time
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import httpx2
 import trio
@@ -51,18 +51,13 @@ from .._core.http_wire import media_type
 from .._core.redirects import Follow, NotFollowed, follow
 from .._core.sse import EventParser
 from .._core.streamable_http import (
-    FALL_BACK,
-    LOST,
-    PARKED,
-    READ_EVENTS,
-    READ_JSON,
-    RENEW,
-    RESEND,
     Action,
     Call,
     Deliver,
     Fail,
     Log,
+    Next,
+    Read,
     StreamableHTTP,
 )
 from .._errors import ConnectionFailed, HTTPError, MCPError, MessageTooLarge, ProtocolError, ServerGone
@@ -385,23 +380,23 @@ class HTTPChannel(Channel):
             outcome = await self._post(call)
             if outcome is None:
                 return
-            if outcome == RESEND:
+            if outcome is Next.RESEND:
                 continue
             # The session is lost: renew it (once), then send the call again (once).
             while True:
                 step = self._core.lost(call)
                 if isinstance(step, Fail):
                     raise step.error
-                if step == RESEND:
+                if step is Next.RESEND:
                     break
-                if step == RENEW:
+                if step is Next.RENEW:
                     self._renewal_done = trio.Event()
                     assert self._nursery is not None
                     self._nursery.start_soon(self._renew, self._renewal_done)
                 await self._renewal_done.wait()
 
-    async def _post(self, call: Call) -> str | None:
-        """POST ``call`` once and read its answer: `None` when done, or `LOST` / `RESEND`."""
+    async def _post(self, call: Call) -> Next | None:
+        """POST ``call`` once and read its answer: `None` when done, or `Next.LOST` / `Next.RESEND`."""
         core = self._core
         headers = self._headers(core.post_headers(call))
         exchange = call.exchange
@@ -416,8 +411,8 @@ class HTTPChannel(Channel):
             if answered or not core.unanswered(call):
                 raise
             self._log(f"{call.method} got no response from {self.name}; sending it once more")
-            return RESEND
-        if outcome == PARKED:
+            return Next.RESEND
+        if isinstance(outcome, Read):  # Read.PARKED
             # The answer comes on the GET stream (it may have come already),
             # or never (the caller's deadline).
             event = self._parked.setdefault(call.request_id, trio.Event())
@@ -426,30 +421,33 @@ class HTTPChannel(Channel):
             return None
         return outcome
 
-    async def _read_post(self, call: Call, response: httpx2.Response, exchange: int) -> str | None:
-        """Read the response to ``call``'s POST: `None` when done, or `LOST`, `RESEND`, `PARKED`."""
+    async def _read_post(
+        self, call: Call, response: httpx2.Response, exchange: int
+    ) -> Next | Literal[Read.PARKED] | None:
+        """Read the response to ``call``'s POST: `None` when done, or `Next.LOST`, `Next.RESEND`,
+        `Read.PARKED`."""
         core = self._core
         status = response.status_code
         head = lower_headers(response.headers)
         verdict = core.response(call, exchange, status, head)
         if isinstance(verdict, Fail):
             raise verdict.error
-        if verdict == READ_JSON:
+        if verdict is Read.JSON:
             body = await self._read_body(response, call)
             actions = core.json_body(call, exchange, body, status)
             if any(isinstance(action, Fail) and action.out_of_step for action in actions):
                 retire_connection(response)
             self._act(actions)
             return None
-        if verdict == READ_EVENTS:
+        if verdict is Read.EVENTS:
             await self._read_events(call, response, exchange)
             return None
-        if verdict == PARKED:
+        if verdict is Read.PARKED:
             self._log(
                 f"{self.name} accepted request {call.request_id!r} ({call.method}) with 202; its answer"
                 " may come on the stream of server messages"
             )
-            return PARKED
+            return Read.PARKED
         body = await read_some(response, ERROR_BODY_READ)
         decision = core.refusal(call, exchange, status, head, body, time.time())
         if isinstance(decision, Deliver):
@@ -457,7 +455,7 @@ class HTTPChannel(Channel):
             return None
         if isinstance(decision, Fail):
             raise decision.error
-        if decision == FALL_BACK:
+        if decision is Next.FALL_BACK:
             why = None if call.private else await self._try_sse(call)
             if why is True:
                 return None
@@ -469,7 +467,7 @@ class HTTPChannel(Channel):
                 headers=head,
                 body=body[:1024].decode("utf-8", "replace"),
             ) from why if isinstance(why, MCPError) else None
-        if call.private and decision in (LOST, RESEND):
+        if call.private and decision in (Next.LOST, Next.RESEND):
             raise ProtocolError(f"{self.name} refused {call.method} of a new session (HTTP {status})")
         return decision
 
@@ -683,11 +681,11 @@ class HTTPChannel(Channel):
                         failed = cause is not None
                         if cause is not None:
                             self._log(f"the stream of server messages broke: {network_error(cause)}")
-                    elif why.startswith("stop: "):
-                        self._log(why[len("stop: ") :])
+                    elif why.final:
+                        self._log(why.reason)
                         return
                     else:
-                        self._log(why)
+                        self._log(why.reason)
             except MCPError as exc:
                 self._log(f"the stream of server messages failed: {exc}")
             finally:
