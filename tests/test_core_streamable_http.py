@@ -135,6 +135,64 @@ def test_one_renewal_for_many_calls_each_resent_once():
         assert isinstance(c.lost(call), sh.Fail)
 
 
+def test_the_next_step_of_calls_that_found_the_session_lost():
+    """`next_step` holds the order: one renewal started, the others wait, a call sent
+    meanwhile waits too, each goes once more in the new session, and a second loss fails."""
+    c = core()
+    init = c.open(b'{"jsonrpc":"2.0","id":1,"method":"initialize"}', "initialize", 1)
+    assert c.next_step(init, None) is sh.SEND
+    c.post_headers(init)
+    c.response(init, init.exchange, 200, {"content-type": "application/json", "mcp-session-id": "s1"})
+    c.json_body(init, init.exchange, answer(1))
+    c.finish(init)
+    calls = [c.open(b"{}", "tools/call", n, "t", None) for n in range(2, 6)]
+    for call in calls:
+        assert c.next_step(call, None) is sh.SEND
+        c.post_headers(call)
+    outcomes = [c.refusal(call, call.exchange, 404, {}, b"", 0.0) for call in calls]
+    steps = [c.next_step(call, outcome) for call, outcome in zip(calls, outcomes, strict=True)]
+    assert [type(step) for step in steps] == [sh.AwaitRenewal] * 4
+    assert [step.start for step in steps] == [True, False, False, False]
+    assert all(step.then is sh.Next.LOST for step in steps)
+    # A call sent while the renewal is in flight waits for it, then goes.
+    late = c.open(b"{}", "tools/list", 9, None, None)
+    waiting = c.next_step(late, None)
+    assert isinstance(waiting, sh.AwaitRenewal)
+    assert waiting.then is None
+    assert not waiting.start
+    renewal, _ = c.renewal()
+    c.post_headers(renewal)
+    c.response(renewal, renewal.exchange, 200, {"content-type": "application/json", "mcp-session-id": "s2"})
+    c.json_body(renewal, renewal.exchange, answer(renewal.request_id))
+    assert c.renewed(renewal) is None
+    assert c.next_step(late, waiting.then) is sh.SEND
+    for call, step in zip(calls, steps, strict=True):
+        assert c.next_step(call, step.then) is sh.SEND
+        assert c.post_headers(call)["mcp-session-id"] == "s2"
+        outcome = c.refusal(call, call.exchange, 404, {}, b"", 0.0)
+        assert isinstance(c.next_step(call, outcome), sh.Fail)
+
+
+def test_a_renewal_that_fails_fails_every_call_that_waited_for_it():
+    c = core()
+    init = c.open(b'{"jsonrpc":"2.0","id":1,"method":"initialize"}', "initialize", 1)
+    c.post_headers(init)
+    c.response(init, init.exchange, 200, {"content-type": "application/json", "mcp-session-id": "s1"})
+    c.json_body(init, init.exchange, answer(1))
+    c.finish(init)
+    calls = [c.open(b"{}", "tools/call", n, "t", None) for n in range(2, 4)]
+    for call in calls:
+        c.post_headers(call)
+    steps = [c.next_step(call, c.refusal(call, call.exchange, 404, {}, b"", 0.0)) for call in calls]
+    assert [step.start for step in steps] == [True, False]
+    renewal, _ = c.renewal()
+    c.renewal_failed(renewal, HTTPError("refused"))
+    for call, step in zip(calls, steps, strict=True):
+        failed = c.next_step(call, step.then)
+        assert isinstance(failed, sh.Fail)
+        assert "opening a new one failed" in str(failed.error)
+
+
 def test_a_32022_naming_the_version_asked_is_resent_once():
     c = core()
     call = c.open(b"{}", "server/discover", 1, None, MODERN)
@@ -356,15 +414,19 @@ def test_hostile_sequences_keep_every_promise(ops):
                 c.post_headers(call)
         elif kind == "end":
             step = c.stream_ended(call, call.exchange, "cut" if op[2] else None, 200)
-            assert step is None or isinstance(step, (sh.Fail, tuple))
+            assert step is None or isinstance(step, (sh.Fail, sh.Resume))
         elif kind == "lost":
             was_renewing = c.renewing
-            step = c.lost(call)
-            if step == sh.RENEW:
+            step = c.next_step(call, sh.Next.LOST)
+            if isinstance(step, sh.AwaitRenewal) and step.start:
                 assert not was_renewing, "two renewals in flight"
+                assert c.renewing
                 renewal, _ = c.renewal()
                 c.post_headers(renewal)
-            elif step == sh.RESEND:
+            elif isinstance(step, sh.AwaitRenewal):
+                assert c.renewing, "waiting for a renewal that is not in flight"
+            elif step is sh.SEND:
+                assert not (call.revision is None and c.renewing), "sent while the session is renewed"
                 resends[call.request_id] = resends.get(call.request_id, 0) + 1
                 assert resends[call.request_id] <= 1, "a call sent again twice"
                 c.post_headers(call)

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ACCEPT",
     "Action",
+    "AwaitRenewal",
     "Call",
     "Deliver",
     "Fail",
@@ -75,6 +76,8 @@ __all__ = [
     "Log",
     "Next",
     "Read",
+    "Resume",
+    "Send",
     "StreamableHTTP",
 ]
 
@@ -153,6 +156,46 @@ class GetRefused:
 
     def __repr__(self) -> str:
         return f"GetRefused({self.reason!r}, final={self.final})"
+
+
+class Send:
+    """POST the call now, on a new exchange (`StreamableHTTP.post_headers`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Send()"
+
+
+#: The one `Send`.
+SEND: Final = Send()
+
+
+class AwaitRenewal:
+    """Wait until the session's renewal is over (``start``: start it first, in a task of its own:
+    `StreamableHTTP.renewal`), then give ``then`` to `StreamableHTTP.next_step`."""
+
+    __slots__ = ("start", "then")
+
+    def __init__(self, then: Next | None, *, start: bool = False) -> None:
+        self.then = then
+        self.start = start
+
+    def __repr__(self) -> str:
+        return f"AwaitRenewal(then={self.then}, start={self.start})"
+
+
+class Resume:
+    """Resume a cut stream: wait ``delay`` seconds, then GET with ``headers`` (``Last-Event-ID``)."""
+
+    __slots__ = ("delay", "headers")
+
+    def __init__(self, headers: dict[str, str], delay: float) -> None:
+        self.headers = headers
+        self.delay = delay
+
+    def __repr__(self) -> str:
+        return f"Resume({self.headers!r}, delay={self.delay})"
 
 
 # The verdicts by their former names.
@@ -593,15 +636,13 @@ class StreamableHTTP:
         call.resent_unread = True
         return True
 
-    def stream_ended(
-        self, call: Call, exchange: int, why: str | None, status: int
-    ) -> Fail | tuple[dict[str, str], float] | None:
+    def stream_ended(self, call: Call, exchange: int, why: str | None, status: int) -> Fail | Resume | None:
         """The stream carrying ``call`` ended (``why``: the network error, if any; ``status``: the
         status of the response whose stream it was).
 
-        Returns `None` when the call was answered, else the headers of a GET
-        resuming it and the delay before it (initialize era, with an event id
-        and a session, a bounded number of times), else why it fails.
+        Returns `None` when the call was answered, else how to resume it
+        (initialize era, with an event id and a session, a bounded number of
+        times), else why it fails.
         """
         if call.answered or exchange != call.exchange:
             return None
@@ -610,7 +651,7 @@ class StreamableHTTP:
         if call.revision is None and last and self.session_id is not None and call.resumes < MAX_RESUMES:
             call.resumes += 1
             call.exchange += 1
-            return self.stream_headers(last), retry_delay(call.retry, call.resumes)
+            return Resume(self.stream_headers(last), retry_delay(call.retry, call.resumes))
         return Fail(
             ConnectionFailed(
                 f"the stream of request {call.request_id!r} ({call.method}) from {self.name} ended before its answer{how}",
@@ -732,6 +773,29 @@ class StreamableHTTP:
         self._get_last_id = ""
 
     # ------------------------------------------------------------ sessions
+
+    def next_step(self, call: Call, outcome: Next | None) -> Send | AwaitRenewal | Fail:
+        """What ``call`` does next: ``outcome`` is `None` before its first POST, else what its last
+        exchange (or the wait for a renewal) came to: `Next.RESEND` or `Next.LOST`.
+
+        An initialize-era call waits while the session is being renewed, and
+        goes out in the new session. A call that found the session lost starts
+        the renewal (one, however many calls found it lost), waits for the one
+        in flight, or is sent again once in the new session; else it fails.
+        """
+        if outcome is Next.LOST:
+            step = self.lost(call)
+            if isinstance(step, Fail):
+                return step
+            if step is Next.RENEW:
+                return AwaitRenewal(Next.LOST, start=True)
+            if step is Next.WAIT:
+                return AwaitRenewal(Next.LOST)
+            outcome = Next.RESEND
+        if call.revision is None and self.renewing:
+            # A new session is being opened: this call goes out in it.
+            return AwaitRenewal(outcome)
+        return SEND
 
     def lost(self, call: Call) -> Next | Fail:
         """``call`` found the session lost: `RENEW` (the caller renews it), `WAIT` (a renewal is in

@@ -52,6 +52,7 @@ from .._core.redirects import Follow, NotFollowed, follow
 from .._core.sse import EventParser
 from .._core.streamable_http import (
     Action,
+    AwaitRenewal,
     Call,
     Deliver,
     Fail,
@@ -373,27 +374,23 @@ class HTTPChannel(Channel):
         if self._sse is not None:
             await self._post_sse(call.data, call.request_id)
             return
+        core = self._core
+        step = core.next_step(call, None)
         while True:
-            while call.revision is None and self._core.renewing:
-                # A new session is being opened: this call goes out in it.
-                await self._renewal_done.wait()
-            outcome = await self._post(call)
-            if outcome is None:
-                return
-            if outcome is Next.RESEND:
-                continue
-            # The session is lost: renew it (once), then send the call again (once).
-            while True:
-                step = self._core.lost(call)
-                if isinstance(step, Fail):
-                    raise step.error
-                if step is Next.RESEND:
-                    break
-                if step is Next.RENEW:
+            if isinstance(step, Fail):
+                raise step.error
+            if isinstance(step, AwaitRenewal):
+                if step.start:
                     self._renewal_done = trio.Event()
                     assert self._nursery is not None
                     self._nursery.start_soon(self._renew, self._renewal_done)
                 await self._renewal_done.wait()
+                step = core.next_step(call, step.then)
+                continue
+            outcome = await self._post(call)
+            if outcome is None:
+                return
+            step = core.next_step(call, outcome)
 
     async def _post(self, call: Call) -> Next | None:
         """POST ``call`` once and read its answer: `None` when done, or `Next.LOST` / `Next.RESEND`."""
@@ -526,9 +523,8 @@ class HTTPChannel(Channel):
                 return
             if isinstance(step, Fail):
                 raise step.error from cause
-            headers, delay = step
-            await trio.sleep(delay)
-            async with self._exchange("GET", self.url, self._headers(headers)) as again:
+            await trio.sleep(step.delay)
+            async with self._exchange("GET", self.url, self._headers(step.headers)) as again:
                 failed = core.resumed(
                     call, call.exchange, again.status_code, again.headers.get("content-type")
                 )
