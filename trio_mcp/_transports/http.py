@@ -29,7 +29,7 @@ method, name, id and revision (`trio_mcp._channel.Outgoing`).
   sends ``DELETE``, bounded and shielded.
 * When ``initialize`` itself is refused with 400, 404 or 405 and no
   JSON-RPC body, the server may speak the HTTP+SSE transport of 2024-11-05
-  (`trio_mcp._core.http_sse`).
+  (`trio_mcp._transports.http_sse`, over `trio_mcp._core.http_sse`).
 
 Nothing here decides the era: the session's negotiation does, over this
 channel, exactly as over stdio. HTTP answers that are not MCP messages fail
@@ -46,8 +46,6 @@ import httpx2
 import trio
 
 from .._channel import Channel, Outgoing
-from .._core.http_sse import HttpSse
-from .._core.http_wire import media_type
 from .._core.redirects import Follow, NotFollowed, follow
 from .._core.sse import EventParser
 from .._core.streamable_http import (
@@ -73,6 +71,7 @@ from .http_io import (
     read_some,
     retire_connection,
 )
+from .http_sse import SseLink, SseOps
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping
@@ -166,7 +165,7 @@ class HTTPChannel(Channel):
         self._get_started = False
         self._get_running = False
         self._get_ready = trio.Event()
-        self._sse: HttpSse | None = None
+        self._sse: SseLink | None = None
         #: Notification and answer POSTs in flight, which closing lets finish (briefly).
         self._others = 0
         self._others_done = trio.Event()
@@ -372,7 +371,7 @@ class HTTPChannel(Channel):
         if call.revision is None and gate is not None:
             await gate.wait()
         if self._sse is not None:
-            await self._post_sse(call.data, call.request_id)
+            await self._sse.post(call.data, call.request_id)
             return
         core = self._core
         step = core.next_step(call, None)
@@ -575,7 +574,7 @@ class HTTPChannel(Channel):
             self._others += 1
         try:
             if self._sse is not None:
-                await self._post_sse(data, None)
+                await self._sse.post(data, None)
                 return
             headers = self._headers(self._core.message_headers(about.method, about.revision))
             async with self._exchange("POST", self.url, headers, data) as response:
@@ -701,76 +700,33 @@ class HTTPChannel(Channel):
     async def _try_sse(self, call: Call) -> bool | MCPError:
         """Try the HTTP+SSE transport: `True` once ``initialize`` went out over it, else why not."""
         assert self._nursery is not None
+        link = SseLink(
+            SseOps(
+                name=self._name,
+                url=self.url,
+                headers=lambda: httpx2.Headers(self._user_headers),
+                exchange=self._exchange,
+                act=self._act,
+                ended=self._sse_ended,
+                max_message_bytes=self._max,
+            )
+        )
         try:
-            endpoint = await self._nursery.start(self._sse_stream)
+            endpoint = await self._nursery.start(link.run)
         except MCPError as exc:
             self._log(f"{self.name} does not speak the HTTP+SSE transport of 2024-11-05 either: {exc}")
             return exc
+        self._sse = link
         self._log(
             f"{self.name} speaks the HTTP+SSE transport of 2024-11-05 (messages go to {display_url(endpoint)})"
         )
-        await self._post_sse(call.data, call.request_id)
+        await link.post(call.data, call.request_id)
         return True
 
-    async def _sse_stream(self, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
-        receiver = self._receiver
-        assert receiver is not None
-        state = HttpSse(self._name, self.url, display_url(self.url))
-        headers = httpx2.Headers(self._user_headers)
-        headers["accept"] = "text/event-stream"
-        parser = EventParser(self._max)
-
-        def on_item(item: Item) -> bool:
-            if state.endpoint_url is None:
-                found = state.endpoint(item)
-                if isinstance(found, MCPError):
-                    raise found
-                if found is not None:
-                    self._sse = state
-                    task_status.started(found)
-                return False
-            self._act(state.event(item))
-            return False
-
-        async with self._exchange("GET", self.url, headers) as response:
-            kind = media_type(response.headers.get("content-type"))
-            if response.status_code != 200 or kind != "text/event-stream":
-                raise HTTPError(
-                    f"GET {display_url(self.url)} got HTTP {response.status_code} ({kind or 'no content type'})",
-                    url=display_url(self.url),
-                    status=response.status_code,
-                )
-            _, cause = await self._pump(response, parser, on_item)
-            if state.endpoint_url is None:
-                raise HTTPError(
-                    f"GET {display_url(self.url)} opened an event stream that named no endpoint",
-                    url=display_url(self.url),
-                    status=response.status_code,
-                )
-        if not self._closing and not self._ended:
+    def _sse_ended(self, error: ServerGone) -> None:
+        if not self._closing and not self._ended and self._receiver is not None:
             self._ended = True
-            how = f" ({network_error(cause)})" if cause is not None else ""
-            receiver.channel_ended(ServerGone(f"{self.name} closed its event stream{how}", server=self.name))
-
-    async def _post_sse(self, data: bytes, request_id: int | str | None) -> None:
-        state = self._sse
-        assert state is not None
-        assert state.endpoint_url is not None
-        if isinstance(request_id, int):
-            state.sent(request_id)
-        headers = httpx2.Headers(self._user_headers)
-        headers["content-type"] = "application/json"
-        async with self._exchange("POST", state.endpoint_url, headers, data) as response:
-            status = response.status_code
-            body = await read_some(response, ERROR_BODY_READ)
-            if status >= 300:
-                raise HTTPError(
-                    f"{self.name} refused a message with HTTP {status} ({display_url(str(response.url))})",
-                    url=display_url(str(response.url)),
-                    status=status,
-                    headers=lower_headers(response.headers),
-                    body=body[:1024].decode("utf-8", "replace"),
-                )
+            self._receiver.channel_ended(error)
 
     # ---------------------------------------------------------------- close
 
