@@ -494,3 +494,83 @@ def test_verdicts_are_typed_values_not_strings():
     assert c.response(call, call.exchange, 200, {"content-type": "text/event-stream"}) is sh.Read.EVENTS
     assert c.response(call, call.exchange, 500, {}) is sh.Read.REFUSAL
     assert not any(isinstance(member.value, str) for member in (*sh.Read, *sh.Next))
+
+
+def _session(c, level=True):
+    """An initialize-era session s1 with notifications/initialized and a logging/setLevel sent."""
+    init = c.open(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}', "initialize", 1)
+    c.post_headers(init)
+    c.response(init, init.exchange, 200, {"content-type": "application/json", "mcp-session-id": "s1"})
+    c.json_body(init, init.exchange, answer(1))
+    c.finish(init)
+    c.initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    if level:
+        set_level = c.open(b'{"jsonrpc":"2.0","id":2,"method":"logging/setLevel"}', "logging/setLevel", 2)
+        c.finish(set_level)
+    call = c.open(b"{}", "tools/call", 3, "t", None)
+    c.post_headers(call)
+    step = c.next_step(call, c.refusal(call, call.exchange, 404, {}, b"", 0.0))
+    assert isinstance(step, sh.AwaitRenewal)
+    assert step.start
+    return call, step
+
+
+def _answer_private(c, step, session="s2", ok=True):
+    call = step.call
+    assert call.private
+    c.post_headers(call)
+    c.response(call, call.exchange, 200, {"content-type": "application/json", "mcp-session-id": session})
+    body = (
+        answer(call.request_id)
+        if ok
+        else json.dumps(
+            {"jsonrpc": "2.0", "id": call.request_id, "error": {"code": -32603, "message": "no"}}
+        ).encode()
+    )
+    c.json_body(call, call.exchange, body)
+
+
+def test_the_renewal_script_replays_what_the_session_was_told_in_order():
+    c = core()
+    call, waiting = _session(c)
+    script = c.renew()
+    steps = [next(script)]
+    assert isinstance(steps[0], sh.Log)
+    step = script.send(None)
+    assert isinstance(step, sh.PostCall)
+    assert json.loads(step.call.data)["method"] == "initialize"
+    _answer_private(c, step)
+    step = script.send(None)
+    assert isinstance(step, sh.PostMessage)
+    assert step.data == c.initialized
+    step = script.send(None)
+    assert isinstance(step, sh.PostCall)
+    assert step.call.method == "logging/setLevel"
+    _answer_private(c, step, ok=False)  # refused again: said, not fatal
+    step = script.send(None)
+    assert isinstance(step, sh.Log)
+    assert "refused logging/setLevel again" in step.text
+    assert isinstance(script.send(None), sh.OpenGet)
+    with pytest.raises(StopIteration):
+        script.send(None)
+    assert c.session_id == "s2"
+    assert c.next_step(call, waiting.then) is sh.SEND
+    assert c.in_flight == 1  # the renewal's own requests are forgotten
+
+
+def test_a_renewal_refused_or_interrupted_fails_the_calls_waiting_for_it():
+    for how in ("error", "closed"):
+        c = core()
+        call, waiting = _session(c, level=False)
+        script = c.renew()
+        next(script)
+        step = script.send(None)
+        assert isinstance(step, sh.PostCall)
+        if how == "error":
+            with pytest.raises(StopIteration):
+                script.send(HTTPError("refused"))
+        else:
+            script.close()  # the loop was cancelled half-way
+        assert not c.renewing
+        assert isinstance(c.next_step(call, waiting.then), sh.Fail)
+        assert c.in_flight == 1

@@ -63,7 +63,7 @@ from .http_wire import (
 from .sse import BadEncoding, Event, EventTooLarge, Item
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Generator, Mapping
 
 __all__ = [
     "ACCEPT",
@@ -75,7 +75,11 @@ __all__ = [
     "GetRefused",
     "Log",
     "Next",
+    "OpenGet",
+    "PostCall",
+    "PostMessage",
     "Read",
+    "RenewalStep",
     "Resume",
     "Send",
     "StreamableHTTP",
@@ -196,6 +200,44 @@ class Resume:
 
     def __repr__(self) -> str:
         return f"Resume({self.headers!r}, delay={self.delay})"
+
+
+class PostCall:
+    """POST a request of the core's own (`Call.private`) and read its answer into the call; send
+    back the error that kept it from being answered, or `None`."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: Call) -> None:
+        self.call = call
+
+    def __repr__(self) -> str:
+        return f"PostCall({self.call!r})"
+
+
+class PostMessage:
+    """POST a notification of the session's (``notifications/initialized``); nothing comes back."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"PostMessage({self.data[:60]!r})"
+
+
+class OpenGet:
+    """Open the stream of server messages again (if it was opened before and is not running)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "OpenGet()"
+
+
+#: What a renewal asks of the loop, in order (`StreamableHTTP.renew`).
+RenewalStep: TypeAlias = "Log | PostCall | PostMessage | OpenGet"
 
 
 # The verdicts by their former names.
@@ -825,6 +867,44 @@ class StreamableHTTP:
         self.renewals += 1
         self.session_id = None
         return RENEW
+
+    def renew(self) -> Generator[RenewalStep, MCPError | None, None]:
+        """The renewal of a lost session, step by step: the loop runs each step and sends back
+        what came of it (for a `PostCall`, the error that kept the call from an answer).
+
+        The new session gets what the session had been told, in order:
+        ``initialize`` (as first sent), ``notifications/initialized``, the
+        last ``logging/setLevel`` and each ``resources/subscribe`` in force;
+        then the stream of server messages is opened again. However the
+        renewal ends (refused, broken, closed by the loop half-way), the
+        calls waiting for it learn the outcome from `next_step`.
+        """
+        initialize, state = self.renewal()
+        try:
+            yield Log(f"{self.name} forgot our session; opening a new one")
+            error = yield PostCall(initialize)
+            if error is not None:
+                self.renewal_failed(initialize, error)
+                return
+            if self.renewed(initialize) is not None:
+                return
+            if self.initialized is not None:
+                yield PostMessage(self.initialized)
+            for call in state:
+                error = yield PostCall(call)
+                if error is not None and not call.answered:
+                    call.answer = {"error": {"message": str(error)}}
+                self.finish(call)
+                answer = call.answer or {}
+                if "result" not in answer:
+                    yield Log(f"the new session refused {call.method} again: {answer.get('error')!r}")
+            # The old session's stream ended with it: one for the new session.
+            yield OpenGet()
+        finally:
+            if self.renewing:
+                self.renewal_failed(initialize, ProtocolError("the renewal was interrupted"))
+            for call in state:
+                self.finish(call)
 
     def renewal(self) -> tuple[Call, list[Call]]:
         """The requests of a renewal: ``initialize`` (as first sent), then what the session must be

@@ -56,6 +56,8 @@ from .._core.streamable_http import (
     Fail,
     Log,
     Next,
+    PostCall,
+    PostMessage,
     Read,
     StreamableHTTP,
 )
@@ -592,49 +594,30 @@ class HTTPChannel(Channel):
                 self._others_done.set()
                 self._others_done = trio.Event()
 
-    async def _private(self, call: Call) -> None:
-        """Send a request of the core's own (its answer stays in the core)."""
-        try:
-            await self._post(call)
-        except MCPError as exc:
-            if not call.answered:
-                call.answer = {"error": {"message": str(exc)}}
-
     async def _renew(self, done: trio.Event) -> None:
-        """Open a new session in place of the lost one, once however many requests found it lost.
-
-        The new session gets what the session had been told: ``initialize``
-        (as first sent), ``notifications/initialized``, the last
-        ``logging/setLevel`` and the ``resources/subscribe`` still in force;
-        and a GET stream of its own.
-        """
-        core = self._core
-        initialize, state = core.renewal()
+        """Run the core's renewal of a lost session (`StreamableHTTP.renew`), once however many
+        requests found it lost; ``done`` is set when it is over, however it ends."""
+        script = self._core.renew()
         try:
-            self._log(f"{self.name} forgot our session; opening a new one")
-            try:
-                await self._post(initialize)
-            except MCPError as exc:
-                core.renewal_failed(initialize, exc)
-                return
-            if core.renewed(initialize) is not None:
-                return
-            if core.initialized is not None:
-                await self._run_other(core.initialized, _INITIALIZED)
-            for call in state:
-                await self._private(call)
-                core.finish(call)
-                answer = call.answer or {}
-                if "result" not in answer:
-                    self._log(f"the new session refused {call.method} again: {answer.get('error')!r}")
-            if self._get_started and not self._get_running and self._nursery is not None:
-                # The old session's stream ended with it: one for the new session.
-                self._nursery.start_soon(self._get_stream)
+            step = next(script)
+            while True:
+                reply: MCPError | None = None
+                if isinstance(step, Log):
+                    self._log(step.text)
+                elif isinstance(step, PostCall):
+                    try:
+                        await self._post(step.call)
+                    except MCPError as exc:
+                        reply = exc
+                elif isinstance(step, PostMessage):
+                    await self._run_other(step.data, _INITIALIZED)
+                elif self._get_started and not self._get_running and self._nursery is not None:
+                    self._nursery.start_soon(self._get_stream)
+                step = script.send(reply)
+        except StopIteration:
+            pass
         finally:
-            if core.renewing:
-                core.renewal_failed(initialize, ProtocolError("the renewal was interrupted"))
-            for call in state:
-                core.finish(call)
+            script.close()
             done.set()
 
     # ----------------------------------------------------- the GET stream
