@@ -574,3 +574,32 @@ def test_a_renewal_refused_or_interrupted_fails_the_calls_waiting_for_it():
         assert not c.renewing
         assert isinstance(c.next_step(call, waiting.then), sh.Fail)
         assert c.in_flight == 1
+
+
+def test_the_end_of_a_renewal_never_fails_a_later_one_in_flight():
+    """A renewal still telling the new session its state when that session is lost too: a
+    second renewal starts; the first one's end must not fail the second's waiters."""
+    c = core()
+    _call, _ = _session(c)
+    first = c.renew()
+    next(first)
+    step = first.send(None)
+    _answer_private(c, step)
+    assert isinstance(first.send(None), sh.PostMessage)  # replaying, s2 in place
+    later = c.open(b"{}", "tools/call", 7, "t", None)
+    assert c.next_step(later, None) is sh.SEND
+    c.post_headers(later)
+    step = c.next_step(later, c.refusal(later, later.exchange, 404, {}, b"", 0.0))
+    assert isinstance(step, sh.AwaitRenewal)
+    assert step.start
+    second = c.renew()
+    next(second)
+    first.close()  # the first renewal's task ends
+    assert c.renewing
+    assert isinstance(c.next_step(later, step.then), sh.AwaitRenewal)
+    step = second.send(None)
+    _answer_private(c, step, session="s3")
+    assert isinstance(second.send(None), sh.PostMessage)
+    second.close()
+    assert c.next_step(later, sh.Next.LOST) is sh.SEND
+    assert c.session_id == "s3"

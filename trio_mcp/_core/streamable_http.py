@@ -363,6 +363,7 @@ class StreamableHTTP:
         self._get_retry: int | None = None
         self._private_ids = 0
         self._initialize: bytes | None = None
+        self._renewal: Call | None = None
         self.initialized: bytes | None = None
         """``notifications/initialized`` as the session sent it (sent again to a new session)."""
         self._state: dict[tuple[str, str], bytes] = {}
@@ -901,7 +902,8 @@ class StreamableHTTP:
             # The old session's stream ended with it: one for the new session.
             yield OpenGet()
         finally:
-            if self.renewing:
+            if self.renewing and self._renewal is initialize:
+                # Cut before its initialize was answered (a later renewal is another's).
                 self.renewal_failed(initialize, ProtocolError("the renewal was interrupted"))
             for call in state:
                 self.finish(call)
@@ -910,7 +912,9 @@ class StreamableHTTP:
         """The requests of a renewal: ``initialize`` (as first sent), then what the session must be
         told again (the last ``logging/setLevel``, every ``resources/subscribe`` in force)."""
         assert self._initialize is not None
-        return self.private(self._initialize), [self.private(data) for data in self._state.values()]
+        initialize = self.private(self._initialize)
+        self._renewal = initialize
+        return initialize, [self.private(data) for data in self._state.values()]
 
     def renewed(self, initialize: Call) -> MCPError | None:
         """The renewal's ``initialize`` is over: `None` when a new session started, else why not."""
