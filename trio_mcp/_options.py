@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 import attrs
 
 from ._core.eras import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
+from ._core.extensions import Extension, ExtensionSet
 from ._core.outputs import MODES as OUTPUT_MODES
 from ._models import (
     Implementation,
@@ -261,6 +262,20 @@ def _client_info(_: Any, __: Any, value: Any) -> None:
         )
 
 
+def _extensions(value: Sequence[Extension] | None) -> tuple[Extension, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, Mapping | str | Extension):
+        raise TypeError(
+            "extensions must be a sequence of Extension items (raw declarations go in capabilities)"
+        )
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, Extension):
+            raise TypeError(f"extensions holds Extension items, not {type(item).__name__}")
+    return items
+
+
 def _validate_output(_: Any, __: Any, value: Any) -> None:
     if value not in OUTPUT_MODES:
         raise ValueError(f"validate_output must be one of {list(OUTPUT_MODES)}, not {value!r}")
@@ -347,7 +362,17 @@ class ClientOptions(ConnectionOptions):
     capabilities: dict[str, JSON] | None = attrs.field(default=None, converter=_capabilities)
     """``ClientCapabilities`` to declare on top of those the hooks imply, for
     example ``{"elicitation": {"form": {}}}`` to answer input requests
-    yourself in manual mode, or extensions."""
+    yourself in manual mode. Its ``extensions`` object is declared as typed
+    extensions are (in ``initialize``, and on every 2026-07-28 request); give
+    `extensions` for an extension that claims results or observes
+    notifications."""
+    extensions: tuple[Extension, ...] = attrs.field(default=(), converter=_extensions)
+    """Typed client extensions (`trio_mcp.extensions.Extension`), such as MCP
+    Apps (`trio_mcp.extensions.apps.apps_extension`): each is declared
+    under ``capabilities.extensions`` in ``initialize`` and on every
+    2026-07-28 request that needs it (listings included), and may claim
+    result types, observe notifications and answer server requests. See
+    :doc:`extensions`."""
     validate_output: str = attrs.field(default="warn", validator=_validate_output)
     """How `Client.call_tool` checks a result's ``structuredContent``
     against the ``outputSchema`` of the tool, as listed by the server:
@@ -372,3 +397,8 @@ class ClientOptions(ConnectionOptions):
     def __attrs_post_init__(self) -> None:
         if self.sampling_tools and self.on_sampling is None:
             raise ValueError("sampling_tools=True needs an on_sampling hook")
+        raw = self.capabilities.get("extensions") if self.capabilities else None
+        if raw is not None and not isinstance(raw, Mapping):
+            raise TypeError("capabilities['extensions'] must be a mapping of identifiers to settings")
+        # Clashes between extensions are refused here, before anything starts.
+        ExtensionSet(self.extensions, raw)

@@ -20,6 +20,7 @@ import trio
 
 from .._client import start_beside
 from .._config import ConfigError, LoadedConfig, ServerSpec
+from .._core.apps import model_visible
 from .._core.naming import assign_names, exposed_name
 from .._core.restart import RestartPolicy, RestartTracker
 from .._errors import AuthRequired, MCPError, ServerGone
@@ -637,7 +638,11 @@ class ServerGroup:
 
     def _publish(self, member: Member, listing: Listing, *, announce: bool) -> None:
         spec = member.spec
-        listing.tools = unique(member, [t for t in listing.tools if spec.allows_tool(t.name)])
+        # Tools for MCP Apps views alone (visibility without "model") are
+        # never offered where a model chooses tools.
+        listing.tools = unique(
+            member, [t for t in listing.tools if spec.allows_tool(t.name) and model_visible(t.meta)]
+        )
         listing.prompts = unique(member, listing.prompts)
         member.listing = listing
         self._name_all()
