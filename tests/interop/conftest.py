@@ -117,7 +117,9 @@ def sdk_server(peers: Peers) -> Peer:
 @pytest.fixture
 def apps_server(sdk_server: Peer) -> Peer:
     """An MCP Apps server (servers/apps_server.py) on the official Python SDK, run by the ``sdk`` peer's Python."""
-    return Peer("apps", (sdk_server.command, str(HERE / "servers" / "apps_server.py")), sdk_server.env, "dual")
+    return Peer(
+        "apps", (sdk_server.command, str(HERE / "servers" / "apps_server.py")), sdk_server.env, "dual"
+    )
 
 
 @pytest.fixture

@@ -80,7 +80,7 @@ class ClaimContext:
         method: The request's method (``"tools/call"``, ...).
         params: The request's params, without ``_meta``.
         request: Sends a follow-up request to the same server, as
-            `Client.request` does (with the 2026-07-28 envelope, this
+            `trio_mcp.Client.request` does (with the 2026-07-28 envelope, this
             extension declared): ``await ctx.request(method, params)``.
     """
 
@@ -153,7 +153,7 @@ class RequestBinding:
     """Server-to-client requests of one method, answered by an extension (initialize era).
 
     The handler gets the params and returns the result (a dict), sync or
-    async; raise `RpcError` to answer with an error.
+    async; raise `trio_mcp.RpcError` to answer with an error.
     """
 
     method: str
@@ -180,7 +180,7 @@ def _methods(value: Iterable[str] | None) -> frozenset[str] | None:
 class Extension:
     """A client extension: its identifier, its settings, and what it adds.
 
-    Give extensions to the client in `ClientOptions.extensions`::
+    Give extensions to the client in `trio_mcp.ClientOptions.extensions`::
 
         notes = Extension(identifier="com.example/notes", settings={"version": 2})
         options = trio_mcp.ClientOptions(extensions=[notes])

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
+# Through the package, so that the models are published as trio_mcp.Tool, ...
+from .. import BlobResourceContents, ReadResourceResult, TextResourceContents, Tool
 from .._core.apps import (
     APP_MIME_TYPE,
     EXTENSION_ID,
@@ -42,13 +44,12 @@ from .._core.apps import (
 )
 from .._core.extensions import Extension
 from .._errors import AppCallRefused, RpcError, UIResourceError, UnknownName
-from .._models import BlobResourceContents, ReadResourceResult, TextResourceContents, Tool
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from .. import CallToolResult
     from .._client import Client
-    from .._models import CallToolResult
 
 __all__ = [
     "APP_MIME_TYPE",
@@ -212,7 +213,7 @@ def app_from_read(
 
 
 async def fetch_app(client: Client, tool: Tool | str) -> AppResource:
-    """Fetch the app of a tool (by `Tool` or by name) from its server.
+    """Fetch the app of a tool (a `trio_mcp.Tool`, or its name) from its server.
 
     Reads the tool's ``ui://`` resource (``resources/read``), and its entry
     in the server's resource listing when there is one, for the metadata
@@ -313,11 +314,19 @@ class AppServer:
 for _name in (
     "AppResource",
     "AppServer",
+    "Csp",
+    "Permissions",
+    "ToolUi",
+    "UiResourceMeta",
+    "allow_attribute",
+    "app_callable",
+    "app_from_read",
     "apps_extension",
+    "content_security_policy",
     "fetch_app",
     "model_tools",
+    "model_visible",
     "tool_ui",
-    "app_from_read",
 ):
     globals()[_name].__module__ = __name__
 del _name
