@@ -55,6 +55,7 @@ __all__ = [
     "APP_MIME_TYPE",
     "EXTENSION_ID",
     "RESOURCE_URI_META_KEY",
+    "AppBridge",
     "AppCallRefused",
     "AppResource",
     "AppServer",
@@ -63,6 +64,7 @@ __all__ = [
     "ToolUi",
     "UIResourceError",
     "UiResourceMeta",
+    "ViewChannel",
     "allow_attribute",
     "app_callable",
     "app_from_read",
@@ -71,6 +73,7 @@ __all__ = [
     "fetch_app",
     "model_tools",
     "model_visible",
+    "open_app_bridge",
     "tool_ui",
 ]
 
@@ -311,7 +314,12 @@ class AppServer:
         return result
 
 
+from ._bridge import AppBridge, ViewChannel, open_app_bridge  # noqa: E402 - it names AppServer
+
 for _name in (
+    "AppBridge",
+    "ViewChannel",
+    "open_app_bridge",
     "AppResource",
     "AppServer",
     "Csp",
