@@ -250,6 +250,10 @@ class AppBridge:
             await self._initialized.wait()
             nursery.cancel_scope.cancel()
 
+    async def wait_closed(self) -> None:
+        """Wait until the conversation is over (the view answered the teardown, or went away)."""
+        await self._closed.wait()
+
     @property
     def initialized(self) -> bool:
         """Whether the view finished its handshake."""
