@@ -10,6 +10,7 @@ import json
 
 import pytest
 import trio
+from view_support import ScriptedView
 
 import trio_mcp
 from trio_mcp import ServerSpec, open_servers
@@ -25,6 +26,7 @@ from trio_mcp.extensions.apps import (
     apps_extension,
     fetch_app,
     model_tools,
+    open_app_bridge,
     tool_ui,
 )
 
@@ -155,3 +157,30 @@ async def test_the_groups_catalogue_never_offers_an_app_only_tool(apps_server, s
             # A view of one server never reaches another's tools.
             with pytest.raises(AppCallRefused):
                 await view.call_tool("echo")
+
+
+@ERAS
+async def test_the_app_bridge_proxies_a_views_calls_to_the_real_server(apps_server, protocol: str) -> None:
+    view = ScriptedView()
+    with trio.fail_after(TIMEOUT):
+        async with (
+            apps_server.client(protocol=protocol, extensions=[apps_extension()]) as client,
+            open_app_bridge(view, AppServer(client), teardown_timeout=2) as bridge,
+        ):
+            app = await fetch_app(client, "show_clock")
+            assert app.tool is not None
+            await bridge.send_tool_input({})
+            answer = await view.initialize()
+            assert answer["result"]["protocolVersion"] == "2026-01-26"
+            assert (await view.next())["method"] == "ui/notifications/tool-input"
+            await bridge.send_tool_result(await client.call_tool("show_clock"))
+            assert (await view.next())["method"] == "ui/notifications/tool-result"
+            refreshed = await view.call("tools/call", {"name": "refresh_clock", "arguments": {}})
+            assert refreshed["result"]["content"][0]["text"].startswith("refreshed at ")
+            refused = await view.call("tools/call", {"name": "model_clock", "arguments": {}})
+            assert "visibility lacks 'app'" in refused["error"]["message"]
+            read = await view.call("resources/read", {"uri": app.uri})
+            assert read["result"]["contents"][0]["mimeType"] == APP_MIME_TYPE
+            listed = [tool["name"] for tool in (await view.call("tools/list"))["result"]["tools"]]
+            assert "refresh_clock" in listed
+            assert "model_clock" not in listed
