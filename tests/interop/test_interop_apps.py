@@ -96,7 +96,7 @@ async def test_fetching_a_tools_app(apps_server, protocol: str) -> None:
                 await fetch_app(client, "no_such_tool")
     assert app.uri == "ui://clock/app.html"
     assert app.mime_type == APP_MIME_TYPE
-    assert '<p id="time">' in app.html
+    assert 'id="refresh"' in app.html
     assert app.tool is not None
     assert app.tool.name == "show_clock"
     assert app.meta.csp == Csp(

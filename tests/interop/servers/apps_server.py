@@ -27,7 +27,45 @@ from mcp.server.mcpserver.resources import TextResource
 
 CLOCK_HTML = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Clock</title></head>
-<body><p id="time">--:--</p><button id="refresh">Refresh</button></body></html>
+<body style="margin:0">
+<p id="time" style="position:absolute;left:10px;top:0;margin:10px 0">--:--</p>
+<button id="refresh" style="position:absolute;left:10px;top:50px;width:120px;height:40px">Refresh</button>
+<script>
+// The view's side of MCP Apps, by hand: JSON-RPC over postMessage to the host.
+let next = 1;
+const waiting = new Map();
+function request(method, params) {
+  const id = next++;
+  parent.postMessage({jsonrpc: "2.0", id, method, params}, "*");
+  return new Promise((resolve, reject) => waiting.set(id, {resolve, reject}));
+}
+function notify(method, params) { parent.postMessage({jsonrpc: "2.0", method, params}, "*"); }
+function log(data) { notify("notifications/message", {level: "info", data}); }
+function show(text) { document.getElementById("time").textContent = text; }
+window.addEventListener("message", (event) => {
+  const m = event.data;
+  if (!m || typeof m !== "object") return;
+  if (m.method === undefined && waiting.has(m.id)) {
+    const w = waiting.get(m.id);
+    waiting.delete(m.id);
+    if (m.error) { w.reject(m.error); } else { w.resolve(m.result); }
+  } else if (m.method === "ui/notifications/tool-result") {
+    show(m.params.content[0].text);
+    log("rendered: " + m.params.content[0].text);
+  } else if (m.method === "ui/resource-teardown") {
+    parent.postMessage({jsonrpc: "2.0", id: m.id, result: {}}, "*");
+  }
+});
+document.getElementById("refresh").addEventListener("click", async () => {
+  const result = await request("tools/call", {name: "refresh_clock", arguments: {}});
+  show(result.content[0].text);
+  log(result.content[0].text);
+});
+request("ui/initialize", {
+  protocolVersion: "2026-01-26", appInfo: {name: "clock", version: "1.0.0"}, appCapabilities: {},
+}).then(() => notify("ui/notifications/initialized", {}));
+</script>
+</body></html>
 """
 
 apps = Apps()
