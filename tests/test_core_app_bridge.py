@@ -246,3 +246,22 @@ def test_the_host_never_speaks_first_whatever_the_view_sends(script: list[Any], 
                 raise AssertionError(f"the host spoke first: {action.message}")
             if isinstance(action, Send) and "id" in action.message and "method" not in action.message:
                 assert "result" in action.message or "error" in action.message
+
+
+def test_only_what_changed_in_the_host_context_is_sent() -> None:
+    m = machine(theme="dark", displayMode="inline")
+    ready(m)
+    assert m.host_context_changed({"theme": "dark"}) == []
+    [changed] = sent(m.host_context_changed({"theme": "light", "displayMode": "inline", "locale": "fr-FR"}))
+    assert changed["params"] == {"theme": "light", "locale": "fr-FR"}
+    assert m.host_context == {"theme": "light", "displayMode": "inline", "locale": "fr-FR"}
+
+
+def test_list_changes_are_passed_on() -> None:
+    m = machine()
+    assert m.list_changed("tools") == []
+    ready(m)
+    [note_sent] = sent(m.list_changed("resources"))
+    assert note_sent == {"jsonrpc": "2.0", "method": "notifications/resources/list_changed", "params": {}}
+    with pytest.raises(ValueError, match="kind must be"):
+        m.list_changed("roots")  # type: ignore[arg-type]

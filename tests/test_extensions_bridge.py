@@ -140,6 +140,9 @@ async def test_the_lifecycle_of_one_view(autojump_clock) -> None:
             await view.notify("ui/notifications/size-changed", {"width": 300, "height": 200})
             await view.notify("notifications/message", {"level": "info", "data": "hi"})
             assert (await view.call("ping"))["result"] == {}
+            await bridge.set_host_context(theme="dark")  # unchanged: nothing is sent
+            await bridge.send_list_changed("tools")
+            assert (await view.next())["method"] == "notifications/tools/list_changed"
             await bridge.set_host_context(theme="light")
             changed = await view.next()
             assert changed["method"] == "ui/notifications/host-context-changed"

@@ -71,6 +71,8 @@ CALLBACKS: Final[dict[str, str | None]] = {
 }
 DISPLAY_MODES: Final = ("inline", "fullscreen", "pip")
 
+_MISSING: Final = object()
+
 State: TypeAlias = Literal["waiting", "initializing", "ready", "tearing_down", "closed"]
 
 
@@ -308,9 +310,23 @@ class BridgeMachine:
         return self._notify("ui/notifications/tool-cancelled", {} if reason is None else {"reason": reason})
 
     def host_context_changed(self, changes: dict[str, JSON]) -> list[Action]:
-        """Change the host context and tell the view what changed (``ui/notifications/host-context-changed``)."""
-        self.host_context.update(changes)
-        return self._notify("ui/notifications/host-context-changed", changes)
+        """Change the host context and tell the view what changed (``ui/notifications/host-context-changed``).
+
+        Only the members whose values differ are sent; nothing is, when none does.
+        """
+        changed = {
+            key: value for key, value in changes.items() if self.host_context.get(key, _MISSING) != value
+        }
+        if not changed:
+            return []
+        self.host_context.update(changed)
+        return self._notify("ui/notifications/host-context-changed", changed)
+
+    def list_changed(self, kind: Literal["tools", "resources", "prompts"]) -> list[Action]:
+        """Pass a server's list change on to the view (``notifications/KIND/list_changed``)."""
+        if kind not in ("tools", "resources", "prompts"):
+            raise ValueError(f"kind must be 'tools', 'resources' or 'prompts', not {kind!r}")
+        return self._notify(f"notifications/{kind}/list_changed", {})
 
     def teardown(self) -> list[Action]:
         """Start tearing the view down: ``ui/resource-teardown``, then `Closed` on its answer.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import math
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 import trio
 
@@ -282,9 +282,15 @@ class AppBridge:
     async def set_host_context(self, **changes: JSON) -> None:
         """Change the host context (``theme="dark"``, ``displayMode="fullscreen"``, ...) and tell the view.
 
-        The keys are the wire names of ``McpUiHostContext``.
+        The keys are the wire names of ``McpUiHostContext``; only the members
+        that differ are sent, and nothing when none does.
         """
         await self._apply(self._machine.host_context_changed(changes))
+        await trio.lowlevel.checkpoint()
+
+    async def send_list_changed(self, kind: Literal["tools", "resources", "prompts"]) -> None:
+        """Tell the view the server's list of ``kind`` changed (pass on the server's ``list_changed``)."""
+        await self._apply(self._machine.list_changed(kind))
         await trio.lowlevel.checkpoint()
 
     async def teardown(self) -> None:
@@ -355,8 +361,12 @@ async def open_app_bridge(
         raise ValueError("teardown_timeout must be a finite number of seconds >= 0")
     capabilities: dict[str, JSON] = {"logging": {}}
     if server is not None:
-        capabilities["serverTools"] = {}
-        capabilities["serverResources"] = {}
+        # What the server has, the view may reach (through the visibility rule for tools).
+        offered = server.client.server_capabilities
+        if offered.tools is not None:
+            capabilities["serverTools"] = {"listChanged": bool(offered.tools.get("listChanged"))}
+        if offered.resources is not None:
+            capabilities["serverResources"] = {"listChanged": bool(offered.resources.get("listChanged"))}
     if on_open_link is not None:
         capabilities["openLinks"] = {}
     name, version = host_info
