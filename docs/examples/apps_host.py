@@ -120,6 +120,9 @@ async def main(command: list[str], tool: str) -> None:
             ) as bridge:
                 await bridge.send_tool_input({})
                 await bridge.send_tool_result(result)
+                await bridge.wait_initialized()
+                info = bridge.app_info or {}
+                print(f"view initialized: {info.get('name')} {info.get('version')}", flush=True)
                 await bridge.wait_closed()
 
         async with trio.open_nursery() as nursery:

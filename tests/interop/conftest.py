@@ -123,6 +123,12 @@ def apps_server(sdk_server: Peer) -> Peer:
 
 
 @pytest.fixture
+def ext_apps_server(peers: Peers) -> Peer:
+    """ext-apps' basic MCP Apps example (npm ``@modelcontextprotocol/server-basic-vanillajs``): the initialize era."""
+    return peers["ext-apps-basic"]
+
+
+@pytest.fixture
 def time_server(peers: Peers) -> Peer:
     """mcp-server-time, on the Python SDK's low-level API: both eras."""
     return peers["time"]

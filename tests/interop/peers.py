@@ -55,6 +55,8 @@ NPM_BEFORE = "2026-11-29T00:00:00Z"  # transitive npm versions as of this date
 NODE_PACKAGES = {
     "@modelcontextprotocol/server-everything": "2026.8.31",
     "@modelcontextprotocol/server-filesystem": "2026.8.31",
+    # An MCP Apps example of ext-apps (one tool with a view), bundled with its SDK.
+    "@modelcontextprotocol/server-basic-vanillajs": "2.0.3",
 }
 NODE_OVERRIDES = {"@modelcontextprotocol/sdk": "1.32.2"}
 NPM_ARGS = [
@@ -383,6 +385,8 @@ def manifest(
         "everything": node_peer("@modelcontextprotocol/server-everything", "stdio"),
         # Allowed directories are extra arguments; roots from the client replace them.
         "filesystem": node_peer("@modelcontextprotocol/server-filesystem"),
+        # ext-apps 2.0.3's basic example: an MCP Apps tool (get-time) and its view.
+        "ext-apps-basic": node_peer("@modelcontextprotocol/server-basic-vanillajs", "--stdio"),
         # Python SDK 2.3.0: 2026-07-28, and the older revisions after `initialize`.
         "sdk": {"cmd": [str(venv_bin / "python"), str(SDK_SERVER)], "env": {}, "era": "dual"},
         "time": {

@@ -89,6 +89,16 @@ class DevTools:
                 return answer["result"]
 
 
+async def click(cdp: DevTools, session: str, x: float, y: float) -> None:
+    """A real left click at (x, y) of the page."""
+    for kind in ("mousePressed", "mouseReleased"):
+        await cdp.send(
+            "Input.dispatchMouseEvent",
+            {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1},
+            session,
+        )
+
+
 async def test_the_example_host_serves_an_app_that_calls_a_tool_from_a_click(
     apps_server, tmp_path: Path
 ) -> None:
@@ -132,12 +142,7 @@ async def test_the_example_host_serves_an_app_that_calls_a_tool_from_a_click(
                 # The app rendered the tool's result, through the bridge.
                 await said.until(r"^view: rendered: \d{4}-")
                 # A real click on its button (at 10,50 in the frame, 120x40; the frame at 0,0).
-                for kind in ("mousePressed", "mouseReleased"):
-                    await cdp.send(
-                        "Input.dispatchMouseEvent",
-                        {"type": kind, "x": 70, "y": 70, "button": "left", "clickCount": 1},
-                        session,
-                    )
+                await click(cdp, session, 70, 70)
                 # The button called the app-only tool through the bridge, and shows its answer.
                 await said.until(r"^view: refreshed at \d{4}-")
                 shown = await cdp.send(
@@ -149,6 +154,101 @@ async def test_the_example_host_serves_an_app_that_calls_a_tool_from_a_click(
                     session,
                 )
                 assert shown["result"]["value"] == "allow-scripts"
+                await cdp.send("Target.closeTarget", {"targetId": target})
+    finally:
+        for process in (browser, host):
+            if process.returncode is None:
+                process.kill()
+        with trio.move_on_after(10):
+            await browser.wait()
+            await host.wait()
+
+
+#: Resolves with the text of ``#server-time`` once it holds a time other than ``before``.
+TIME_SHOWN = """new Promise((resolve) => {
+  const element = document.getElementById("server-time");
+  const done = () => /\\d{4}-\\d\\d-\\d\\dT/.test(element.textContent) && element.textContent !== BEFORE;
+  if (done()) { resolve(element.textContent); return; }
+  new MutationObserver(() => { if (done()) resolve(element.textContent); })
+    .observe(element, {childList: true, characterData: true, subtree: true});
+})"""
+
+
+async def test_ext_apps_own_example_renders_and_calls_its_tool_through_the_bridge(
+    ext_apps_server, tmp_path: Path
+) -> None:
+    # The view is ext-apps' own (its App class over postMessage), unchanged.
+    assert CHROMIUM is not None
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    host = await trio.lowlevel.open_process(
+        [sys.executable, str(HOST), "--tool", "get-time", "--", *ext_apps_server.cmd],
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+    browser = await trio.lowlevel.open_process(
+        [
+            CHROMIUM,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            # The app's frame in the page's process, so that its DOM can be read here.
+            "--disable-features=IsolateSandboxedIframes,site-per-process",
+            "--disable-site-isolation-trials",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "about:blank",
+        ],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        with trio.fail_after(TIMEOUT):
+            assert host.stdout is not None
+            assert browser.stderr is not None
+            said = Lines(host.stdout)
+            url = (await said.until(r"open (http://127\.0\.0\.1:\d+/)")).group(1)
+            devtools = (await Lines(browser.stderr).until(r"DevTools listening on (ws://\S+)")).group(1)
+            async with trio_websocket.open_websocket_url(
+                devtools, max_message_size=16 * 1024 * 1024
+            ) as socket:
+                cdp = DevTools(socket)
+                target = (await cdp.send("Target.createTarget", {"url": url}))["targetId"]
+                session = (await cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True}))[
+                    "sessionId"
+                ]
+                # ext-apps' App finished ui/initialize with the bridge.
+                await said.until(r"^view initialized: ")
+                tree = await cdp.send("Page.getFrameTree", {}, session)
+                frame = tree["frameTree"]["childFrames"][0]["frame"]["id"]
+                world = await cdp.send(
+                    "Page.createIsolatedWorld", {"frameId": frame, "worldName": "test"}, session
+                )
+
+                async def in_frame(expression: str) -> Any:
+                    answer = await cdp.send(
+                        "Runtime.evaluate",
+                        {
+                            "expression": expression,
+                            "contextId": world["executionContextId"],
+                            "awaitPromise": True,
+                            "returnByValue": True,
+                        },
+                        session,
+                    )
+                    return answer["result"].get("value")
+
+                # The tool's result, pushed by the bridge, is rendered.
+                first = await in_frame(TIME_SHOWN.replace("BEFORE", "null"))
+                assert first.startswith("20")
+                # A real click on "Get Server Time": the app calls get-time through the bridge.
+                box = await in_frame(
+                    "(() => { const r = document.getElementById('get-time-btn').getBoundingClientRect();"
+                    " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+                )
+                await click(cdp, session, box[0], box[1])
+                second = await in_frame(TIME_SHOWN.replace("BEFORE", json.dumps(first)))
+                assert second > first
                 await cdp.send("Target.closeTarget", {"targetId": target})
     finally:
         for process in (browser, host):
