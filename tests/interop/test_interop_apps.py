@@ -184,3 +184,25 @@ async def test_the_app_bridge_proxies_a_views_calls_to_the_real_server(apps_serv
             listed = [tool["name"] for tool in (await view.call("tools/list"))["result"]["tools"]]
             assert "refresh_clock" in listed
             assert "model_clock" not in listed
+
+
+async def test_ext_apps_own_example_server(ext_apps_server) -> None:
+    # ext-apps' basic example, on the TypeScript SDK (initialize era): both keys for its view, the new one wins.
+    with trio.fail_after(TIMEOUT):
+        async with ext_apps_server.client(extensions=[apps_extension()]) as client:
+            assert client.era == "legacy"
+            [tool] = await client.list_tools()
+            ui = tool_ui(tool)
+            assert ui == ToolUi("ui://get-time/mcp-app.html")
+            assert tool.meta is not None
+            assert tool.meta["ui/resourceUri"] == "ui://get-time/mcp-app.html"
+            app = await fetch_app(client, tool)
+            assert app.mime_type == APP_MIME_TYPE
+            assert 'id="get-time-btn"' in app.html
+            # It declares no origins: the restrictive default.
+            assert app.meta.csp is None
+            assert "connect-src 'none'" in app.csp
+            assert [t.name for t in await model_tools(client)] == ["get-time"]
+            result = await AppServer(client).call_tool("get-time")
+            assert result.structured_content is not None
+            assert result.structured_content["time"].startswith("20")
