@@ -10,9 +10,10 @@ dependency resolved as of a fixed date (``npm --before``); the Python packages
 exactly, with every transitive dependency fixed by a constraints list (the
 ``pip freeze`` of a working install). What goes into ``DEST``:
 
-* ``node/``: ``@modelcontextprotocol/server-everything`` and
+* ``node/``: ``@modelcontextprotocol/server-everything``,
   ``@modelcontextprotocol/server-filesystem`` (legacy-era servers on the
-  TypeScript SDK);
+  TypeScript SDK) and ``@modelcontextprotocol/server-basic-vanillajs``
+  (ext-apps' basic MCP Apps example, with its view);
 * ``venv/``: the official Python SDK ``mcp`` and ``mcp-server-time``
   (dual-era servers); ``tests/interop/servers/sdk_server.py`` runs on it;
 * ``venv-tasks/``: ``fastmcp-tasks`` (a server of the 2026-07-28 tasks
