@@ -462,7 +462,11 @@ class ServerGroup:
 
     @property
     def tools(self) -> list[Listed[Tool]]:
-        """Every tool of every ready server (allow and deny lists applied), in the configuration's order."""
+        """Every tool of every ready server (allow and deny lists applied), in the configuration's order.
+
+        Tools for MCP Apps views alone (visibility without ``"model"``) are
+        left out: this is what a model chooses from.
+        """
         return [entry for member in self._ready() for entry in member.tools]
 
     @property
