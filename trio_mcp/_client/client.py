@@ -376,7 +376,8 @@ class Client:
         """Send any request and return its raw result.
 
         In the 2026-07-28 era the ``_meta`` envelope is added (with the
-        hooks' capabilities when ``for_input`` is true); ``resultType`` is not
+        hooks' capabilities when ``for_input`` is true, and the extensions
+        that ride on ``method`` in any case); ``resultType`` is not
         interpreted. Use it for methods this class has no wrapper for.
 
         Args:
