@@ -230,6 +230,7 @@ messages = st.one_of(
 )
 
 
+@pytest.mark.property
 @given(st.lists(messages, max_size=12), st.integers(0, 12))
 def test_the_host_never_speaks_first_whatever_the_view_sends(script: list[Any], at: int) -> None:
     m = machine()

@@ -202,6 +202,7 @@ def test_a_source_that_could_loosen_the_policy_is_refused(source: str) -> None:
     assert policy == content_security_policy(Csp())[0]
 
 
+@pytest.mark.property
 @given(st.lists(st.text(max_size=40), max_size=5), st.lists(st.text(max_size=40), max_size=5))
 def test_declared_sources_never_add_a_directive_nor_a_keyword(
     connect: list[str], resources: list[str]

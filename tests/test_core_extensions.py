@@ -35,6 +35,7 @@ def test_an_identifier_must_be_a_string() -> None:
         check_identifier(3)
 
 
+@pytest.mark.property
 @given(st.text(max_size=30))
 def test_an_accepted_identifier_has_one_slash_and_no_space(text: str) -> None:
     try:
