@@ -1,4 +1,4 @@
-"""The MCP Apps example host (docs/examples/apps_host.py) in a real browser.
+"""The MCP Apps example host (docs/apps/apps_host.py) in a real browser.
 
 The host serves the app of the official SDK's Apps server to headless
 Chromium (Debian's ``chromium`` package); the test drives the browser over
@@ -24,7 +24,7 @@ import pytest
 import trio
 
 ROOT = Path(__file__).resolve().parents[2]
-HOST = ROOT / "docs" / "examples" / "apps_host.py"
+HOST = ROOT / "docs" / "apps" / "apps_host.py"
 SERVER = Path(__file__).resolve().parent / "servers" / "apps_server.py"
 TIMEOUT = 60
 
