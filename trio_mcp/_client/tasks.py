@@ -1,46 +1,42 @@
-"""Tool calls that run as tasks: the `ToolTask` handle, and what drives it.
+"""Tool calls that run as tasks: the `ToolTask` handle, and the loop that follows it.
 
 `Client.tool_task` starts a tool as a task and gives a `ToolTask` for the
 length of an ``async with`` block. A task of its own in the connection's
-nursery (the driver) follows the task until it ends: it polls ``tasks/get``
-at the pace the server suggests (within `POLL_FLOOR` and `POLL_CAP`; a
-status notification wakes it early), and answers the task's input requests
-through the client's ordinary hooks:
-
-* 2025-11-25: once the task asks for input (or ends), the driver opens
-  ``tasks/result``, which blocks until the task ends; the server sends its
-  ``elicitation/create`` (or sampling) requests while it is open, and the
-  client's hooks answer them as they answer any server request;
-* 2026-07-28 (the tasks extension): ``tasks/get`` lists the input requests;
-  each is answered once (`InputLedger`) and the answers go back with
-  ``tasks/update``.
-
-The rules live in the pure core (`trio_mcp._core.tasks`); this module only
-moves messages and keeps time.
+nursery (the driver) follows the task until it ends, in either era, by
+doing what the pure `trio_mcp._core.tasks.Follower` says: poll
+``tasks/get`` (at the pace the server suggests, within `POLL_FLOOR` and
+`POLL_CAP`; a status notification wakes it early), open ``tasks/result``
+(2025-11-25: the server sends its requests for input while it is open, and
+the client's hooks answer them as they answer any server request), answer
+the input requests ``tasks/get`` lists through the hooks and send the
+answers with ``tasks/update`` (2026-07-28), sleep, finish. The rules are
+the follower's; this module only moves messages and keeps time.
 """
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
 
 import trio
 
 from .._core.jsonrpc import INVALID_PARAMS
 from .._core.tasks import (
+    POLL_CAP,
     POLL_FLOOR,
-    InputLedger,
+    AnswerInput,
+    Finish,
+    Follower,
+    OpenResult,
+    Poll,
+    SendUpdate,
+    SleepUntil,
+    StopInput,
     Task,
     TaskRef,
-    TaskState,
     created_task,
-    decode_polled,
     decode_task,
-    failure,
-    poll_delay,
-    with_related_task,
 )
 from .._delivery import call_maybe_async
 from .._errors import MCPError, RpcError, TaskCancelled, TaskError, TaskGone
@@ -53,9 +49,19 @@ if TYPE_CHECKING:
     from .._session import Session
     from .notes import ProgressCallback
 
-__all__ = ["TaskOps", "TaskRegistry", "ToolTask", "adopt", "adopt_sync", "following"]
+__all__ = [
+    "POLL_CAP",
+    "POLL_FLOOR",
+    "TaskOps",
+    "TaskRegistry",
+    "ToolTask",
+    "adopt",
+    "adopt_sync",
+    "following",
+]
 
 JSON: TypeAlias = Any
+E = TypeVar("E", bound=BaseException)
 
 #: How long leaving a block waits for the server to take a ``tasks/cancel`` (seconds).
 CANCEL_GRACE: Final = 2.0
@@ -189,7 +195,7 @@ class ToolTask:
         """The server's identifier of the task, or `None` when the call ran synchronously."""
         self.server = ops.session.name
         """Which server runs the task, as messages (and `ref`) name it; a server group sets its own name."""
-        self._state = TaskState(task_id or "")
+        self._follower = Follower(task_id or "", tool, ops.era)
         self._history: deque[Task] = deque(maxlen=HISTORY)
         self._seen = 0
         self._changed = trio.Event()
@@ -198,8 +204,7 @@ class ToolTask:
         self._result: CallToolResult | None = None
         self._error: BaseException | None = None
         self._detached = False
-        self._poll_now = False
-        self._input_scope: trio.CancelScope | None = None
+        self._input_scopes: set[trio.CancelScope] = set()
         self._on_progress: ProgressCallback | None = None
         self._progress: deque[dict[str, JSON]] = deque(maxlen=HISTORY)
 
@@ -213,7 +218,7 @@ class ToolTask:
     @property
     def status(self) -> Task | None:
         """The latest status snapshot (`None` before the first, and for a synchronous call)."""
-        return self._state.latest
+        return self._follower.state.latest
 
     @property
     def done(self) -> bool:
@@ -269,7 +274,8 @@ class ToolTask:
         may still finish it: `result` gives whichever end came first.
         A task that has ended already is left as it is.
         """
-        if self.task_id is None or self._state.final is not None:
+        follower = self._follower
+        if self.task_id is None or follower.state.final is not None or follower.outcome is not None:
             await trio.lowlevel.checkpoint()
             return
         try:
@@ -277,17 +283,12 @@ class ToolTask:
         except RpcError as exc:
             if exc.code != INVALID_PARAMS:
                 raise
-            # It ended (or vanished) meanwhile: a poll says which.
-            self._poll_now = True
-            self._poke_driver()
-            return
-        if self._ops.era == "legacy" and "taskId" in reply:
-            self._observe(decode_task(reply, "legacy"))
-        # Learn how it ended (or that it goes on) without waiting for the next poll;
-        # a hook still answering the task's input is not needed any more.
-        self._poll_now = True
-        if self._input_scope is not None:
-            self._input_scope.cancel()
+            follower.failed("tasks/cancel", exc)
+        else:
+            # Learn how it ended (or that it goes on) without waiting for the next poll;
+            # a hook still answering the task's input is not needed any more.
+            follower.cancel_requested(reply)
+        self._drain()
         self._poke_driver()
 
     def detach(self) -> TaskRef:
@@ -330,12 +331,19 @@ class ToolTask:
     # ---------------------------------------------------------- private
 
     def _observe(self, task: Task) -> None:
-        news, problem = self._state.observe(task)
-        if problem is not None:
+        self._follower.snapshot(task)
+        self._drain()
+
+    def _drain(self) -> None:
+        """Report the follower's problems, and show its news to `updates` readers."""
+        follower = self._follower
+        for problem in follower.problems:
             self._ops.log(problem)
-        if news:
-            self._history.append(task)
-            self._seen += 1
+        follower.problems.clear()
+        if follower.fresh:
+            self._history.extend(follower.fresh)
+            self._seen += len(follower.fresh)
+            follower.fresh.clear()
             self._signal()
 
     def _signal(self) -> None:
@@ -395,13 +403,8 @@ class ToolTask:
                 await self._poke.wait()
         self._poke = trio.Event()
 
-    def _next_poll(self) -> float:
-        """When to poll next: after the interval the server last suggested (within bounds)."""
-        latest = self._state.latest
-        return trio.current_time() + poll_delay(latest.poll_interval_ms if latest is not None else None)
 
-
-def _fresh(error: BaseException) -> BaseException:
+def _fresh(error: E) -> E:
     """A copy of a stored error to raise (each raise gets its own traceback)."""
     try:
         copy = type(error).__new__(type(error))
@@ -435,186 +438,106 @@ def adopt(ops: TaskOps, tool: str, reply: dict[str, JSON]) -> ToolTask | None:
 
 async def drive(handle: ToolTask) -> None:
     """Follow the task until its outcome is known; never raises (the outcome holds any error)."""
-    try:
-        if handle._ops.era == "legacy":
-            await _drive_legacy(handle)
-        else:
-            await _drive_modern(handle)
-    except RpcError as exc:
-        task_id = handle.task_id or ""
-        if exc.code == INVALID_PARAMS:
-            error: BaseException = TaskGone(
-                f"task {task_id} of tool {handle.tool!r} is gone: {exc.message}", task_id=task_id
-            )
-            error.__cause__ = exc
-            handle._finish(None, error)
-        else:
-            handle._finish(None, exc)
-    except Exception as exc:
-        handle._finish(None, exc)
-
-
-async def _poll(handle: ToolTask) -> dict[str, JSON]:
-    assert handle.task_id is not None
-    reply = await handle._ops.send("tasks/get", {"taskId": handle.task_id}, False)
-    await handle._deliver_progress()
-    return reply
-
-
-def _ended(handle: ToolTask, final: Task) -> bool:
-    """Settle a task that ended cancelled (or failed without result, modern); whether it settled."""
-    if final.status == "cancelled":
-        handle._finish(
-            None,
-            TaskCancelled(
-                f"task {final.task_id} of tool {handle.tool!r} was cancelled", task_id=final.task_id
-            ),
-        )
-        return True
-    return False
-
-
-async def _drive_legacy(handle: ToolTask) -> None:
-    error: Exception | None = None
+    follower = handle._follower
     async with trio.open_nursery() as nursery:
+        nursery.start_soon(_watch_session, handle)
         try:
-            await _follow_legacy(handle, nursery)
+            await _follow(handle, nursery)
         except Exception as exc:
-            # Raised from here, not from the nursery, which would wrap it in a group.
-            error = exc
+            follower.crashed(exc)
+            outcome = follower.outcome
+            assert outcome is not None
+            handle._finish(None, outcome.error)
         nursery.cancel_scope.cancel()
-    if error is not None:
-        raise error
 
 
-async def _follow_legacy(handle: ToolTask, nursery: trio.Nursery) -> None:
-    state = handle._state
-    opened = False
-    next_poll = handle._next_poll()
-    while not handle._done.is_set():
-        latest = state.latest
-        final = state.final
-        if final is not None and _ended(handle, final):
-            return
-        if not opened and latest is not None and (latest.status == "input_required" or final is not None):
-            # tasks/result blocks until the task ends; the server sends its
-            # requests for input while it is open.
-            opened = True
-            nursery.start_soon(_legacy_result, handle)
+async def _follow(handle: ToolTask, nursery: trio.Nursery) -> None:
+    """Do what the follower says until it says `Finish`."""
+    follower = handle._follower
+    ops = handle._ops
+    task_id = follower.task_id
+    while True:
+        handle._drain()
         await handle._deliver_progress()
-        if final is not None:
-            # Ended: tasks/result, open, gives the outcome; no more polls.
-            await handle._wait_until(math.inf)
-            continue
-        # A notification wakes the driver (its snapshot is taken already);
-        # only the clock, or a cancel, makes it poll.
-        await handle._wait_until(-math.inf if handle._poll_now else next_poll)
-        if handle._done.is_set() or not (handle._poll_now or trio.current_time() >= next_poll):
-            continue
-        handle._poll_now = False
-        handle._observe(decode_task(await _poll(handle), "legacy"))
-        next_poll = handle._next_poll()
-
-
-async def _legacy_result(handle: ToolTask) -> None:
-    assert handle.task_id is not None
-    task_id = handle.task_id
-    try:
-        raw = await handle._ops.send("tasks/result", {"taskId": task_id}, True)
-    except RpcError as exc:
-        final = handle._state.final
-        if final is not None and final.status == "cancelled":
-            _ended(handle, final)
-        elif exc.code == INVALID_PARAMS:
-            gone = TaskGone(f"task {task_id} of tool {handle.tool!r} is gone: {exc.message}", task_id=task_id)
-            gone.__cause__ = exc
-            handle._finish(None, gone)
+        action = follower.next(trio.current_time())
+        if isinstance(action, Finish):
+            await _conclude(handle, action)
+            return
+        if isinstance(action, SleepUntil):
+            await handle._wait_until(action.deadline)
+        elif isinstance(action, Poll):
+            try:
+                reply = await ops.send("tasks/get", {"taskId": task_id}, False)
+            except MCPError as exc:
+                follower.failed("tasks/get", exc)
+            else:
+                follower.polled(reply, trio.current_time())
+        elif isinstance(action, OpenResult):
+            nursery.start_soon(_open_result, handle)
+        elif isinstance(action, AnswerInput):
+            nursery.start_soon(_answer, handle, action.requests)
+        elif isinstance(action, StopInput):
+            for scope in handle._input_scopes:
+                scope.cancel()
         else:
-            handle._finish(
-                None, failure(task_id, {"code": exc.code, "message": exc.message, "data": exc.data})
-            )
-        return
-    except Exception as exc:
-        handle._finish(None, exc)
+            assert isinstance(action, SendUpdate)
+            try:
+                await ops.send("tasks/update", {"taskId": task_id, "inputResponses": action.answers}, False)
+            except MCPError as exc:
+                follower.failed("tasks/update", exc)
+            else:
+                follower.update_sent(trio.current_time())
+
+
+async def _conclude(handle: ToolTask, finish: Finish) -> None:
+    """Settle the handle: the error, or the result once read and checked against the output schema."""
+    if finish.error is not None or finish.result is None:
+        handle._finish(None, finish.error)
         return
     try:
-        result = structure(raw, CallToolResult)
+        result = structure(finish.result, CallToolResult)
         if not result.is_error:
             await handle._ops.check_output(handle.tool, result)
     except Exception as exc:
         handle._finish(None, exc)
         return
-    if handle._state.final is None:
-        # The answer means the task ended; say how, as the server sees it.
-        try:
-            handle._observe(decode_task(await _poll(handle), "legacy"))
-        except MCPError as exc:
-            handle._ops.log(f"cannot read the final status of task {task_id}: {exc}")
-    final = handle._state.final
-    if final is not None and final.status == "cancelled":
-        _ended(handle, final)
-        return
     handle._finish(result, None)
 
 
-async def _drive_modern(handle: ToolTask) -> None:
-    assert handle.task_id is not None
-    task_id = handle.task_id
-    ledger = InputLedger()
-    ops = handle._ops
-    latest = handle._state.latest
-    # The first poll too waits for the interval the server suggested, unless input is wanted.
-    asks = latest is not None and latest.status == "input_required"
-    next_poll = -math.inf if asks else handle._next_poll()
-    while not handle._done.is_set():
-        await handle._deliver_progress()
-        await handle._wait_until(-math.inf if handle._poll_now else next_poll)
-        if handle._done.is_set() or not (handle._poll_now or trio.current_time() >= next_poll):
-            continue
-        handle._poll_now = False
-        polled = decode_polled(await _poll(handle), "modern")
-        handle._observe(polled.task)
-        next_poll = handle._next_poll()
-        final = handle._state.final
-        if final is not None:
-            if _ended(handle, final):
-                return
-            if final.status == "failed":
-                handle._finish(None, failure(task_id, polled.error))
-                return
-            if final.status == "completed":
-                if polled.result is None:
-                    # Ended completed on an earlier snapshot, and this poll says otherwise.
-                    continue
-                result = structure(polled.result, CallToolResult)
-                if not result.is_error:
-                    await ops.check_output(handle.tool, result)
-                handle._finish(result, None)
-                return
-            # A terminal status this version does not know.
-            handle._finish(None, failure(task_id, {"message": f"the task ended {final.status!r}"}))
-            return
-        fresh = ledger.take(polled.input_requests)
-        if fresh:
-            requests = {
-                key: structure(
-                    {**asked, "params": with_related_task(asked.get("params") or {}, task_id)}, InputRequest
-                )
-                for key, asked in fresh.items()
-            }
-            with trio.CancelScope() as handle._input_scope:
-                answers = await ops.answer_all(requests)
-            handle._input_scope = None
-            if handle._poll_now:
-                # Cancelled meanwhile (the hooks were stopped): no answers to give.
-                continue
-            try:
-                await ops.send("tasks/update", {"taskId": task_id, "inputResponses": answers}, False)
-            except MCPError:
-                ledger.release(fresh)
-                raise
-            # Soon, to see the task go on (never faster than the floor).
-            next_poll = trio.current_time() + POLL_FLOOR
+async def _open_result(handle: ToolTask) -> None:
+    """2025-11-25: ``tasks/result``, which blocks until the task ends (beside the polls)."""
+    follower = handle._follower
+    try:
+        raw = await handle._ops.send("tasks/result", {"taskId": follower.task_id}, True)
+    except Exception as exc:
+        follower.failed("tasks/result", exc)
+    else:
+        follower.result_arrived(raw)
+    handle._poke_driver()
+
+
+async def _answer(handle: ToolTask, asked: dict[str, dict[str, JSON]]) -> None:
+    """2026-07-28: answer a round of input requests through the hooks (beside the polls)."""
+    follower = handle._follower
+    answers: dict[str, JSON] = {}
+    with trio.CancelScope() as scope:
+        handle._input_scopes.add(scope)
+        try:
+            requests = {key: structure(request, InputRequest) for key, request in asked.items()}
+            answers = await handle._ops.answer_all(requests)
+        except Exception as exc:
+            follower.crashed(exc)
+        finally:
+            handle._input_scopes.discard(scope)
+    follower.answered(asked, answers)
+    handle._poke_driver()
+
+
+async def _watch_session(handle: ToolTask) -> None:
+    """The connection's end is the task's: a hook still answering its input is stopped at once."""
+    failure = await handle._ops.session.wait_failed()
+    handle._follower.crashed(_fresh(failure))
+    handle._poke_driver()
 
 
 @asynccontextmanager
@@ -656,11 +579,19 @@ async def following(handle: ToolTask, registry: TaskRegistry) -> AsyncIterator[T
         task_id = handle.task_id
         if handle._detached:
             handle._finish(
-                None, TaskError(f"task {task_id} was detached; resume it to follow it", task_id=task_id)
+                None,
+                TaskError(
+                    f"task {task_id} of tool {handle.tool!r} was detached; resume it to follow it",
+                    task_id=task_id,
+                ),
             )
         else:
             handle._finish(
-                None, TaskCancelled(f"task {task_id} was cancelled as its block ended", task_id=task_id)
+                None,
+                TaskCancelled(
+                    f"task {task_id} of tool {handle.tool!r} was cancelled as its block ended",
+                    task_id=task_id,
+                ),
             )
 
 
@@ -668,7 +599,7 @@ async def _cancel_unfinished(handle: ToolTask) -> None:
     ops = handle._ops
     if (
         handle._detached
-        or handle._state.final is not None
+        or handle._follower.state.final is not None
         or isinstance(handle._error, TaskGone)
         or ops.session.failure is not None
     ):
