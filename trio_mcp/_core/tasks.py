@@ -785,8 +785,7 @@ class Follower:
                 if self._result is not None or self._result_error is not None:
                     # tasks/result came back, then a snapshot said how the task ended.
                     self._settle_legacy()
-                    assert self.outcome is not None
-                    return self.outcome
+                    return self.next(now)
                 # tasks/result, open, gives the outcome: no more polls.
                 return SleepUntil(math.inf)
         else:
