@@ -97,6 +97,31 @@ async def test_a_legacy_task_runs_to_its_result_with_its_updates(everything: tup
             assert (await client.get_task(task.task_id)).status == "completed"
 
 
+async def test_call_tool_runs_a_tool_that_requires_a_task_without_a_listing_first(
+    everything: tuple[str, list[str]],
+) -> None:
+    """The tools' listing says which must run as tasks: call_tool lists them itself when it must."""
+    command, args = everything
+    written: list[dict[str, Any]] = []
+
+    def on_wire(direction: str, data: bytes) -> None:
+        if direction == "out":
+            written.append(json.loads(data))
+
+    with trio.fail_after(LIMIT):
+        async with process_client(command, args, on_wire=on_wire) as client:
+            result = await client.call_tool(RESEARCH, {"topic": "trio"})
+            assert not result.is_error, result.text
+            assert "Research Report: trio" in result.text
+            # A tool that takes no task runs at once, with no listing again.
+            assert (await client.call_tool("echo", {"message": "hi"})).text == "Echo: hi"
+    sent = [m.get("method") for m in written if "method" in m]
+    assert sent.count("tools/list") == 1
+    (call, echo) = [m for m in written if m.get("method") == "tools/call"]
+    assert call["params"]["task"] == {}
+    assert "task" not in echo["params"]
+
+
 async def test_legacy_input_during_tasks_result_reaches_the_hook(everything: tuple[str, list[str]]) -> None:
     """The elicitation comes while ``tasks/result`` is open; what the client writes follows the schema."""
     command, args = everything

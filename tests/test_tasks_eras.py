@@ -298,7 +298,10 @@ async def test_a_server_without_task_support_runs_the_call_at_once(tmp_path: Pat
 
 
 async def test_call_tool_runs_a_required_task_as_one(protocol: str) -> None:
+    """Listed or not: call_tool learns from the listing that the tool requires a task."""
     with trio.fail_after(LIMIT):
+        async with client(None, protocol) as c:
+            assert (await c.call_tool("needs_task")).text == "needs_task done"
         async with client(None, protocol) as c:
             await c.list_tools()
             assert (await c.call_tool("needs_task")).text == "needs_task done"

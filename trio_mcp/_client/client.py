@@ -177,6 +177,8 @@ class Client:
         """The ``taskSupport`` of each tool, from its latest listing (initialize era)."""
         self._tasks_required: set[str] = set()
         """The tools whose listing says they must be called as tasks (initialize era)."""
+        self._tasks_listed = False
+        """Whether the tools were listed (to learn their task support) since they last changed."""
 
     def _log(self, message: str) -> None:
         report(self.session, message)
@@ -539,7 +541,12 @@ class Client:
             InputRequestFailed: An input request could not be answered.
             TaskError: The tool ran as a task, which failed, was cancelled or vanished.
         """
-        if self._tasks_required and name in self._tasks_required and not manual:
+        if (
+            not manual
+            and self.era == "legacy"
+            and (name in self._tasks_required or self._task_support_unknown(name))
+            and await self._requires_task(name)
+        ):
             return await self._call_as_task(name, arguments, on_progress)
         try:
             if type(arguments) is dict:
@@ -671,6 +678,29 @@ class Client:
             else:
                 self._tasks_required.discard(tool.name)
 
+    def _task_support_unknown(self, name: str) -> bool:
+        """Whether the task support of tool ``name`` is still to learn (initialize era; no I/O)."""
+        return (
+            not self._tasks_listed
+            and name not in self._task_support
+            and legacy_support(self.server_capabilities.tasks, {"taskSupport": "optional"}) != "forbidden"
+        )
+
+    async def _requires_task(self, name: str) -> bool:
+        """Whether tool ``name`` must be called as a task (initialize era).
+
+        Its listing says so: the tools are listed first when the server runs
+        tools as tasks and this one was not listed since they last changed.
+        """
+        if self._task_support_unknown(name):
+            try:
+                await self.list_tools()
+            except MCPError as exc:
+                self._log(f"cannot list the tools of {self.session.name} to learn which need a task: {exc}")
+            # Once per change of the tools: a tool not in the listing takes no task.
+            self._tasks_listed = True
+        return name in self._tasks_required
+
     async def _call_as_task(
         self, name: str, arguments: Mapping[str, JSON] | None, on_progress: ProgressCallback | None
     ) -> CallToolResult:
@@ -751,12 +781,8 @@ class Client:
         on_progress: ProgressCallback | None,
     ) -> ToolTask:
         name = params["name"]
-        if (
-            legacy_support(self.server_capabilities.tasks, {"taskSupport": "optional"}) != "forbidden"
-            and name not in self._task_support
-        ):
-            # Whether the tool takes a task is in its listing.
-            await self.list_tools()
+        # Whether the tool takes a task is in its listing.
+        await self._requires_task(name)
         if self._task_support.get(name, "forbidden") == "forbidden":
             # Not to be sent as a task: the server answers at once.
             result = await self.call_tool(name, params.get("arguments"), on_progress=on_progress)
@@ -914,6 +940,7 @@ class Client:
             self._cache.invalidate(note)
         if note.get("method") == "notifications/tools/list_changed":
             self._outputs.forget()
+            self._tasks_listed = False
 
     def _report_once(self, tool: str, kind: str, message: str) -> None:
         """Report through ``on_log``, once per listing for each tool and kind of problem."""
