@@ -10,7 +10,8 @@ that the tests can see what the client sent (``tasks/cancel``, or not).
 * working → completed, with the updates seen once each;
 * working → input_required → working → completed, the question answered by
   the client's ordinary ``on_elicitation`` hook, which learns the task id;
-* failed with a JSON-RPC error (`TaskFailed`), and a tool result flagged
+* failed with a JSON-RPC error (`TaskFailed`), failed with no error at all
+  (`TaskFailed` too, never an empty success), and a tool result flagged
   ``isError`` (returned, as `Client.call_tool` returns it);
 * cancelled mid-task (`ToolTask.cancel`, and leaving the block), and a
   detached task left alone;
@@ -149,6 +150,18 @@ async def test_failed_with_an_rpc_error(tmp_path: Path, protocol: str) -> None:
     assert error.code == -32000
     assert error.message == "the job broke"
     assert error.data == {"why": "scripted"}
+
+
+async def test_failed_without_an_error_is_never_a_success(protocol: str) -> None:
+    """The official SDK v1 fails a task whose work raised with no error and no ``isError``."""
+    with trio.fail_after(LIMIT):
+        async with client(None, protocol) as c, c.tool_task("quiet_fail") as task:
+            with pytest.raises(TaskFailed) as caught:
+                await task.result()
+            assert task.status is not None
+            assert task.status.status == "failed"
+    assert caught.value.task_id == task.task_id
+    assert "ValueError: the work raised" in str(caught.value)
 
 
 async def test_a_tool_error_is_a_result(tmp_path: Path, protocol: str) -> None:

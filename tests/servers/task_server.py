@@ -18,6 +18,10 @@ said; ``seconds`` sets how long the work takes where it applies):
 * ``rpc_fail``: failed with a JSON-RPC error (-32000 "the job broke").
 * ``is_error``: a tool result with ``isError`` (2025-11-25: failed;
   2026-07-28: completed).
+* ``quiet_fail``: the work raises, as the official Python SDK v1 reports it:
+  ``failed`` with the exception in ``statusMessage``, and a ``tasks/result``
+  (2025-11-25) that carries neither an error nor ``isError``; no ``error``
+  in ``tasks/get`` (2026-07-28).
 * ``long``: works until cancelled (status message "tick N").
 * ``vanish``: the task is forgotten after the first ``tasks/get``: the next
   answers -32602.
@@ -68,6 +72,7 @@ TOOLS = {
     "flow": "optional",
     "rpc_fail": "optional",
     "is_error": "optional",
+    "quiet_fail": "optional",
     "long": "optional",
     "vanish": "optional",
     "expire": "optional",
@@ -369,6 +374,11 @@ class Server:
                 elif task.tool == "rpc_fail":
                     await trio.sleep(0.2)
                     raise RpcError(-32000, "the job broke", {"why": "scripted"})
+                elif task.tool == "quiet_fail":
+                    await trio.sleep(0.2)
+                    task.result = {"content": []}
+                    await task.set("failed", "ValueError: the work raised")
+                    return
                 elif task.tool == "is_error":
                     await trio.sleep(0.2)
                     task.result = text("tool said no", error=True)
