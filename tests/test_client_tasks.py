@@ -620,3 +620,34 @@ async def test_cancelling_a_legacy_task_while_a_hook_answers_its_input(
                 with pytest.raises(TaskCancelled):
                     await task.result()
             assert (await client.get_task(task.task_id)).status == "cancelled"
+
+
+@pytest.mark.parametrize("protocol", ["2025-11-25", "auto"])
+async def test_a_server_that_dies_while_a_hook_answers_ends_the_hook_and_the_task(
+    tmp_path: Path, protocol: str
+) -> None:
+    """A person away from the keyboard holds the hook: the server's death is reported at once all the same."""
+    hook_started = trio.Event()
+    hook_stopped: list[bool] = []
+
+    async def on_elicitation(params: Any) -> dict[str, Any]:
+        hook_started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            hook_stopped.append(True)
+        raise AssertionError("not reached")  # pragma: no cover
+
+    server = str(HERE / "servers" / "task_server.py")
+    with trio.fail_after(LIMIT):
+        async with process_client(
+            sys.executable, [server], protocol=protocol, on_elicitation=on_elicitation
+        ) as client:
+            async with client.tool_task("flow") as task:
+                await hook_started.wait()
+                assert client.pid is not None
+                os.kill(client.pid, signal.SIGKILL)
+                # Not when the hook returns (it never does): now.
+                with trio.fail_after(10), pytest.raises(trio_mcp.ServerGone):
+                    await task.result()
+            assert hook_stopped == [True]
