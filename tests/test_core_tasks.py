@@ -136,9 +136,10 @@ def test_a_broken_modern_poll_is_a_protocol_error(reply: dict[str, object]) -> N
 
 
 def test_a_legacy_list_page() -> None:
-    found, cursor = tasks.decode_list({"tasks": [{"taskId": "a", "status": "working"}], "nextCursor": "n"})
-    assert [task.task_id for task in found] == ["a"]
-    assert cursor == "n"
+    page = tasks.decode_list({"tasks": [{"taskId": "a", "status": "working"}], "nextCursor": "n"})
+    assert [task.task_id for task in page.tasks] == ["a"]
+    assert page.next_cursor == "n"
+    assert tasks.decode_list({"tasks": [], "nextCursor": 7}).next_cursor is None
     with pytest.raises(ProtocolError):
         tasks.decode_list({})
 

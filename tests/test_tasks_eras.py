@@ -41,7 +41,7 @@ import trio
 from opening_support import http_client, process_client
 from task_support import http_demo_command, http_demo_url
 
-from trio_mcp import TaskCancelled, TaskFailed, TaskGone, TaskRef
+from trio_mcp import ProtocolError, TaskCancelled, TaskFailed, TaskGone, TaskRef
 
 LIMIT = 40
 SERVER = str(Path(__file__).resolve().parent / "servers" / "task_server.py")
@@ -289,6 +289,22 @@ async def test_duplicate_notifications_are_seen_once(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------- synchronous and required
+
+
+async def test_list_tasks_follows_pages_with_the_listings_guards() -> None:
+    """A repeated cursor, or one that never ends, is a ProtocolError as for the other listings."""
+    with trio.fail_after(LIMIT):
+        async with client(None, "2025-11-25", "--list-pages", "repeat") as c:
+            with pytest.raises(ProtocolError, match="twice"):
+                await c.list_tasks()
+        async with client(None, "2025-11-25", "--list-pages", "endless") as c:
+            with pytest.raises(ProtocolError, match="pages"):
+                await c.list_tasks()
+        async with client(None, "2025-11-25") as c:
+            async with c.tool_task("quick", {"seconds": 0.2}) as task:
+                listed = await c.list_tasks()
+                await task.result()
+            assert [t.task_id for t in listed] == [task.task_id]
 
 
 async def test_a_call_the_server_runs_at_once(protocol: str) -> None:

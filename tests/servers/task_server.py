@@ -45,7 +45,9 @@ said; ``seconds`` sets how long the work takes where it applies):
 Flags: ``--state PATH`` (where ``durable`` tasks live), ``--log PATH``
 (append every message received, one JSON line each), ``--no-tasks``
 (2025-11-25: declare no ``tasks`` capability and ignore ``params.task``, as
-fastmcp-tasks does), ``--tag TEXT`` (named in ``whoami``'s answer).
+fastmcp-tasks does), ``--tag TEXT`` (named in ``whoami``'s answer),
+``--list-pages repeat|endless`` (2025-11-25: every ``tasks/list`` page names
+the same next cursor, or a new one for ever).
 """
 
 from __future__ import annotations
@@ -479,7 +481,14 @@ class Server:
             return self.durable_wire(task_id, record, detailed=self.era == "modern")
         if method == "tasks/list":
             kept = [self.durable_wire(task_id, record) for task_id, record in self.load().items()]
-            return {"tasks": kept + [task.wire() for task in self.tasks.values()]}
+            page = {"tasks": kept + [task.wire() for task in self.tasks.values()]}
+            pages = self.options.list_pages
+            if pages == "repeat":
+                # Every page points back at the same one: a pagination loop.
+                page["nextCursor"] = "again"
+            elif pages == "endless":
+                page["nextCursor"] = str(int(params.get("cursor") or 0) + 1)
+            return page
         task = self.find(params)
         if method == "tasks/get":
             task.polls += 1
@@ -543,6 +552,7 @@ def main() -> None:
     parser.add_argument("--log", default=None)
     parser.add_argument("--no-tasks", action="store_true")
     parser.add_argument("--tag", default="tasks")
+    parser.add_argument("--list-pages", choices=("one", "repeat", "endless"), default="one")
     options = parser.parse_args()
     trio.run(amain, options)
 

@@ -78,7 +78,7 @@ from .tasks import TaskOps, TaskRegistry, ToolTask, adopt, adopt_sync, following
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
-    from .._core.tasks import Task, TaskRef
+    from .._core.tasks import Task, TaskPage, TaskRef
     from .._models import InputRequest
     from .._options import ClientOptions, NotificationCallback
     from .._session import Attachment, Session, SessionStatistics
@@ -918,18 +918,19 @@ class Client:
 
         Raises:
             NotSupported: The 2026-07-28 era has no ``tasks/list``.
+            ProtocolError: The server sent the same cursor twice (a
+                pagination loop), or more than 10,000 pages, as for the other
+                listings.
         """
         await self._require("legacy", "tasks/list")
-        found: list[Task] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        while True:
-            reply = await self.session.request("tasks/list", {} if cursor is None else {"cursor": cursor})
-            page, cursor = decode_list(reply)
-            found.extend(page)
-            if cursor is None or cursor in seen:
-                return found
-            seen.add(cursor)
+
+        async def fetch(cursor: str | None) -> TaskPage:
+            return decode_list(
+                await self.session.request("tasks/list", {} if cursor is None else {"cursor": cursor})
+            )
+
+        tasks: Pages[Task] = Pages(fetch, "tasks/list", "tasks")
+        return await tasks.collect()
 
     # ----------------------------------------------------- output schemas
 

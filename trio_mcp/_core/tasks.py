@@ -55,6 +55,7 @@ __all__ = [
     "SleepUntil",
     "StopInput",
     "Task",
+    "TaskPage",
     "TaskRef",
     "TaskState",
     "created_task",
@@ -310,7 +311,16 @@ def decode_polled(result: dict[str, JSON], era: Era) -> Polled:
     )
 
 
-def decode_list(result: dict[str, JSON]) -> tuple[list[Task], str | None]:
+@attrs.frozen
+class TaskPage:
+    """One page of ``tasks/list`` (2025-11-25)."""
+
+    tasks: list[Task]
+    next_cursor: str | None = None
+    """The cursor of the next page, or `None` on the last one."""
+
+
+def decode_list(result: dict[str, JSON]) -> TaskPage:
     """Read a ``tasks/list`` page (2025-11-25): its tasks and ``nextCursor``.
 
     Raises:
@@ -320,7 +330,9 @@ def decode_list(result: dict[str, JSON]) -> tuple[list[Task], str | None]:
     if not isinstance(tasks, list):
         raise ProtocolError("a tasks/list result needs a tasks array")
     cursor = result.get("nextCursor")
-    return [decode_task(item, "legacy") for item in tasks], cursor if isinstance(cursor, str) else None
+    return TaskPage(
+        [decode_task(item, "legacy") for item in tasks], cursor if isinstance(cursor, str) else None
+    )
 
 
 def failure(task_id: str, error: object, status_message: str | None = None) -> TaskFailed:
