@@ -204,11 +204,12 @@ async def test_cancelling_a_legacy_task(everything: tuple[str, list[str]]) -> No
                 assert task.status.status == "cancelled"
                 # A second cancel of an ended task is a no-op.
                 await task.cancel()
-            # The server agrees; cancelling again is refused (-32602), as the spec says.
+            # The server agrees; cancelling again is refused (-32602), as the spec says:
+            # the task is left as it is, and its status returned.
             assert (await client.get_task(task.task_id)).status == "cancelled"
-            with pytest.raises(trio_mcp.RpcError) as refused:
-                await client.cancel_task(task.task_id)
-            assert refused.value.code == -32602
+            again = await client.cancel_task(task.task_id)
+            assert again is not None
+            assert again.status == "cancelled"
 
 
 async def test_leaving_the_block_unfinished_cancels_the_task(everything: tuple[str, list[str]]) -> None:
@@ -250,6 +251,10 @@ async def test_a_task_the_server_does_not_know_is_gone(everything: tuple[str, li
         async with process_client(command, args) as client:
             with pytest.raises(trio_mcp.TaskGone) as caught:
                 await client.get_task("no-such-task")
+            assert caught.value.task_id == "no-such-task"
+            # The same for a cancel, as for get_task.
+            with pytest.raises(trio_mcp.TaskGone) as caught:
+                await client.cancel_task("no-such-task")
             assert caught.value.task_id == "no-such-task"
             ref = TaskRef(task_id="no-such-task", tool=RESEARCH, era="legacy", protocol_version="2025-11-25")
             with pytest.raises(trio_mcp.TaskGone):

@@ -899,16 +899,23 @@ class Client:
 
         Returns the task as the server then reports it (initialize era), or
         `None` (2026-07-28: the server acknowledges, and the task ends
-        cancelled, or otherwise, later).
+        cancelled, or otherwise, later). A task that has ended already is
+        left as it is, and returned as `get_task` gives it.
 
         Raises:
-            RpcError: ``-32602`` when the task is unknown, or (initialize
-                era) has ended already.
+            TaskGone: The server does not know the task (``-32602``), as for
+                `get_task`.
         """
         if self.era is None:
             await trio.lowlevel.checkpoint()
             raise RuntimeError("use the client inside 'async with open_client(...)'")
-        reply = await self._task_send("tasks/cancel", {"taskId": task_id}, False)
+        try:
+            reply = await self._task_send("tasks/cancel", {"taskId": task_id}, False)
+        except RpcError as exc:
+            if exc.code != INVALID_PARAMS:
+                raise
+            # Unknown, or (2025-11-25) ended already: its status says which.
+            return await self.get_task(task_id)
         if self.era == "legacy" and "taskId" in reply:
             return decode_task(reply, "legacy")
         return None
