@@ -47,7 +47,8 @@ Flags: ``--state PATH`` (where ``durable`` tasks live), ``--log PATH``
 (2025-11-25: declare no ``tasks`` capability and ignore ``params.task``, as
 fastmcp-tasks does), ``--tag TEXT`` (named in ``whoami``'s answer),
 ``--list-pages repeat|endless`` (2025-11-25: every ``tasks/list`` page names
-the same next cursor, or a new one for ever).
+the same next cursor, or a new one for ever), ``--dash-ids`` (``durable``
+task ids begin with ``-``, as fastmcp-tasks's sometimes do).
 """
 
 from __future__ import annotations
@@ -415,7 +416,7 @@ class Server:
         if not self.options.state:
             raise RpcError(-32603, "durable needs --state")
         state = self.load()
-        task_id = "durable-" + secrets.token_hex(8)
+        task_id = ("-" if self.options.dash_ids else "") + "durable-" + secrets.token_hex(8)
         now = time.time()
         state[task_id] = {"created": now, "done": now + seconds, "ttl": ttl, "by": os.getpid()}
         with open(self.options.state, "w", encoding="utf-8") as saved:
@@ -466,7 +467,7 @@ class Server:
         elif self.options.no_tasks:
             raise RpcError(-32601, f"method not found: {method}")
         task_id = params.get("taskId")
-        if isinstance(task_id, str) and task_id.startswith("durable-"):
+        if isinstance(task_id, str) and task_id.lstrip("-").startswith("durable-"):
             record = self.load().get(task_id)
             if record is None:
                 raise RpcError(-32602, "Failed to retrieve task: Task not found")
@@ -553,6 +554,7 @@ def main() -> None:
     parser.add_argument("--no-tasks", action="store_true")
     parser.add_argument("--tag", default="tasks")
     parser.add_argument("--list-pages", choices=("one", "repeat", "endless"), default="one")
+    parser.add_argument("--dash-ids", action="store_true")
     options = parser.parse_args()
     trio.run(amain, options)
 
