@@ -188,6 +188,8 @@ async def test_cancelled_mid_task(tmp_path: Path, protocol: str) -> None:
             with pytest.raises(TaskCancelled) as caught:
                 await task.result()
             assert caught.value.task_id == task.task_id
+            # The message names the tool, as the other task errors do.
+            assert "of tool 'long'" in str(caught.value)
             assert task.status is not None
             assert task.status.status == "cancelled"
     cancels = [m for m in received(log) if m.get("method") == "tasks/cancel"]
@@ -210,7 +212,7 @@ async def test_leaving_the_block_cancels_but_a_detached_task_is_left_alone(
             await trio.sleep(0.3)
             cancelled = [m["params"]["taskId"] for m in received(log) if m.get("method") == "tasks/cancel"]
             assert cancelled == [left.task_id]
-            with pytest.raises(TaskCancelled):
+            with pytest.raises(TaskCancelled, match="of tool 'long' was cancelled as its block ended"):
                 await left.result()
 
 
@@ -289,6 +291,23 @@ async def test_duplicate_notifications_are_seen_once(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------- synchronous and required
+
+
+async def test_the_demo_reports_progress_in_both_eras(protocol: str) -> None:
+    """The demo's ``report`` sends progress under the call's token after the task is created."""
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    with trio.fail_after(LIMIT):
+        async with process_client(sys.executable, ["-m", "trio_mcp.demo"], protocol=protocol) as c:
+            arguments = {"steps": 3, "delay": 0.2}
+            async with c.tool_task("report", arguments, on_progress=on_progress) as task:
+                assert not task.ran_synchronously
+                assert (await task.result()).text == "Report ready: 3 steps."
+    assert [progress for progress, _, _ in seen] == [1, 2, 3]
+    assert all(total == 3 for _, total, _ in seen)
 
 
 async def test_list_tasks_follows_pages_with_the_listings_guards() -> None:
