@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
 
 import trio
 
+from .._core.eras import result_type
 from .._core.jsonrpc import INVALID_PARAMS
 from .._core.tasks import (
     POLL_CAP,
@@ -34,24 +35,33 @@ from .._core.tasks import (
     SleepUntil,
     StopInput,
     Task,
+    TaskPage,
     TaskRef,
     created_task,
+    decode_list,
+    decode_polled,
     decode_task,
+    legacy_support,
 )
 from .._delivery import call_maybe_async
-from .._errors import MCPError, RpcError, TaskCancelled, TaskError, TaskGone
+from .._errors import MCPError, NotSupported, RpcError, TaskCancelled, TaskError, TaskGone
 from .._models import CallToolResult, InputRequest, structure
 from .._session import start_soon
+from .pages import Pages
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
+    from .._models import Tool
+    from .._options import NotificationCallback
     from .._session import Session
     from .notes import ProgressCallback
 
 __all__ = [
     "POLL_CAP",
     "POLL_FLOOR",
+    "ClientTasks",
+    "TaskHost",
     "TaskOps",
     "TaskRegistry",
     "ToolTask",
@@ -612,3 +622,307 @@ async def _cancel_unfinished(handle: ToolTask) -> None:
                 ops.log(f"tasks/cancel of task {handle.task_id} failed as its block ended: {exc}")
         except MCPError as exc:
             ops.log(f"tasks/cancel of task {handle.task_id} failed as its block ended: {exc}")
+
+
+# ----------------------------------------------------- the client's tasks
+
+
+class TaskHost:
+    """What the client's task side needs of the client: narrow operations, read when used.
+
+    Args:
+        session: The connection.
+        connection: The negotiated ``(era, protocol_version)``, or ``(None, None)`` before it.
+        server_tasks: The server's ``tasks`` capability (initialize era), or `None`.
+        send: Sends a ``tasks/*`` request with the era's envelope (see `TaskOps`).
+        create: Sends one ``tools/call`` that asks for a task (the progress token,
+            and a callback for the notifications that name the call); returns its reply.
+        run_rounds: Runs a 2026-07-28 request to completion, answering its input requests.
+        call_tool: Calls a tool the ordinary way (for a call that takes no task).
+        list_tools: Lists the tools (their listing says which take tasks).
+        progress: A fresh progress token, and the callback for a call's notifications.
+        answer_all: Answers a round of input requests through the hooks.
+        check_output: Checks a final result against the tool's output schema.
+        log: Reports a diagnostic.
+    """
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        connection: Callable[[], tuple[Literal["modern", "legacy"] | None, str | None]],
+        server_tasks: Callable[[], Mapping[str, JSON] | None],
+        send: Callable[[str, dict[str, JSON], bool], Awaitable[dict[str, JSON]]],
+        create: Callable[
+            [dict[str, JSON], int | None, NotificationCallback | None], Awaitable[dict[str, JSON]]
+        ],
+        run_rounds: Callable[
+            [dict[str, JSON], Callable[[dict[str, JSON]], Awaitable[dict[str, JSON]]]],
+            Awaitable[CallToolResult],
+        ],
+        call_tool: Callable[
+            [str, Mapping[str, JSON] | None, ProgressCallback | None], Awaitable[CallToolResult]
+        ],
+        list_tools: Callable[[], Awaitable[object]],
+        progress: Callable[[ProgressCallback | None], tuple[int | None, NotificationCallback | None]],
+        answer_all: Callable[[Mapping[str, InputRequest]], Awaitable[dict[str, JSON]]],
+        check_output: Callable[[str, CallToolResult], Awaitable[None]],
+        log: Callable[[str], None],
+    ) -> None:
+        self.session = session
+        self.connection = connection
+        self.server_tasks = server_tasks
+        self.send = send
+        self.create = create
+        self.run_rounds = run_rounds
+        self.call_tool = call_tool
+        self.list_tools = list_tools
+        self.progress = progress
+        self.answer_all = answer_all
+        self.check_output = check_output
+        self.log = log
+
+
+class ClientTasks:
+    """The client's task side: creating tasks, following them, the ``tasks/*`` requests.
+
+    `Client.tool_task`, `Client.resume_task`, `Client.get_task`,
+    `Client.cancel_task` and `Client.list_tasks` are this, and `Client.call_tool`
+    asks it whether a tool must run as a task.
+    """
+
+    def __init__(self, host: TaskHost) -> None:
+        self._host = host
+        self._registry = TaskRegistry()
+        self._support: dict[str, str] = {}
+        """The ``taskSupport`` of each tool, from its latest listing (initialize era)."""
+        self._required: set[str] = set()
+        """The tools whose listing says they must be called as tasks (initialize era)."""
+        self._listed = False
+        """Whether the tools were listed (to learn their task support) since they last changed."""
+
+    # ------------------------------------------------------- the client's
+
+    def note(self, note: dict[str, JSON]) -> None:
+        """Take a notification no request claimed: task status and progress; a change of the tools."""
+        self._registry.note(note)
+        if note.get("method") == "notifications/tools/list_changed":
+            self._listed = False
+
+    def saw_tools(self, tools: Sequence[Tool]) -> None:
+        """Remember each listed tool's task support (initialize era)."""
+        server_tasks = self._host.server_tasks()
+        for tool in tools:
+            support = legacy_support(server_tasks, tool.execution)
+            self._support[tool.name] = support
+            if support == "required":
+                self._required.add(tool.name)
+            else:
+                self._required.discard(tool.name)
+
+    def may_require(self, name: str) -> bool:
+        """Whether tool ``name`` may have to run as a task (initialize era; no I/O): see `requires`."""
+        return name in self._required or self._support_unknown(name)
+
+    async def requires(self, name: str) -> bool:
+        """Whether tool ``name`` must be called as a task (initialize era).
+
+        Its listing says so: the tools are listed first when the server runs
+        tools as tasks and this one was not listed since they last changed.
+        """
+        if self._support_unknown(name):
+            try:
+                await self._host.list_tools()
+            except MCPError as exc:
+                self._host.log(
+                    f"cannot list the tools of {self._host.session.name} to learn which need a task: {exc}"
+                )
+            # Once per change of the tools: a tool not in the listing takes no task.
+            self._listed = True
+        return name in self._required
+
+    async def call_as_task(
+        self, name: str, arguments: Mapping[str, JSON] | None, on_progress: ProgressCallback | None
+    ) -> CallToolResult:
+        """Run a tool as a task, and wait for its result (`Client.call_tool` of a tool that needs one)."""
+        async with self.tool_task(name, arguments, on_progress=on_progress) as task:
+            return await task.result()
+
+    def _support_unknown(self, name: str) -> bool:
+        return (
+            not self._listed
+            and name not in self._support
+            and legacy_support(self._host.server_tasks(), {"taskSupport": "optional"}) != "forbidden"
+        )
+
+    def _ops(self) -> TaskOps:
+        host = self._host
+        era, version = host.connection()
+        assert era is not None
+        assert version is not None
+        return TaskOps(
+            session=host.session,
+            era=era,
+            version=version,
+            send=host.send,
+            answer_all=host.answer_all,
+            check_output=host.check_output,
+            log=host.log,
+        )
+
+    async def _connected(self) -> Literal["modern", "legacy"]:
+        era, _ = self._host.connection()
+        if era is None:
+            await trio.lowlevel.checkpoint()
+            raise RuntimeError("use the client inside 'async with open_client(...)'")
+        return era
+
+    # ---------------------------------------------------------- creating
+
+    @asynccontextmanager
+    async def tool_task(
+        self,
+        name: str,
+        arguments: Mapping[str, JSON] | None = None,
+        *,
+        ttl_ms: int | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> AsyncIterator[ToolTask]:
+        """`Client.tool_task`."""
+        era = await self._connected()
+        ops = self._ops()
+        params: dict[str, JSON] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        token, callback = self._host.progress(on_progress)
+        registry = self._registry
+        registry.begin_creation()
+        try:
+            if era == "legacy":
+                handle = await self._create_legacy(ops, params, ttl_ms, token, callback, on_progress)
+            else:
+                handle = await self._create_modern(ops, params, token, callback)
+            if handle.task_id is not None:
+                handle._on_progress = on_progress
+                registry.register(handle, token)
+        finally:
+            registry.end_creation()
+        async with following(handle, registry) as followed:
+            yield followed
+
+    async def _create_legacy(
+        self,
+        ops: TaskOps,
+        params: dict[str, JSON],
+        ttl_ms: int | None,
+        token: int | None,
+        callback: NotificationCallback | None,
+        on_progress: ProgressCallback | None,
+    ) -> ToolTask:
+        name = params["name"]
+        # Whether the tool takes a task is in its listing.
+        await self.requires(name)
+        if self._support.get(name, "forbidden") == "forbidden":
+            # Not to be sent as a task: the server answers at once.
+            result = await self._host.call_tool(name, params.get("arguments"), on_progress)
+            return adopt_sync(ops, name, result)
+        body = {**params, "task": {} if ttl_ms is None else {"ttl": ttl_ms}}
+        reply = await self._host.create(body, token, callback)
+        handle = adopt(ops, name, reply)
+        if handle is None:
+            # A server that ignores the task asked for: the reply is the result.
+            done = structure(reply, CallToolResult)
+            if not done.is_error:
+                await ops.check_output(name, done)
+            return adopt_sync(ops, name, done)
+        return handle
+
+    async def _create_modern(
+        self,
+        ops: TaskOps,
+        params: dict[str, JSON],
+        token: int | None,
+        callback: NotificationCallback | None,
+    ) -> ToolTask:
+        name = params["name"]
+        created: list[dict[str, JSON]] = []
+
+        async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
+            reply = await self._host.create(round_params, token, callback)
+            if result_type("tools/call", reply, tasks=True) == "task":
+                created.append(reply)
+                raise _Created
+            return reply
+
+        try:
+            result = await self._host.run_rounds(params, send)
+        except _Created:
+            handle = adopt(ops, name, created[0])
+            assert handle is not None
+            return handle
+        if not result.is_error:
+            await ops.check_output(name, result)
+        return adopt_sync(ops, name, result)
+
+    # --------------------------------------------------------- following
+
+    @asynccontextmanager
+    async def resume_task(self, ref: TaskRef) -> AsyncIterator[ToolTask]:
+        """`Client.resume_task`."""
+        era = await self._connected()
+        if ref.era != era:
+            await trio.lowlevel.checkpoint()
+            raise NotSupported(
+                f"task {ref.task_id} was started in the {ref.era} era; this connection speaks the {era} era",
+                method="tasks/get",
+                era=era,
+            )
+        snapshot = await self.get_task(ref.task_id)
+        handle = ToolTask(self._ops(), ref.tool, ref.task_id)
+        handle._observe(snapshot)
+        self._registry.register(handle, None)
+        async with following(handle, self._registry) as followed:
+            yield followed
+
+    async def get_task(self, task_id: str) -> Task:
+        """`Client.get_task`."""
+        era = await self._connected()
+        try:
+            reply = await self._host.send("tasks/get", {"taskId": task_id}, False)
+        except RpcError as exc:
+            if exc.code != INVALID_PARAMS:
+                raise
+            raise TaskGone(
+                f"the server does not know task {task_id}: {exc.message}", task_id=task_id
+            ) from exc
+        return decode_polled(reply, era).task
+
+    async def cancel_task(self, task_id: str) -> Task | None:
+        """`Client.cancel_task`."""
+        era = await self._connected()
+        try:
+            reply = await self._host.send("tasks/cancel", {"taskId": task_id}, False)
+        except RpcError as exc:
+            if exc.code != INVALID_PARAMS:
+                raise
+            # Unknown, or (2025-11-25) ended already: its status says which.
+            return await self.get_task(task_id)
+        if era == "legacy" and "taskId" in reply:
+            return decode_task(reply, "legacy")
+        return None
+
+    async def list_tasks(self) -> list[Task]:
+        """`Client.list_tasks` (the era is checked by the client)."""
+        session = self._host.session
+
+        async def fetch(cursor: str | None) -> TaskPage:
+            return decode_list(
+                await session.request("tasks/list", {} if cursor is None else {"cursor": cursor})
+            )
+
+        tasks: Pages[Task] = Pages(fetch, "tasks/list", "tasks")
+        return await tasks.collect()
+
+
+class _Created(Exception):
+    """A task-augmented ``tools/call`` was answered with a task (leaves the rounds of input)."""
