@@ -16,7 +16,7 @@ streams (`~trio_mcp._client.listen`).
 from __future__ import annotations
 
 import itertools
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar, overload
 
 import attrs
@@ -698,14 +698,15 @@ class Client:
         token = next(self._tokens) if on_progress is not None else None
         return token, self._notes.for_call(token, on_progress, None)
 
-    def tool_task(
+    @asynccontextmanager
+    async def tool_task(
         self,
         name: str,
         arguments: Mapping[str, JSON] | None = None,
         *,
         ttl_ms: int | None = None,
         on_progress: ProgressCallback | None = None,
-    ) -> AbstractAsyncContextManager[ToolTask]:
+    ) -> AsyncIterator[ToolTask]:
         """Call a tool as a task: ``async with client.tool_task(name, args) as task:``.
 
         The server runs the call in the background and answers at once with
@@ -737,9 +738,11 @@ class Client:
         Raises:
             RpcError: The server refused the call.
         """
-        return self._tasks.tool_task(name, arguments, ttl_ms=ttl_ms, on_progress=on_progress)
+        async with self._tasks.tool_task(name, arguments, ttl_ms=ttl_ms, on_progress=on_progress) as task:
+            yield task
 
-    def resume_task(self, ref: TaskRef) -> AbstractAsyncContextManager[ToolTask]:
+    @asynccontextmanager
+    async def resume_task(self, ref: TaskRef) -> AsyncIterator[ToolTask]:
         """Follow again a task started earlier (see `ToolTask.detach`), perhaps on another connection.
 
         Use as ``async with client.resume_task(ref) as task:``; the block
@@ -751,7 +754,8 @@ class Client:
             TaskGone: The server does not know the task (it expired, or is
                 another server's).
         """
-        return self._tasks.resume_task(ref)
+        async with self._tasks.resume_task(ref) as task:
+            yield task
 
     async def get_task(self, task_id: str) -> Task:
         """The current status of a task (``tasks/get``).
