@@ -512,6 +512,11 @@ def test_invalid_params_means_gone_except_for_cancel() -> None:
     f = follower("legacy")
     f.failed("tasks/cancel", RpcError(-32602, "terminal"))
     assert f.next(0.0) == tasks.Poll()
+    # The same rule for a request by id, outside any follower.
+    found = tasks.gone("t", RpcError(-32602, "no such task"))
+    assert isinstance(found, TaskGone)
+    assert str(found) == "the server does not know task t: no such task"
+    assert tasks.gone("t", RpcError(-32603, "broke")) is None
 
 
 def test_a_cancel_stops_the_hooks_and_polls_as_soon_as_the_floor_allows() -> None:

@@ -41,6 +41,7 @@ from .._core.tasks import (
     decode_list,
     decode_polled,
     decode_task,
+    gone,
     legacy_support,
 )
 from .._delivery import call_maybe_async
@@ -890,11 +891,10 @@ class ClientTasks:
         try:
             reply = await self._host.send("tasks/get", {"taskId": task_id}, False)
         except RpcError as exc:
-            if exc.code != INVALID_PARAMS:
+            vanished = gone(task_id, exc)
+            if vanished is None:
                 raise
-            raise TaskGone(
-                f"the server does not know task {task_id}: {exc.message}", task_id=task_id
-            ) from exc
+            raise vanished from exc
         return decode_polled(reply, era).task
 
     async def cancel_task(self, task_id: str) -> Task | None:

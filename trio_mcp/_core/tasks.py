@@ -64,6 +64,7 @@ __all__ = [
     "decode_polled",
     "decode_task",
     "failure",
+    "gone",
     "legacy_support",
     "needs_extension",
     "poll_delay",
@@ -352,6 +353,19 @@ def failure(task_id: str, error: object, status_message: str | None = None) -> T
         error.get("data"),
         task_id=task_id,
     )
+
+
+def gone(task_id: str, error: RpcError, tool: str | None = None) -> TaskGone | None:
+    """The `TaskGone` that a ``-32602`` answer to a request about a task means, or `None` for another error.
+
+    Unknown or expired task ids are ``-32602`` in both eras.
+    """
+    if error.code != INVALID_PARAMS:
+        return None
+    whose = f"task {task_id} of tool {tool!r} is gone" if tool else f"the server does not know task {task_id}"
+    found = TaskGone(f"{whose}: {error.message}", task_id=task_id)
+    found.__cause__ = error
+    return found
 
 
 # ------------------------------------------------------------ the machine
@@ -725,12 +739,9 @@ class Follower:
                 return
             self._finish(error=error)
             return
-        if error.code == INVALID_PARAMS:
-            gone = TaskGone(
-                f"task {self.task_id} of tool {self.tool!r} is gone: {error.message}", task_id=self.task_id
-            )
-            gone.__cause__ = error
-            self._finish(error=gone)
+        vanished = gone(self.task_id, error, self.tool)
+        if vanished is not None:
+            self._finish(error=vanished)
             return
         if method == "tasks/result":
             self._result_error = error
