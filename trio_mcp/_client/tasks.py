@@ -684,6 +684,10 @@ class TaskHost:
         self.log = log
 
 
+#: A tool that may take a task, to ask whether the server runs tools as tasks at all.
+_OPTIONAL: Final = {"taskSupport": "optional"}
+
+
 class ClientTasks:
     """The client's task side: creating tasks, following them, the ``tasks/*`` requests.
 
@@ -750,11 +754,11 @@ class ClientTasks:
             return await task.result()
 
     def _support_unknown(self, name: str) -> bool:
-        return (
-            not self._listed
-            and name not in self._support
-            and legacy_support(self._host.server_tasks(), {"taskSupport": "optional"}) != "forbidden"
-        )
+        # On every initialize-era call_tool: the cheap tests first.
+        if self._listed or name in self._support:
+            return False
+        server_tasks = self._host.server_tasks()
+        return server_tasks is not None and legacy_support(server_tasks, _OPTIONAL) != "forbidden"
 
     def _ops(self) -> TaskOps:
         host = self._host
