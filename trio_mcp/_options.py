@@ -214,6 +214,14 @@ class ConnectionOptions:
     every message it reads, as ``("in", line)``: the raw bytes, for
     debugging and tracing (lines too long to keep are not shown). It runs
     inline with the traffic: keep it quick."""
+    telemetry: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    """Whether the connection reports to OpenTelemetry: a span for every
+    request and notification, the trace context in each request's
+    ``_meta``, and the ``mcp.client.*`` duration metrics, through the global
+    tracer and meter providers. It takes effect when the ``otel`` extra is
+    installed and the application has set an SDK's provider before the
+    connection opens; otherwise it costs nothing. `False` turns it off for
+    this connection. See :doc:`observability`."""
 
 
 @attrs.frozen(kw_only=True)
@@ -284,7 +292,7 @@ class ClientOptions(ConnectionOptions):
         async with trio_mcp.open_client(target, options) as client:
             ...
 
-    The first five options are the connection's (a `SessionOptions` has them
+    The first six options are the connection's (a `SessionOptions` has them
     too); the others are the client's.
     """
 
