@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -72,12 +71,16 @@ class Recording:
         return out
 
 
-@pytest.fixture
-def otel(monkeypatch):
+def record(monkeypatch) -> Recording:
+    """Record what this test's connections report (``monkeypatch`` undoes it)."""
     recording = Recording()
     monkeypatch.setattr(trace, "get_tracer_provider", lambda: recording.tracer_provider)
     monkeypatch.setattr(metrics, "get_meter_provider", lambda: recording.meter_provider)
-    yield recording
+    return recording
+
+
+def finish(recording: Recording) -> None:
+    """The end of a test: no span may be left open."""
     assert recording.open_spans.open == {}, f"spans left open: {recording.open_spans.open}"
     recording.tracer_provider.shutdown()
     recording.meter_provider.shutdown()

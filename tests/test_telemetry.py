@@ -18,14 +18,21 @@ import trio
 from client_support import LIMIT, open_client, server_args, wire
 from opentelemetry import baggage, context as otel_context, trace
 from opentelemetry.trace import SpanKind, StatusCode
-from otel_support import otel, traceparent  # noqa: F401 - the fixture
+from otel_support import finish, record, traceparent
+from process_support import server_process
 
 import trio_mcp
 from trio_mcp._session import Session
 from trio_mcp._telemetry import configured
 from trio_mcp._telemetry.otel import DURATION_BUCKETS, TracedSession, _with_meta, safe_url
 
-pytestmark = pytest.mark.usefixtures("otel")
+
+@pytest.fixture
+def otel(monkeypatch):
+    recording = record(monkeypatch)
+    yield recording
+    finish(recording)
+
 
 OPERATION = "mcp.client.operation.duration"
 SESSION = "mcp.client.session.duration"
@@ -160,7 +167,10 @@ def test_meta_is_merged_into_a_copy():
     params = {"name": "t", "_meta": {"progressToken": 1, "tracestate": "theirs"}}
     carrier = {"traceparent": "00-1-2-01", "tracestate": "ours"}
     merged = _with_meta(params, carrier)
-    assert merged == {"name": "t", "_meta": {"progressToken": 1, "tracestate": "theirs", "traceparent": "00-1-2-01"}}
+    assert merged == {
+        "name": "t",
+        "_meta": {"progressToken": 1, "tracestate": "theirs", "traceparent": "00-1-2-01"},
+    }
     assert params == {"name": "t", "_meta": {"progressToken": 1, "tracestate": "theirs"}}
     assert _with_meta(None, carrier) == {"_meta": carrier}
     assert _with_meta(params, {}) is params
@@ -377,3 +387,94 @@ def test_safe_url_keeps_no_credentials():
     assert safe_url("https://user:pw@example.com:8443/mcp?token=abc#frag") == "https://example.com:8443/mcp"
     assert safe_url("http://[::1]/mcp") == "http://[::1]/mcp"
     assert safe_url("not a url") == ""
+
+
+# --------------------------------------------------------------------- HTTP
+
+
+SECRET = "sekrit-token-0123456789"
+
+
+def everything_recorded(otel) -> str:
+    """Every name, attribute, event and status of every span and metric point, as one text."""
+    parts = []
+    for span in otel.spans():
+        parts.append(span.name)
+        parts.append(json.dumps(dict(span.attributes), default=str))
+        parts.append(str(span.status.description))
+        for event in span.events:
+            parts.append(event.name)
+            parts.append(json.dumps(dict(event.attributes), default=str))
+    for metric in (OPERATION, SESSION):
+        for _, point in otel.points(metric):
+            parts.append(json.dumps(dict(point.attributes), default=str))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25"])
+async def test_over_http_with_a_bearer_header(otel, protocol):
+    from test_demo_http import demo_http
+
+    async with demo_http() as demo:
+        port = int(demo.url.rsplit(":", 1)[1].split("/", 1)[0])
+        url = demo.url.replace("http://", f"http://user:{SECRET}@") + f"?key={SECRET}"
+        target = trio_mcp.HTTPTarget(url, headers={"Authorization": f"Bearer {SECRET}", "X-Api-Key": SECRET})
+        with trio.fail_after(30):
+            async with trio_mcp.open_client(target, trio_mcp.ClientOptions(protocol=protocol)) as client:
+                with otel.tracer.start_as_current_span("step") as step:
+                    await client.call_tool("echo", {"text": "over http"})
+    call = otel.span("tools/call echo")
+    assert call.parent.span_id == step.get_span_context().span_id
+    attributes = call.attributes
+    assert attributes["network.transport"] == "tcp"
+    assert attributes["network.protocol.name"] == "http"
+    assert attributes["server.address"] == "127.0.0.1"
+    assert attributes["server.port"] == port
+    assert attributes["mcp.protocol.version"] == protocol
+    if protocol == "2026-07-28":
+        assert "mcp.session.id" not in attributes
+    else:
+        assert attributes["mcp.session.id"]
+    assert "initialize" in [span.name for span in otel.spans()] or protocol == "2026-07-28"
+    recorded = everything_recorded(otel)
+    assert SECRET not in recorded
+    assert "Bearer" not in recorded
+
+
+async def test_an_oauth_login_and_its_refreshes_leave_no_secret(otel):
+    from test_auth_flow import AUTH_SERVER, Browser, url_of
+
+    from trio_mcp.auth import MemoryTokenStorage, OAuth
+
+    kept = []
+
+    class Keeping(MemoryTokenStorage):
+        async def set_tokens(self, resource, issuer, client_id, tokens):
+            kept.append(tokens)
+            await super().set_tokens(resource, issuer, client_id, tokens)
+
+    storage = Keeping()
+    with server_process([sys.executable, str(AUTH_SERVER)], r"^LISTENING (\d+)$") as server:
+        url = url_of(server, "short+offline")
+        auth = OAuth(url, redirect=Browser(), storage=storage)
+        with trio.fail_after(30):
+            async with trio_mcp.open_client(trio_mcp.HTTPTarget(url, auth=auth, trust_env=False)) as client:
+                for _ in range(3):
+                    await client.list_tools()
+                    await trio.sleep(1.1)  # the tokens live one second: the next call refreshes
+    refreshes = [
+        (span, event)
+        for span in otel.spans()
+        for event in span.events
+        if event.name == "trio_mcp.auth.token_refresh"
+    ]
+    assert len(refreshes) >= 2
+    for span, event in refreshes:
+        assert span.name == "tools/list"
+        assert event.attributes["trio_mcp.auth.issuer"].startswith("http://127.0.0.1:")
+    secrets = {value for tokens in kept for value in (tokens.access_token, tokens.refresh_token) if value}
+    assert secrets
+    recorded = everything_recorded(otel)
+    for secret in secrets:
+        assert secret not in recorded
+    assert "Bearer" not in recorded

@@ -93,20 +93,14 @@ def restarting(server: str, restarts: int, reason: BaseException | None) -> None
     add_event("trio_mcp.server.restart", attributes)
 
 
-def token_refreshed(issuer: str, *, ok: bool, reason: BaseException | None = None) -> None:
-    """A login refreshed its access token: an event on the current span, if one records.
+def token_refreshed(issuer: str) -> None:
+    """A login refreshed its access token: an event on the current span (the request's), if one records.
 
-    Only the authorization server's address and the outcome: never a
-    token, a client secret, a code or a header.
+    Only the authorization server's address: never a token, a client
+    secret, a code or a header.
     """
     if "opentelemetry.trace" not in sys.modules:
         return
     from .otel import add_event, safe_url
 
-    attributes: dict[str, str | int | bool] = {
-        "trio_mcp.auth.issuer": safe_url(issuer),
-        "trio_mcp.auth.ok": ok,
-    }
-    if reason is not None:
-        attributes["error.type"] = type(reason).__qualname__
-    add_event("trio_mcp.auth.token_refresh", attributes)
+    add_event("trio_mcp.auth.token_refresh", {"trio_mcp.auth.issuer": safe_url(issuer)})
