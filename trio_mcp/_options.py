@@ -322,7 +322,8 @@ class ClientOptions(ConnectionOptions):
     ``elicitation`` capability."""
     on_sampling: SamplingHook | None = attrs.field(default=None, validator=callable_or_none("on_sampling"))
     """Answers sampling requests with your model's reply, sync or async, as
-    ``(params) -> CreateMessageResult | dict``; declares ``sampling``."""
+    ``(params) -> CreateMessageResult | dict``; declares ``sampling``.
+    Sampling is deprecated in the 2026-07-28 revision, and still answered."""
     sampling_tools: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     """Whether ``on_sampling`` takes requests that offer the model tools
     (``params.tools`` and ``params.tool_choice``) and may answer with
@@ -330,7 +331,8 @@ class ClientOptions(ConnectionOptions):
     later). Without it such requests are refused. Needs ``on_sampling``."""
     on_roots: RootsHook | None = attrs.field(default=None, validator=callable_or_none("on_roots"))
     """Returns your roots, sync or async, as ``() -> list[Root] | dict``;
-    declares ``roots``."""
+    declares ``roots``. Roots are deprecated in the 2026-07-28 revision, and
+    still answered."""
     on_notification: NotificationCallback | None = attrs.field(
         default=None, validator=callable_or_none("on_notification")
     )
@@ -342,7 +344,9 @@ class ClientOptions(ConnectionOptions):
     """The least severe log level wanted (``"debug"``, ``"info"``, ...).
     2026-07-28 era: the ``logLevel`` every request asks for; initialize era:
     sent once with ``logging/setLevel`` when the server has the ``logging``
-    capability. `None`: no logs are asked for."""
+    capability. `None`: no logs are asked for. The 2026-07-28 revision
+    deprecates the protocol's logging and names OpenTelemetry for observing
+    servers (:doc:`observability`)."""
     max_rounds: int = attrs.field(default=10, validator=at_least("max_rounds", 1))
     """The most requests one multi round-trip operation may take."""
     input_timeout: float | None = attrs.field(default=None, validator=seconds("input_timeout", none=True))
