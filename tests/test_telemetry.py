@@ -478,3 +478,45 @@ async def test_an_oauth_login_and_its_refreshes_leave_no_secret(otel):
     for secret in secrets:
         assert secret not in recorded
     assert "Bearer" not in recorded
+
+
+# ------------------------------------------------------------------- groups
+
+
+async def test_a_group_restart_is_a_span(otel):
+    from test_group import FAST, PINNED, spec, whoami
+
+    with trio.fail_after(30):
+        async with trio_mcp.open_servers([spec("fragile")], restart=FAST, options=PINNED) as servers:
+            with pytest.raises(trio_mcp.ServerGone):
+                await servers.call_tool("fragile__die", {"code": 7})
+            await whoami(servers, "fragile")
+    restart = otel.span("trio_mcp.server.restart")
+    assert restart.parent is None
+    assert restart.attributes["trio_mcp.server.name"] == "fragile"
+    assert restart.attributes["trio_mcp.restarts"] == 1
+    assert restart.attributes["error.type"] == "ServerGone"
+    assert 0.05 <= restart.attributes["trio_mcp.restart.delay"] <= 0.2
+    # The dying call's span says so; the call after the restart went through.
+    assert otel.span("tools/call die").attributes["error.type"] == "ServerGone"
+    whoamis = otel.spans("tools/call whoami")
+    assert whoamis[-1].status.status_code == StatusCode.UNSET
+
+
+# -------------------------------------------------------------------- tasks
+
+
+async def test_a_tasks_life_is_told_by_its_spans(otel):
+    target = trio_mcp.ProcessTarget(sys.executable, ["-m", "trio_mcp.demo"])
+    options = trio_mcp.ClientOptions(protocol="2025-11-25")
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_client(target, options) as client:
+            async with client.tool_task("report", {"steps": 2, "delay": 0.05}) as task:
+                await task.result()
+                task_id = task.task_id
+    created = otel.span("tools/call report")
+    assert created.attributes["trio_mcp.task.id"] == task_id
+    assert created.attributes["trio_mcp.task.status"] == "working"
+    later = [span for span in otel.spans() if span.name.startswith("tasks/")]
+    assert later
+    assert all(span.attributes["trio_mcp.task.id"] == task_id for span in later)

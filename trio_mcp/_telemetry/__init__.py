@@ -76,21 +76,19 @@ def negotiated(session: Session, version: str) -> None:
             observer.negotiated(version)
 
 
-def restarting(server: str, restarts: int, reason: BaseException | None) -> None:
-    """A server group starts its member ``server`` again: an event on the current span, if one records.
+def restarting(server: str, restarts: int, reason: BaseException, delay: float) -> None:
+    """A server group starts its member ``server`` again, in ``delay`` seconds: a span of its own.
 
-    The event carries the member's name, how many restarts it has had and
-    the class of the failure (never its message, which may quote the
-    server's stderr).
+    A root span (the group's supervisor has no caller whose trace it could
+    join) named ``trio_mcp.server.restart``, with the member's name, how
+    many restarts it has had, the delay and the class of the failure (never
+    its message, which may quote the server's stderr).
     """
-    if "opentelemetry.trace" not in sys.modules:
+    if not configured():
         return
-    from .otel import add_event
+    from .otel import restart_span
 
-    attributes: dict[str, str | int] = {"trio_mcp.server.name": server, "trio_mcp.restarts": restarts}
-    if reason is not None:
-        attributes["error.type"] = type(reason).__qualname__
-    add_event("trio_mcp.server.restart", attributes)
+    restart_span(server, restarts, reason, delay)
 
 
 def token_refreshed(issuer: str) -> None:

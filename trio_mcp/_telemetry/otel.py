@@ -52,6 +52,8 @@ DURATION_BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
 _BY_URI: Final = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
 #: The ``error.type`` of a tool result with ``isError``, as the conventions name it.
 TOOL_ERROR: Final = "tool_error"
+#: The methods whose answer is a tool's result (``isError``) or says a task's state.
+_WATCHED: Final = frozenset({"tools/call", "tasks/get", "tasks/update", "tasks/cancel", "tasks/result"})
 
 _Attributes = dict[str, "AttributeValue"]
 
@@ -115,6 +117,24 @@ def add_event(name: str, attributes: dict[str, Any]) -> None:
     span = trace.get_current_span()
     if span.is_recording():
         span.add_event(name, attributes)
+
+
+def restart_span(server: str, restarts: int, reason: BaseException, delay: float) -> None:
+    """The span of a group's restart of one member (see `trio_mcp._telemetry.restarting`)."""
+    tracer = trace.get_tracer_provider().get_tracer(SCOPE, __version__)
+    attributes: _Attributes = {
+        "trio_mcp.server.name": server,
+        "trio_mcp.restarts": restarts,
+        "trio_mcp.restart.delay": delay,
+        "error.type": error_type(reason),
+    }
+    span = tracer.start_span(
+        "trio_mcp.server.restart",
+        context=otel_context.Context(),
+        kind=SpanKind.INTERNAL,
+        attributes=attributes,
+    )
+    span.end()
 
 
 class _Instruments:
@@ -198,6 +218,10 @@ class Telemetry:
                 uri = params.get("uri")
                 if type(uri) is str:
                     attributes["mcp.resource.uri"] = _resource_uri(uri)
+            elif method in _WATCHED:
+                task_id = params.get("taskId")
+                if type(task_id) is str:
+                    attributes["trio_mcp.task.id"] = task_id
         if request_id is not None:
             attributes["jsonrpc.request.id"] = str(request_id)
         common = self.common
@@ -327,11 +351,28 @@ class _Operation:
 
     def finish(self, result: dict[str, JSON] | None) -> None:
         """The answer came (``result``; `None` for a notification sent): end the span."""
-        if self._method == "tools/call" and result is not None and result.get("isError") is True:
+        if result is not None and self._method in _WATCHED:
+            self._read(result)
+        self._end()
+
+    def _read(self, result: dict[str, JSON]) -> None:
+        """A tool's result with ``isError``, and the task a result creates or reports on."""
+        method = self._method
+        if result.get("isError") is True and method in ("tools/call", "tasks/result"):
             self._span.set_attribute("error.type", TOOL_ERROR)
             self._span.set_status(StatusCode.ERROR)
             self._measured["error.type"] = TOOL_ERROR
-        self._end()
+        # Initialize era: {"task": {...}}; 2026-07-28: flat, with resultType "task".
+        task = result.get("task")
+        if type(task) is not dict:
+            if method == "tools/call" and result.get("resultType") != "task":
+                return
+            task = result
+        task_id, status = task.get("taskId"), task.get("status")
+        if type(task_id) is str:
+            self._span.set_attribute("trio_mcp.task.id", task_id)
+        if type(status) is str:
+            self._span.set_attribute("trio_mcp.task.status", status)
 
     def fail(self, exc: BaseException) -> None:
         """The operation failed with ``exc``: end the span with its error.
