@@ -151,13 +151,21 @@ def bench(session: nox.Session) -> None:
     (``benchmarks/http_bench.py``, with the ``http`` extra: against a fast
     Node server, where the client is the bottleneck, when ``node`` is on the
     PATH; then against the Python test server), then server groups
-    (``benchmarks/group_bench.py``: 100 servers in one process).
+    (``benchmarks/group_bench.py``: 100 servers in one process), then what
+    OpenTelemetry costs a call (``benchmarks/telemetry_bench.py``: without
+    it, with the API alone, with the SDK recording).
     """
     session.install(".[validation,http]", OFFICIAL_MCP_CLIENT)
     session.run("python", "benchmarks/bench.py", *session.posargs)
     session.run("python", "benchmarks/http_bench.py", *session.posargs)
     # --quick (20 servers, 5 s of crashes) carries over.
     session.run("python", "benchmarks/group_bench.py", *[arg for arg in session.posargs if arg == "--quick"])
+    # What OpenTelemetry costs a call: without it, with the API alone, with the SDK recording.
+    session.run("python", "benchmarks/telemetry_bench.py", "--otel", "none")
+    session.install(*_extra("otel"))
+    session.run("python", "benchmarks/telemetry_bench.py", "--otel", "api")
+    session.install("opentelemetry-sdk")
+    session.run("python", "benchmarks/telemetry_bench.py", "--otel", "sdk")
 
 
 @nox.session

@@ -520,3 +520,17 @@ async def test_a_tasks_life_is_told_by_its_spans(otel):
     later = [span for span in otel.spans() if span.name.startswith("tasks/")]
     assert later
     assert all(span.attributes["trio_mcp.task.id"] == task_id for span in later)
+
+
+async def test_a_commands_arguments_and_environment_stay_out(otel):
+    target = trio_mcp.ProcessTarget(
+        sys.executable, [*server_args(), "--instructions", SECRET], env={**os.environ, "API_KEY": SECRET}
+    )
+    with trio.fail_after(LIMIT):
+        async with trio_mcp.open_client(target) as client:
+            await client.call_tool("echo", {"text": "a"})
+            os.kill(client.pid, signal.SIGKILL)
+            with pytest.raises(trio_mcp.ServerGone):
+                await client.call_tool("echo", {"text": "b"})
+    assert otel.spans("tools/call echo")
+    assert SECRET not in everything_recorded(otel)
