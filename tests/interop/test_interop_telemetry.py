@@ -11,6 +11,7 @@ be served under our SERVER span, the child of the server's span that sent it.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -31,7 +32,10 @@ def otel_python(sdk_server):
     python = sdk_server.command
     found = subprocess.run([python, "-c", "import opentelemetry.sdk"], capture_output=True, check=False)
     if found.returncode != 0:
-        pytest.skip("the peers' virtualenv has no opentelemetry-sdk: install the peers again (nox -s peers)")
+        reason = "the peers' virtualenv has no opentelemetry-sdk: install the peers again (nox -s peers)"
+        if os.environ.get("TRIO_MCP_REQUIRE_PEERS") == "1":
+            pytest.fail(f"{reason} (and TRIO_MCP_REQUIRE_PEERS=1)", pytrace=False)
+        pytest.skip(reason)
     return python
 
 
