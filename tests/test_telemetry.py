@@ -8,6 +8,7 @@ was left open.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -232,6 +233,37 @@ async def test_a_call_cancelled_by_the_callers_scope(otel):
     assert span.status.status_code == StatusCode.ERROR
     cancelled = otel.span("notifications/cancelled")
     assert cancelled.parent.span_id == span.context.span_id
+
+
+async def test_no_span_stays_open_whatever_ends_the_calls(otel):
+    # Calls that finish, hang, fail or are cancelled at staggered moments,
+    # then the server killed with calls in flight: every span ends (the
+    # fixture checks it), each with an outcome.
+    async def one(i):
+        with trio.move_on_after(0.05 * (i % 7)):
+            tool = ("echo", "hang", "fail")[i % 3]
+            with contextlib.suppress(trio_mcp.MCPError):
+                await client.call_tool(tool, {"text": str(i)})
+
+    with trio.fail_after(LIMIT):
+        async with open_client() as client:
+            async with trio.open_nursery() as nursery:
+                for i in range(60):
+                    nursery.start_soon(one, i)
+
+            async def hang():
+                with pytest.raises(trio_mcp.ServerGone):
+                    await client.call_tool("hang")
+
+            async with trio.open_nursery() as nursery:
+                for _ in range(10):
+                    nursery.start_soon(hang)
+                await trio.sleep(0.2)
+                os.kill(client.pid, signal.SIGKILL)
+    calls = [span for span in otel.spans() if span.name.startswith("tools/call")]
+    assert len(calls) == 70
+    kinds = {span.attributes.get("error.type") for span in calls}
+    assert {None, "Cancelled", "tool_error", "ServerGone"} <= kinds
 
 
 async def test_a_request_timeout(otel):
