@@ -566,3 +566,27 @@ async def test_a_commands_arguments_and_environment_stay_out(otel):
                 await client.call_tool("echo", {"text": "b"})
     assert otel.spans("tools/call echo")
     assert SECRET not in everything_recorded(otel)
+
+
+def test_the_transport_attributes_of_each_target():
+    from trio_mcp._telemetry.otel import transport_attributes
+
+    assert transport_attributes(trio_mcp.ProcessTarget("server", ["--token", SECRET])) == {
+        "network.transport": "pipe"
+    }
+    assert transport_attributes(trio_mcp.HTTPTarget(f"https://u:{SECRET}@example.com/mcp?k={SECRET}")) == {
+        "network.transport": "tcp",
+        "network.protocol.name": "http",
+        "server.address": "example.com",
+        "server.port": 443,
+    }
+    assert transport_attributes(trio_mcp.HTTPTarget("http://[::1]:8080/mcp"))["server.address"] == "::1"
+    assert transport_attributes(trio_mcp.HTTPTarget("http://example.com/mcp"))["server.port"] == 80
+
+
+def test_error_types():
+    from trio_mcp._telemetry.otel import error_type
+
+    assert error_type(trio_mcp.RpcError(-32602, "bad")) == "-32602"
+    assert error_type(trio_mcp.ServerGone("gone")) == "ServerGone"
+    assert error_type(ExceptionGroup("one", [trio_mcp.RpcError(-1, "x")])) == "-1"
