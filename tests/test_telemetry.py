@@ -500,9 +500,11 @@ async def test_an_oauth_login_and_its_refreshes_leave_no_secret(otel):
         for event in span.events
         if event.name == "trio_mcp.auth.token_refresh"
     ]
-    assert len(refreshes) >= 2
+    # Each call after a sleep refreshes first, under its own span (on a slow
+    # machine, a request of the handshake may have needed one too).
+    assert len([span for span, _ in refreshes if span.name == "tools/list"]) >= 2
     for span, event in refreshes:
-        assert span.name == "tools/list"
+        assert span.kind == SpanKind.CLIENT
         assert event.attributes["trio_mcp.auth.issuer"].startswith("http://127.0.0.1:")
     secrets = {value for tokens in kept for value in (tokens.access_token, tokens.refresh_token) if value}
     assert secrets
