@@ -215,6 +215,14 @@ class ConnectionOptions:
     every message it reads, as ``("in", line)``: the raw bytes, for
     debugging and tracing (lines too long to keep are not shown). It runs
     inline with the traffic: keep it quick."""
+    telemetry: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    """Whether the connection reports to OpenTelemetry: a span for every
+    request and notification, the trace context in each request's
+    ``_meta``, and the ``mcp.client.*`` duration metrics, through the global
+    tracer and meter providers. It takes effect when the ``otel`` extra is
+    installed and the application has set an SDK's provider before the
+    connection opens; otherwise it costs nothing. `False` turns it off for
+    this connection. See :doc:`observability`."""
 
 
 @attrs.frozen(kw_only=True)
@@ -299,7 +307,7 @@ class ClientOptions(ConnectionOptions):
         async with trio_mcp.open_client(target, options) as client:
             ...
 
-    The first five options are the connection's (a `SessionOptions` has them
+    The first six options are the connection's (a `SessionOptions` has them
     too); the others are the client's.
     """
 
@@ -329,7 +337,8 @@ class ClientOptions(ConnectionOptions):
     ``elicitation`` capability."""
     on_sampling: SamplingHook | None = attrs.field(default=None, validator=callable_or_none("on_sampling"))
     """Answers sampling requests with your model's reply, sync or async, as
-    ``(params) -> CreateMessageResult | dict``; declares ``sampling``."""
+    ``(params) -> CreateMessageResult | dict``; declares ``sampling``.
+    Sampling is deprecated in the 2026-07-28 revision, and still answered."""
     sampling_tools: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     """Whether ``on_sampling`` takes requests that offer the model tools
     (``params.tools`` and ``params.tool_choice``) and may answer with
@@ -337,7 +346,8 @@ class ClientOptions(ConnectionOptions):
     later). Without it such requests are refused. Needs ``on_sampling``."""
     on_roots: RootsHook | None = attrs.field(default=None, validator=callable_or_none("on_roots"))
     """Returns your roots, sync or async, as ``() -> list[Root] | dict``;
-    declares ``roots``."""
+    declares ``roots``. Roots are deprecated in the 2026-07-28 revision, and
+    still answered."""
     on_notification: NotificationCallback | None = attrs.field(
         default=None, validator=callable_or_none("on_notification")
     )
@@ -349,7 +359,9 @@ class ClientOptions(ConnectionOptions):
     """The least severe log level wanted (``"debug"``, ``"info"``, ...).
     2026-07-28 era: the ``logLevel`` every request asks for; initialize era:
     sent once with ``logging/setLevel`` when the server has the ``logging``
-    capability. `None`: no logs are asked for."""
+    capability. `None`: no logs are asked for. The 2026-07-28 revision
+    deprecates the protocol's logging and names OpenTelemetry for observing
+    servers (:doc:`observability`)."""
     max_rounds: int = attrs.field(default=10, validator=at_least("max_rounds", 1))
     """The most requests one multi round-trip operation may take."""
     input_timeout: float | None = attrs.field(default=None, validator=seconds("input_timeout", none=True))

@@ -76,7 +76,8 @@ NPM_ARGS = [
 
 # ---------------------------------------------------------------- Python peers
 
-REQUIREMENTS = ["mcp==2.3.0", "mcp-types==2.3.0", "mcp-server-time==2026.10.19"]
+# The OpenTelemetry SDK lets the SDK's server record its spans (the telemetry test's trace across processes).
+REQUIREMENTS = ["mcp==2.3.0", "mcp-types==2.3.0", "mcp-server-time==2026.10.19", "opentelemetry-sdk==1.45.2"]
 # `pip freeze` of a working install of REQUIREMENTS (CPython 3.11, Linux x86_64).
 CONSTRAINTS = """\
 annotated-types==0.8.0
@@ -92,6 +93,8 @@ idna==3.20
 jsonschema==4.26.0
 jsonschema-specifications==2025.9.1
 opentelemetry-api==1.45.2
+opentelemetry-sdk==1.45.2
+opentelemetry-semantic-conventions==0.66b2
 pycparser==3.12
 pydantic==2.14.4
 pydantic_core==2.50.5

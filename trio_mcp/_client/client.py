@@ -64,6 +64,7 @@ from .._models import (
     unstructure,
 )
 from .._session import attach, report, start_soon, stop_serving_requests
+from .._telemetry import negotiated as telemetry_negotiated
 from .handshake import negotiate
 from .input import InputHandler
 from .listen import Subscription, open_legacy_subscription, open_subscription
@@ -283,6 +284,7 @@ class Client:
         negotiated = outcome.negotiated
         self.era = negotiated.era
         self.protocol_version = negotiated.version
+        telemetry_negotiated(self.session, negotiated.version)
         self._input.version = negotiated.version
         self._input_caps = self._declared(negotiated.version)
         # outputSchema and structuredContent came with 2025-06-18.

@@ -27,6 +27,7 @@ from .._errors import AuthRequired, MCPError, ServerGone
 from .._nursery import reraise
 from .._options import ClientOptions, callable_or_none, seconds
 from .._session import RequestTimeout
+from .._telemetry import restarting
 from .connect import connect, startup_timeout
 from .members import (
     Listener,
@@ -761,6 +762,7 @@ class ServerGroup:
                 await member.sleep()
                 continue
             self._set(member, "restarting", error=error, delay=decision.delay)
+            restarting(member.name, member.tracker.restarts, error, decision.delay)
             await member.sleep(decision.delay)
         self._set(member, "stopped")
 
