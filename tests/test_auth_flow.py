@@ -215,6 +215,7 @@ async def test_refresh_rotates_without_a_new_login(server):
     with trio.fail_after(GUARD):
         async with connected(url, oauth(url, browser)) as client:
             for _ in range(3):
+                await trio.sleep(0.8)  # past the last quarter of the token's second
                 await client.list_tools()
     report = await stats(server)
     # Tokens live 1 s: each request refreshed first, each with the newest
@@ -484,8 +485,13 @@ async def test_tokens_go_only_to_the_servers_origin():
         seen_headers.append((request.url.host, request.headers.get("authorization")))
         return httpx.Response(200, json={})
 
-    auth = OAuth("https://mcp.example.com/mcp")
-    auth._tokens = Tokens("AT-secret", "Bearer")
+    # A login kept in the store: the first request carries its token, no 401 needed.
+    storage = MemoryTokenStorage()
+    await storage.set_client("https://mcp.example.com/mcp", "https://as.example.com", ClientInfo("c"))
+    await storage.set_tokens(
+        "https://mcp.example.com/mcp", "https://as.example.com", "c", Tokens("AT-secret", "Bearer")
+    )
+    auth = OAuth("https://mcp.example.com/mcp", storage=storage)
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler), auth=auth) as http:
         await http.get("https://mcp.example.com/mcp")
         await http.get("https://other.example.com/mcp")

@@ -237,6 +237,9 @@ class AuthState(State):
     ) -> str:
         prm = f"http://127.0.0.1:{self.mcp_port}/.well-known/oauth-protected-resource/s/{scenario}/mcp"
         parts = [f'resource_metadata="{prm}"', f'scope="{scope}"']
+        if "dpop" in scenario.split("+")[0] and scheme == "Bearer":
+            # A resource that takes DPoP-bound tokens says so in its challenge (RFC 9449 §7.1).
+            scheme = "DPoP"
         if error:
             parts.append(f'error="{error}"')
         return f"{scheme} " + ", ".join(parts)
