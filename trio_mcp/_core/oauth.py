@@ -664,12 +664,26 @@ def check_callback(params: Mapping[str, str], *, state: str, issuer: str, iss_su
     """The authorization code of a redirect back, after the checks of RFC 6749 §10.12 and RFC 9207.
 
     ``state`` must be there and equal (compared in constant time), else
-    ``"state_mismatch"`` and nothing else is read; then ``iss``, when
+    ``"state_mismatch"`` and nothing else is read, but for an ``error``
+    without any ``state`` (some servers send a refusal so): that ends the
+    login (``"authorization_denied"``), naming only the error code; then ``iss``, when
     present, must be exactly ``issuer``, and must be present when the server
     says it sends it (``"iss_mismatch"``); then an ``error`` is the user's
     or the server's refusal (``"authorization_denied"``).
     """
     got = params.get("state")
+    error = params.get("error")
+    if got is None and isinstance(error, str) and "code" not in params:
+        # Some servers send a refusal without the state (RFC 6749 §4.1.2.1 says
+        # they must not). Only its error code is shown, nothing else is used:
+        # the login ends, as the user or the server wanted (or a forger did,
+        # which costs a login and nothing more).
+        raise _fail(
+            f"the login was refused ({_safe(error, 40)}; the answer carried no state, so nothing else in it is"
+            " trusted)",
+            "authorization_denied",
+            error if error.isascii() and error.replace("_", "").isalnum() and len(error) <= 40 else None,
+        )
     if not isinstance(got, str) or not hmac.compare_digest(got.encode("utf-8"), state.encode("utf-8")):
         raise _fail("the redirect back does not carry the state of this authorization", "state_mismatch")
     iss = params.get("iss")
@@ -683,7 +697,6 @@ def check_callback(params: Mapping[str, str], *, state: str, issuer: str, iss_su
         raise _fail(
             "the authorization server said it sends iss but the redirect back has none", "iss_mismatch"
         )
-    error = params.get("error")
     if error is not None:
         description = params.get("error_description")
         raise _fail(
@@ -1401,6 +1414,10 @@ class AuthFlow:
                 if outcome is not None:
                     return outcome
             scope = self.settings.scope or initial_scope(challenge.scope, context.prm)
+            if scope and not moved:
+                # Scopes only grow: a login after a step-up asks for no less than before.
+                before = [*_split(self.requested), *_split(used.scope if used is not None else None)]
+                scope = _join([*before, *_split(scope)])
         if not renew.may_login or not self.settings.interactive or self.refused:
             return "none"
         yield from self._authorize(context, with_offline_access(scope, context.server))
