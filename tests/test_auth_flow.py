@@ -10,6 +10,7 @@ following redirects, and the redirect's query is handed back, as a
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -29,6 +30,7 @@ from trio_mcp.auth import (
     ClientCredentials,
     ClientInfo,
     EnterpriseManaged,
+    FileTokenStorage,
     JWTBearer,
     MemoryTokenStorage,
     OAuth,
@@ -246,6 +248,32 @@ async def test_absolute_expiry_is_stored(server):
     assert isinstance(tokens, Tokens)
     assert tokens.expires_at is not None
     assert tokens.expires_at > 1_000_000_000  # an epoch time, not a lifetime
+
+
+async def test_an_expiry_of_nan_is_treated_as_absent_and_the_store_stays_json(server, tmp_path):
+    url = url_of(server, "nan-expiry")
+    storage = FileTokenStorage(tmp_path)
+    auth = oauth(url, storage=storage)
+    with trio.fail_after(GUARD):
+        async with connected(url, auth) as client:
+            await client.list_tools()
+    assert auth.tokens is not None
+    assert auth.tokens.expires_at is None
+
+    def no_constants(name: str) -> None:
+        raise AssertionError(f"the store holds a bare {name}")
+
+    document = json.loads(storage.path.read_text(), parse_constant=no_constants)
+    assert "NaN" not in json.dumps(document)
+
+
+async def test_a_dpop_token_to_a_request_without_a_proof_is_refused(server):
+    url = url_of(server, "unproven-binding")
+    with trio.fail_after(GUARD), pytest.raises(AuthorizationFailed) as info:
+        async with connected(url, oauth(url)):
+            pass
+    assert info.value.reason == "token"
+    assert "DPoP" in str(info.value)
 
 
 async def test_step_up_gives_up_when_the_scope_is_never_granted(server):

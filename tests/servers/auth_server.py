@@ -74,6 +74,8 @@ BEHAVIOURS = {
     "no-dcr": "the AS has no registration endpoint",
     "dpop": "the AS issues DPoP-bound tokens; the MCP server checks the proofs",
     "dpop-nonce": "with dpop: both servers want a nonce first",
+    "nan-expiry": "the token endpoint says expires_in: NaN",
+    "unproven-binding": "the token endpoint says token_type DPoP to a request without a proof",
     "cc": "the AS grants client_credentials (client 'machine', secret 'machine-secret', or a JWT by TEST_KEY),"
     " and the JWT bearer grant (WORKLOAD_JWT, or an ID-JAG from its IdP at /s/<scenario>/idp-token)",
 }
@@ -568,8 +570,8 @@ class AuthState(State):
         self.access[access] = grant
         answer: dict[str, Any] = {
             "access_token": access,
-            "token_type": "DPoP" if jkt else "Bearer",
-            "expires_in": lifetime,
+            "token_type": "DPoP" if jkt or "unproven-binding" in flags else "Bearer",
+            "expires_in": float("nan") if "nan-expiry" in flags else lifetime,
             "scope": scope,
         }
         if grant_type != "client_credentials":
