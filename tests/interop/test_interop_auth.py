@@ -17,11 +17,12 @@ from __future__ import annotations
 import io
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Mapping
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from urllib.parse import parse_qsl, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 
 import attrs
 import httpx
@@ -385,3 +386,64 @@ async def test_logout_revokes_at_the_authorization_server(stack, tmp_path):
                     f"{issuer.base}/token/introspection", data={"token": token}, auth=("mcp-rs", "rs-secret")
                 )
                 assert seen.json()["active"] is False
+
+
+# ------------------------------------------------------------------ the command line
+
+
+async def _cli_login(url: str, state: Path, *flags: str) -> tuple[int, str, int]:
+    """``trio-mcp login --headless``, the user going through the pages: exit status, stderr, logins."""
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "trio_mcp", "login", "--headless", *flags, url],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**_env(), "XDG_STATE_HOME": str(state)},
+    )
+    assert process.stdin is not None
+    assert process.stderr is not None
+    seen = b""
+    logins = 0
+    try:
+        while True:
+            chunk = await process.stderr.receive_some(65536)
+            if not chunk:
+                break
+            seen += chunk
+            found = re.search(rb"\n  (http://\S+)\n", seen)
+            if found is not None and b"paste here" in seen[found.end() :]:
+                logins += 1
+                answer = await drive_login(found.group(1).decode(), "http://127.0.0.1/callback")
+                back = "http://127.0.0.1/callback?" + "&".join(f"{k}={quote(v)}" for k, v in answer.items())
+                await process.stdin.send_all(back.encode() + b"\n")
+                seen = seen[found.end() :].replace(b"paste here", b"pasted")
+        await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            with trio.CancelScope(shield=True):
+                await process.wait()
+    return process.returncode, seen.decode(errors="replace"), logins
+
+
+@pytest.mark.parametrize(("flags", "status", "token_type"), [((), 0, "Bearer"), (("--no-dpop",), 0, "Bearer")])
+async def test_the_login_command_logs_in_once_by_default(stack, tmp_path, flags, status, token_type):
+    _, mcp = stack
+    with trio.fail_after(GUARD):
+        code, stderr, logins = await _cli_login(mcp.url, tmp_path, *flags)
+    assert (code, logins) == (status, 1), stderr
+    storage = FileTokenStorage(tmp_path / "trio-mcp" / "auth")
+    (resource, issuer), *_ = await storage.resources()
+    client = await storage.get_client(resource, issuer)
+    assert client is not None
+    tokens = await storage.get_tokens(resource, issuer, client.client_id)
+    assert tokens is not None
+    assert tokens.token_type == token_type
+
+
+async def test_the_login_command_with_dpop_against_a_bearer_only_server_says_why(stack, tmp_path):
+    _, mcp = stack
+    with trio.fail_after(GUARD):
+        code, stderr, logins = await _cli_login(mcp.url, tmp_path, "--dpop")
+    assert (code, logins) == (10, 1), stderr
+    assert "DPoP" in stderr
