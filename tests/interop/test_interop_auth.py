@@ -426,7 +426,9 @@ async def _cli_login(url: str, state: Path, *flags: str) -> tuple[int, str, int]
     return process.returncode, seen.decode(errors="replace"), logins
 
 
-@pytest.mark.parametrize(("flags", "status", "token_type"), [((), 0, "Bearer"), (("--no-dpop",), 0, "Bearer")])
+@pytest.mark.parametrize(
+    ("flags", "status", "token_type"), [((), 0, "Bearer"), (("--no-dpop",), 0, "Bearer")]
+)
 async def test_the_login_command_logs_in_once_by_default(stack, tmp_path, flags, status, token_type):
     _, mcp = stack
     with trio.fail_after(GUARD):
