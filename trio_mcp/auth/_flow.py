@@ -331,6 +331,14 @@ class _Flow(httpx.Auth):
                                 f"{method} {oauth._where(url)} answered with over {MAX_BODY} bytes",
                                 reason="metadata",
                             )
+                except httpx.StreamConsumed:
+                    # A transport that hands back a response already read (httpx.MockTransport).
+                    body = bytearray(response.content[: MAX_BODY + 1])
+                    if len(body) > MAX_BODY:
+                        raise AuthorizationFailed(
+                            f"{method} {oauth._where(url)} answered with over {MAX_BODY} bytes",
+                            reason="metadata",
+                        ) from None
                 except httpx.HTTPError as exc:
                     raise AuthorizationFailed(
                         f"{method} {oauth._where(url)} failed: {type(exc).__name__}", reason="metadata"
@@ -433,7 +441,7 @@ class OAuth(_Flow):
             more, or Ed25519.
         alg: The algorithm it signs with, instead of the key's default
             (ES256, ES384, ES512 by curve; RS256 for RSA, or RS384, RS512,
-            PS256, PS384, PS512; EdDSA).
+            PS256, PS384, PS512; Ed25519, or EdDSA).
         kid: The key's identifier, put in the assertion's header.
         signer: Instead of ``private_key``, for a key kept elsewhere (a
             key store, a hardware key): a function of the JWS signing input
@@ -541,7 +549,7 @@ class ClientCredentials(_Flow):
             more, or Ed25519.
         alg: The algorithm it signs with, instead of the key's default
             (ES256, ES384, ES512 by curve; RS256 for RSA, or RS384, RS512,
-            PS256, PS384, PS512; EdDSA).
+            PS256, PS384, PS512; Ed25519, or EdDSA).
         kid: The key's identifier, put in the assertion's header.
         signer: Instead of ``private_key``, for a key kept elsewhere (a
             key store, a hardware key): a function of the JWS signing input

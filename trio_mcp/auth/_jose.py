@@ -3,7 +3,8 @@
 Only what the client signs: a compact JWS over a JSON header and claims,
 and the public JWK of a key. The algorithms (RFC 7518, RFC 8037): ES256,
 ES384, ES512 (P-256, P-384, P-521); RS256, RS384, RS512, PS256, PS384,
-PS512 (RSA of 2048 bits or more, RFC 7518 §3.3); EdDSA (Ed25519). Nothing
+PS512 (RSA of 2048 bits or more, RFC 7518 §3.3); Ed25519 (RFC 9864), or
+its older name EdDSA (RFC 8037). Nothing
 here verifies a token: the client never needs to.
 
 This module needs the ``auth`` extra (``pip install trio-mcp[auth]``); it is
@@ -48,7 +49,7 @@ _RSA_HASHES: dict[str, Any] = {
     "PS512": hashes.SHA512,
 }
 #: Every algorithm a key can sign with here.
-ALGORITHMS: Final = (*_CURVES, *_RSA_HASHES, "EdDSA")
+ALGORITHMS: Final = (*_CURVES, *_RSA_HASHES, "Ed25519", "EdDSA")
 
 
 def _b64(data: bytes) -> str:
@@ -147,8 +148,9 @@ def generate_ec_key(alg: str = "ES256") -> SigningKey:
 def load_private_key(pem: str | bytes, alg: str | None = None, *, kid: str | None = None) -> SigningKey:
     """A PEM private key (PKCS#8 or traditional) and its algorithm.
 
-    By default ES256, ES384 or ES512 by curve, RS256 for RSA, EdDSA for
-    Ed25519; ``alg`` chooses another the key can sign with. An RSA key
+    By default ES256, ES384 or ES512 by curve, RS256 for RSA, Ed25519 for
+    an Ed25519 key (or its older name, EdDSA); ``alg`` chooses another the
+    key can sign with. An RSA key
     under 2048 bits is refused (RFC 7518 §3.3), as is an algorithm the key
     cannot sign with (`ValueError`).
     """
@@ -168,7 +170,7 @@ def load_private_key(pem: str | bytes, alg: str | None = None, *, kid: str | Non
             raise ValueError(f"an RSA key signs {', '.join(_RSA_HASHES)}, not {alg}")
         return SigningKey(key, alg or "RS256", kid)
     if isinstance(key, ed25519.Ed25519PrivateKey):
-        if alg not in (None, "EdDSA"):
-            raise ValueError(f"an Ed25519 key signs EdDSA, not {alg}")
-        return SigningKey(key, "EdDSA", kid)
+        if alg not in (None, "Ed25519", "EdDSA"):
+            raise ValueError(f"an Ed25519 key signs Ed25519 (or EdDSA), not {alg}")
+        return SigningKey(key, alg or "Ed25519", kid)
     raise ValueError("unsupported key type: give an EC (P-256, P-384, P-521), RSA or Ed25519 private key")
