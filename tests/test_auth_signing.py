@@ -12,7 +12,7 @@ import time
 import warnings
 from urllib.parse import parse_qsl
 
-import httpx
+import httpx2
 import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
@@ -131,16 +131,16 @@ async def test_the_client_assertion_a_flow_sends_verifies_as_rfc_7523_says(alg, 
     key = key_for(alg)
     sent: list[dict[str, str]] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         path = request.url.path
         if path == "/mcp":
             if request.headers.get("authorization") == "Bearer AT":
-                return httpx.Response(200, json={})
-            return httpx.Response(401, headers={"www-authenticate": 'Bearer scope="read"'})
+                return httpx2.Response(200, json={})
+            return httpx2.Response(401, headers={"www-authenticate": 'Bearer scope="read"'})
         if path == "/.well-known/oauth-protected-resource/mcp":
-            return httpx.Response(200, json={"resource": MCP, "authorization_servers": [ISSUER]})
+            return httpx2.Response(200, json={"resource": MCP, "authorization_servers": [ISSUER]})
         if path == "/.well-known/oauth-authorization-server":
-            return httpx.Response(
+            return httpx2.Response(
                 200,
                 json={
                     "issuer": ISSUER,
@@ -151,10 +151,10 @@ async def test_the_client_assertion_a_flow_sends_verifies_as_rfc_7523_says(alg, 
             )
         if path == "/token":
             sent.append(dict(parse_qsl(request.content.decode())))
-            return httpx.Response(200, json={"access_token": "AT", "token_type": "Bearer", "expires_in": 60})
-        return httpx.Response(404)
+            return httpx2.Response(200, json={"access_token": "AT", "token_type": "Bearer", "expires_in": 60})
+        return httpx2.Response(404)
 
-    transport = httpx.MockTransport(handler)
+    transport = httpx2.MockTransport(handler)
     if use_signer:
         auth = ClientCredentials(
             MCP,
@@ -162,7 +162,7 @@ async def test_the_client_assertion_a_flow_sends_verifies_as_rfc_7523_says(alg, 
             signer=key.sign,
             alg=alg,
             kid="k1",
-            http_client=httpx.AsyncClient(transport=transport),
+            http_client=httpx2.AsyncClient(transport=transport),
         )
     else:
         auth = ClientCredentials(
@@ -171,9 +171,9 @@ async def test_the_client_assertion_a_flow_sends_verifies_as_rfc_7523_says(alg, 
             private_key=pem_of(key),
             alg=alg,
             kid="k1",
-            http_client=httpx.AsyncClient(transport=transport),
+            http_client=httpx2.AsyncClient(transport=transport),
         )
-    async with httpx.AsyncClient(transport=transport, auth=auth) as http:
+    async with httpx2.AsyncClient(transport=transport, auth=auth) as http:
         assert (await http.post(MCP, json={})).status_code == 200
     (form,) = sent
     assert form["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -190,24 +190,24 @@ async def test_the_client_assertion_a_flow_sends_verifies_as_rfc_7523_says(alg, 
 async def test_a_refused_assertion_is_a_typed_failure():
     key = key_for("ES256")
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         if request.url.path == "/mcp":
-            return httpx.Response(401, headers={"www-authenticate": "Bearer"})
+            return httpx2.Response(401, headers={"www-authenticate": "Bearer"})
         if request.url.path == "/.well-known/oauth-protected-resource/mcp":
-            return httpx.Response(200, json={"resource": MCP, "authorization_servers": [ISSUER]})
+            return httpx2.Response(200, json={"resource": MCP, "authorization_servers": [ISSUER]})
         if request.url.path == "/.well-known/oauth-authorization-server":
-            return httpx.Response(200, json={"issuer": ISSUER, "token_endpoint": f"{ISSUER}/token"})
-        return httpx.Response(401, json={"error": "invalid_client"})
+            return httpx2.Response(200, json={"issuer": ISSUER, "token_endpoint": f"{ISSUER}/token"})
+        return httpx2.Response(401, json={"error": "invalid_client"})
 
-    transport = httpx.MockTransport(handler)
+    transport = httpx2.MockTransport(handler)
     auth = ClientCredentials(
         MCP,
         client_id="robot",
         private_key=pem_of(key),
         method="private_key_jwt",
-        http_client=httpx.AsyncClient(transport=transport),
+        http_client=httpx2.AsyncClient(transport=transport),
     )
-    async with httpx.AsyncClient(transport=transport, auth=auth) as http:
+    async with httpx2.AsyncClient(transport=transport, auth=auth) as http:
         with pytest.raises(AuthorizationFailed) as info:
             await http.post(MCP, json={})
     assert info.value.error == "invalid_client"

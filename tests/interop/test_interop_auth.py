@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 
 import attrs
-import httpx
+import httpx2
 import pytest
 import trio
 from process_support import server_process
@@ -110,7 +110,7 @@ class Browser:
 
 async def drive_login(url: str, redirect_uri: str = REDIRECT_URI) -> dict[str, str]:
     """Go through the login and consent pages; the query of the redirect back."""
-    async with httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=10.0) as http:
+    async with httpx2.AsyncClient(follow_redirects=False, trust_env=False, timeout=10.0) as http:
         response = await http.get(url)
         for _ in range(20):
             if response.is_redirect:
@@ -133,13 +133,13 @@ async def drive_login(url: str, redirect_uri: str = REDIRECT_URI) -> dict[str, s
 
 
 @asynccontextmanager
-async def connected(url: str, auth: httpx.Auth):
+async def connected(url: str, auth: httpx2.Auth):
     options = trio_mcp.ClientOptions(probe_timeout=GUARD, handshake_timeout=GUARD)
     async with trio_mcp.open_client(trio_mcp.HTTPTarget(url, auth=auth, trust_env=False), options) as client:
         yield client
 
 
-async def tool_names(url: str, auth: httpx.Auth) -> list[str]:
+async def tool_names(url: str, auth: httpx2.Auth) -> list[str]:
     async with connected(url, auth) as client:
         return [tool.name for tool in await client.list_tools()]
 
@@ -323,7 +323,7 @@ async def test_a_refused_consent_without_state_ends_the_login_at_once(mock_serve
         # The user's browser: the consent page, "deny", then where the server sends it.
         opened.append(url)
         query = urlsplit(url).query
-        with httpx.Client(follow_redirects=False, trust_env=False, timeout=10.0) as http:
+        with httpx2.Client(follow_redirects=False, trust_env=False, timeout=10.0) as http:
             refused = http.post(f"{issuer}/oauth2/authorize?{query}", data={"action": "deny"})
             location = refused.headers["location"]
             assert "state=" not in location
@@ -334,7 +334,7 @@ async def test_a_refused_consent_without_state_ends_the_login_at_once(mock_serve
     state = "S" * 43
     with trio.fail_after(GUARD):
         async with handler.listen() as pending:
-            async with httpx.AsyncClient(trust_env=False) as http:
+            async with httpx2.AsyncClient(trust_env=False) as http:
                 registered = await http.post(
                     f"{issuer}/oauth2/clients",
                     json={"redirect_uris": [pending.redirect_uri], "token_endpoint_auth_method": "none"},
@@ -380,7 +380,7 @@ async def test_logout_revokes_at_the_authorization_server(stack, tmp_path):
         assert tokens is not None
         assert await OAuth(mcp.url, storage=storage).logout() == [resource]
         assert await storage.resources() == []
-        async with httpx.AsyncClient(trust_env=False) as http:
+        async with httpx2.AsyncClient(trust_env=False) as http:
             for token in (tokens.refresh_token, tokens.access_token):
                 seen = await http.post(
                     f"{issuer.base}/token/introspection", data={"token": token}, auth=("mcp-rs", "rs-secret")

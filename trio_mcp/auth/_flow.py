@@ -1,4 +1,4 @@
-"""The MCP authorization flow as an `httpx.Auth`, on Trio.
+"""The MCP authorization flow as an `httpx2.Auth`, on Trio.
 
 `OAuth` runs the authorization code flow with PKCE for a user;
 `ClientCredentials`, `JWTBearer` and `EnterpriseManaged` obtain tokens for a
@@ -29,7 +29,7 @@ import time
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
-import httpx
+import httpx2
 import trio
 
 from .._core import oauth
@@ -55,8 +55,8 @@ MAX_REDIRECTS: Final = 3
 STORE_TIMEOUT: Final = 10.0
 
 
-class _Unread(httpx.AsyncByteStream):
-    """A refusal's body, left unread: httpx reads it (to nothing) before the retry goes out.
+class _Unread(httpx2.AsyncByteStream):
+    """A refusal's body, left unread: httpx2 reads it (to nothing) before the retry goes out.
 
     Closing a response before its end closes its connection instead of
     putting it back in the pool. That is the point: the retry may go out
@@ -83,7 +83,7 @@ def _can_sign() -> bool:
     return importlib.util.find_spec("cryptography") is not None
 
 
-class _Flow(httpx.Auth):
+class _Flow(httpx2.Auth):
     """The part every grant shares: the driver of the pure flow, single flight, storage."""
 
     def __init__(
@@ -92,7 +92,7 @@ class _Flow(httpx.Auth):
         *,
         storage: TokenStorage | None,
         request_timeout: float,
-        http_client: httpx.AsyncClient | None,
+        http_client: httpx2.AsyncClient | None,
         redirect: RedirectHandler | None = None,
         private_key: str | bytes | None = None,
         alg: str | None = None,
@@ -134,19 +134,21 @@ class _Flow(httpx.Auth):
         """The tokens in use, or `None` before the first grant."""
         return self._core.tokens
 
-    # ------------------------------------------------------------ httpx
+    # ------------------------------------------------------------ httpx2
 
-    def sync_auth_flow(self, request: httpx.Request) -> Any:
-        """Not supported: the flow runs on an `httpx.AsyncClient` only."""
-        raise RuntimeError(f"{type(self).__name__} needs an httpx.AsyncClient")
+    def sync_auth_flow(self, request: httpx2.Request) -> Any:
+        """Not supported: the flow runs on an `httpx2.AsyncClient` only."""
+        raise RuntimeError(f"{type(self).__name__} needs an httpx2.AsyncClient")
 
-    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """Send ``request`` with a token; on a 401 or 403, obtain one and send it again."""
         steps = self._core.request(
             request.method, str(request.url), request.headers.get("mcp-protocol-version")
         )
         answer: Any = None
-        response: httpx.Response | None = None
+        response: httpx2.Response | None = None
         while True:
             try:
                 action = steps.send(answer)
@@ -186,7 +188,7 @@ class _Flow(httpx.Auth):
             if self._http is not None:
                 outcome = await self._drive(self._core.grant(renew), self._http)
             else:
-                async with httpx.AsyncClient(
+                async with httpx2.AsyncClient(
                     follow_redirects=False, timeout=self._request_timeout, verify=_ssl_context()
                 ) as http:
                     outcome = await self._drive(self._core.grant(renew), http)
@@ -195,7 +197,7 @@ class _Flow(httpx.Auth):
             busy.set()
         return outcome
 
-    async def _drive(self, steps: Generator[oauth.Action, Any, Any], http: httpx.AsyncClient) -> Any:
+    async def _drive(self, steps: Generator[oauth.Action, Any, Any], http: httpx2.AsyncClient) -> Any:
         """Carry out a grant's actions; its result."""
         async with contextlib.AsyncExitStack() as stack:
             pending: Any = None
@@ -280,7 +282,7 @@ class _Flow(httpx.Auth):
 
     # ------------------------------------------------------------ HTTP
 
-    async def _send(self, http: httpx.AsyncClient, action: oauth.Send) -> oauth.Answer:
+    async def _send(self, http: httpx2.AsyncClient, action: oauth.Send) -> oauth.Answer:
         """One request of the flow's own, within one deadline: redirects, body and all."""
         with trio.move_on_after(self._request_timeout) as deadline:
             return await self._exchange(http, action)
@@ -291,7 +293,7 @@ class _Flow(httpx.Auth):
             reason="timeout",
         )
 
-    async def _exchange(self, http: httpx.AsyncClient, action: oauth.Send) -> oauth.Answer:
+    async def _exchange(self, http: httpx2.AsyncClient, action: oauth.Send) -> oauth.Answer:
         method, url = action.method, action.url
         for _ in range(MAX_REDIRECTS + 1):
             request = http.build_request(
@@ -300,11 +302,11 @@ class _Flow(httpx.Auth):
                 headers=dict(action.headers),
                 data=dict(action.form) if action.form is not None else None,
                 json=action.json,
-                timeout=httpx.Timeout(self._request_timeout),
+                timeout=httpx2.Timeout(self._request_timeout),
             )
             try:
                 response = await http.send(request, stream=True, follow_redirects=False)
-            except httpx.HTTPError as exc:
+            except httpx2.HTTPError as exc:
                 raise AuthorizationFailed(
                     f"{method} {oauth._where(url)} failed: {type(exc).__name__}", reason="metadata"
                 ) from None
@@ -314,7 +316,7 @@ class _Flow(httpx.Auth):
                     method == "GET" and response.status_code in (301, 302, 303)
                 )
                 if redirect and location is not None:
-                    target = str(httpx.URL(url).join(location))
+                    target = str(httpx2.URL(url).join(location))
                     if not same_origin(url, target):
                         raise AuthorizationFailed(
                             f"{method} {oauth._where(url)} was redirected to another origin; not followed",
@@ -331,15 +333,15 @@ class _Flow(httpx.Auth):
                                 f"{method} {oauth._where(url)} answered with over {MAX_BODY} bytes",
                                 reason="metadata",
                             )
-                except httpx.StreamConsumed:
-                    # A transport that hands back a response already read (httpx.MockTransport).
+                except httpx2.StreamConsumed:
+                    # A transport that hands back a response already read (httpx2.MockTransport).
                     body = bytearray(response.content[: MAX_BODY + 1])
                     if len(body) > MAX_BODY:
                         raise AuthorizationFailed(
                             f"{method} {oauth._where(url)} answered with over {MAX_BODY} bytes",
                             reason="metadata",
                         ) from None
-                except httpx.HTTPError as exc:
+                except httpx2.HTTPError as exc:
                     raise AuthorizationFailed(
                         f"{method} {oauth._where(url)} failed: {type(exc).__name__}", reason="metadata"
                     ) from None
@@ -350,7 +352,7 @@ class _Flow(httpx.Auth):
         raise AuthorizationFailed(f"{method} {oauth._where(url)}: too many redirects", reason="metadata")
 
 
-def _headers(headers: httpx.Headers) -> dict[str, str]:
+def _headers(headers: httpx2.Headers) -> dict[str, str]:
     return {name.lower(): value for name, value in headers.items()}
 
 
@@ -383,12 +385,12 @@ def _ssl_context() -> ssl.SSLContext:
     """The TLS context of the flow's own clients, made once: loading the CA bundle is the costly part of a client."""
     global _SSL_CONTEXT
     if _SSL_CONTEXT is None:
-        _SSL_CONTEXT = httpx.create_ssl_context()
+        _SSL_CONTEXT = httpx2.create_ssl_context()
     return _SSL_CONTEXT
 
 
 class OAuth(_Flow):
-    """The MCP authorization flow for a user: authorization code with PKCE, as an `httpx.Auth`.
+    """The MCP authorization flow for a user: authorization code with PKCE, as an `httpx2.Auth`.
 
     Give it to a `trio_mcp.HTTPTarget` (``auth=``). The first request carries
     the token kept in ``storage`` for the server, if any; when the server
@@ -433,7 +435,7 @@ class OAuth(_Flow):
             (metadata, registration, token), in seconds, from the first byte
             sent to the last byte read; past it, `AuthorizationFailed`
             (reason ``"timeout"``).
-        http_client: An `httpx.AsyncClient` for those requests (proxies,
+        http_client: An `httpx2.AsyncClient` for those requests (proxies,
             TLS); not closed. By default one is made for each grant (it
             honours the proxy variables of the environment).
         private_key: A PEM private key for ``private_key_jwt`` (needs the
@@ -465,7 +467,7 @@ class OAuth(_Flow):
         signer: Signer | None = None,
         dpop: bool | None = None,
         request_timeout: float = DEFAULT_TIMEOUT,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         settings = FlowSettings(
             server_url,
@@ -510,7 +512,7 @@ class OAuth(_Flow):
             if client is not None and tokens is not None and oauth.secure_endpoint(issuer):
                 with contextlib.suppress(AuthorizationFailed):
                     async with (
-                        httpx.AsyncClient(
+                        httpx2.AsyncClient(
                             follow_redirects=False, timeout=self._request_timeout, verify=_ssl_context()
                         )
                         if self._http is None
@@ -525,7 +527,7 @@ class OAuth(_Flow):
 
 
 class ClientCredentials(_Flow):
-    """Tokens for a program, without a user: the client credentials grant (SEP-1046), as an `httpx.Auth`.
+    """Tokens for a program, without a user: the client credentials grant (SEP-1046), as an `httpx2.Auth`.
 
     The client authenticates with its secret (``client_secret_basic`` or
     ``client_secret_post``, as the authorization server supports) or with a
@@ -573,7 +575,7 @@ class ClientCredentials(_Flow):
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
         request_timeout: float = DEFAULT_TIMEOUT,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         if client_secret is None and private_key is None and signer is None:
             raise ValueError("client credentials need a client_secret, a private_key or a signer")
@@ -625,7 +627,7 @@ class JWTBearer(_Flow):
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
         request_timeout: float = DEFAULT_TIMEOUT,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         settings = FlowSettings(
             server_url,
@@ -683,7 +685,7 @@ class EnterpriseManaged(_Flow):
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
         request_timeout: float = DEFAULT_TIMEOUT,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         settings = FlowSettings(
             server_url,

@@ -66,7 +66,7 @@ initialize era with `FakeServer.send_request`. `FakeServer.exit` makes the
 server die (the client raises `trio_mcp.ServerGone`), for testing recovery.
 
 An application that reaches its servers by URL is tested with
-`FakeServer.http_target`: an `trio_mcp.HTTPTarget` whose httpx client has a
+`FakeServer.http_target`: an `trio_mcp.HTTPTarget` whose httpx2 client has a
 transport into the fake, through the package's Streamable HTTP front, still
 in memory and in virtual time (the ``http`` extra).
 
