@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import ssl
     from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 
-    from ._jose import Signer, SigningKey
+    from ._jose import SigningKey
 
 __all__ = ["ClientCredentials", "EnterpriseManaged", "JWTBearer", "OAuth"]
 
@@ -97,7 +97,7 @@ class _Flow(httpx2.Auth):
         private_key: str | bytes | None = None,
         alg: str | None = None,
         kid: str | None = None,
-        signer: Signer | None = None,
+        signer: Callable[[bytes], bytes] | None = None,
     ) -> None:
         if request_timeout <= 0:
             raise ValueError("request_timeout must be positive")
@@ -464,7 +464,7 @@ class OAuth(_Flow):
         private_key: str | bytes | None = None,
         alg: str | None = None,
         kid: str | None = None,
-        signer: Signer | None = None,
+        signer: Callable[[bytes], bytes] | None = None,
         dpop: bool | None = None,
         request_timeout: float = DEFAULT_TIMEOUT,
         http_client: httpx2.AsyncClient | None = None,
@@ -568,7 +568,7 @@ class ClientCredentials(_Flow):
         private_key: str | bytes | None = None,
         alg: str | None = None,
         kid: str | None = None,
-        signer: Signer | None = None,
+        signer: Callable[[bytes], bytes] | None = None,
         method: str | None = None,
         issuer: str | None = None,
         scope: str | None = None,
