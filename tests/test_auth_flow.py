@@ -276,6 +276,23 @@ async def test_a_dpop_token_to_a_request_without_a_proof_is_refused(server):
     assert "DPoP" in str(info.value)
 
 
+async def test_a_registration_the_server_forgot_is_made_again_once(server):
+    scenario = "ok+forgetful"
+    url = url_of(server, scenario)
+    browser = Browser()
+    with trio.fail_after(GUARD):
+        async with connected(url, oauth(url, browser)) as client:
+            await client.list_tools()
+            async with httpx2.AsyncClient(trust_env=False) as http:
+                await http.post(f"{server.base}/auth-forget")
+            # The kept token is refused, its refresh answers invalid_client: register again, log in again.
+            await client.list_tools()
+    report = await stats(server)
+    assert len(browser.visits) == 2
+    assert report["clients"] == 1
+    assert seen(report, scenario, "granted-authorization_code") == 2
+
+
 async def test_step_up_gives_up_when_the_scope_is_never_granted(server):
     scenario = "scope-never"
     url = url_of(server, scenario)

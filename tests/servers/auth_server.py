@@ -203,6 +203,13 @@ class AuthState(State):
             exchange.keep = False
             await exchange.json(200, self.auth_stats())
             return
+        if path == "/auth-forget":
+            # As after a restart that lost the registrations and the access tokens (not the refresh tokens).
+            exchange.keep = False
+            self.clients.clear()
+            self.access.clear()
+            await exchange.json(200, {})
+            return
         if path.startswith("/.well-known/oauth-protected-resource/s/"):
             scenario = path.removeprefix("/.well-known/oauth-protected-resource/s/").removesuffix("/mcp")
             await self.prm(exchange, scenario)
