@@ -535,3 +535,16 @@ def test_a_fresh_token_is_never_due(lifetime, now):
     assert not oauth.refresh_due(tokens, now)
     assert oauth.refresh_due(tokens, now + lifetime)
     assert oauth.refresh_margin(tokens) <= min(oauth.REFRESH_MARGIN, lifetime)
+
+
+def test_a_dpop_login_kept_by_another_process_is_renewed_not_taken_for_a_bearer_only_server():
+    server = Scripted(resource_dpop="metadata")
+    driver = Driver(server)
+    driver.request(driver.flow())
+    kept = [v for v in driver.store.values() if isinstance(v, Tokens)]
+    assert [t.token_type for t in kept] == ["DPoP"]
+    fresh = driver.flow()  # a new process: the key is gone
+    assert driver.request(fresh) == 200
+    assert not fresh.bearer_only
+    assert fresh.tokens is not None
+    assert fresh.tokens.token_type == "DPoP"

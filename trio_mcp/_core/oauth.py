@@ -981,12 +981,15 @@ class Renew:
         used: The tokens the request carried, or `None`.
         challenge: The server's challenge, for ``"renew"`` and ``"step_up"``.
         may_login: Whether the request's budget allows a login.
+        presented: Whether ``used`` went on the request (a DPoP-bound token
+            kept by another process cannot: its key is gone).
     """
 
     kind: str
     used: Tokens | None = None
     challenge: Challenge | None = None
     may_login: bool = False
+    presented: bool = True
 
 
 @attrs.frozen
@@ -1289,12 +1292,16 @@ class AuthFlow:
                 if challenge.error != "insufficient_scope" or step_ups >= MAX_STEP_UPS:
                     return
                 step_ups += 1
-                outcome = yield Renew("step_up", used, challenge, may_login=True)
+                presented = used is not None and self._presentable(used)
+                outcome = yield Renew("step_up", used, challenge, may_login=True, presented=presented)
                 if outcome == "none":
                     return
             elif renewals < MAX_RENEWALS:
                 renewals += 1
-                outcome = yield Renew("renew", used, challenge, may_login=logins < MAX_LOGINS)
+                presented = used is not None and self._presentable(used)
+                outcome = yield Renew(
+                    "renew", used, challenge, may_login=logins < MAX_LOGINS, presented=presented
+                )
                 if outcome == "none":
                     return
                 if outcome == "login":
@@ -1342,7 +1349,13 @@ class AuthFlow:
         if scheme == "dpop":
             self.rs_wants_dpop = True
         used = renew.used
-        if used is not None and used.token_type == "DPoP" and challenge.status == 401 and scheme == "bearer":
+        if (
+            used is not None
+            and renew.presented
+            and used.token_type == "DPoP"
+            and challenge.status == 401
+            and scheme == "bearer"
+        ):
             # The resource takes Bearer tokens only.
             if self.settings.dpop is True:
                 raise _fail(
