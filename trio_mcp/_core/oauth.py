@@ -16,7 +16,13 @@ server:
   `registration_body`, `client_auth`);
 * what came back: `parse_registration`, `parse_token_response` (an absolute
   expiry), `refreshed` (a refresh keeps the old refresh token when no new
-  one comes), `needs_refresh`.
+  one comes), `refresh_due` (a margin that scales with the token's lifetime);
+* the order of it all: `AuthFlow`, a generator in the manner of httpx's
+  ``Auth.auth_flow`` that yields what it wants done (`Send`, `SendResource`,
+  `Renew`, `Listen`, `Browse`, `Sign`, the store's `Restore`, `LoadClient`,
+  `LoadTokens`, `KeepClient`, `KeepTokens`, `Forget`, `Assertion`) and is
+  sent the answers: discovery order and fallbacks, registration, the grant,
+  refresh, step-up, DPoP and every budget. ``trio_mcp.auth`` drives it.
 
 Every refusal is an `AuthorizationFailed`, whose message never holds a
 token, a code, a secret or a ``state``.
@@ -46,9 +52,22 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTH_METHODS",
     "REVISIONS",
+    "Answer",
+    "AuthFlow",
     "AuthServer",
     "AuthorizationFailed",
+    "Browse",
+    "Challenge",
+    "ClientInfo",
+    "Context",
+    "FlowSettings",
+    "Kept",
     "ProtectedResource",
+    "Renew",
+    "Send",
+    "SendResource",
+    "Sign",
+    "Tokens",
     "authorization_params",
     "canonical_resource",
     "check_callback",
@@ -66,6 +85,8 @@ __all__ = [
     "parse_token_response",
     "pkce_challenge",
     "prm_urls",
+    "refresh_due",
+    "refresh_margin",
     "refreshed",
     "registration_body",
     "secure_endpoint",
