@@ -576,3 +576,37 @@ def test_the_plain_http_path_does_not_import_the_signing_extra():
 def test_sync_clients_are_refused():
     with pytest.raises(RuntimeError, match="AsyncClient"), httpx2.Client(auth=OAuth("https://x/mcp")) as http:
         http.get("https://x/mcp")
+
+
+async def test_the_flows_own_requests_follow_same_origin_redirects_only():
+    """The package's one redirect rule: a moved metadata document is found, another origin is not followed."""
+    asked: list[str] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        asked.append(str(request.url))
+        path = request.url.path
+        if request.url.host == "mcp.example.com":
+            if path == "/mcp":
+                return httpx2.Response(401, headers={"www-authenticate": "Bearer"})
+            if path == "/.well-known/oauth-protected-resource/mcp":
+                return httpx2.Response(308, headers={"location": "/moved/prm.json"})
+            if path == "/moved/prm.json":
+                doc = {
+                    "resource": "https://mcp.example.com/mcp",
+                    "authorization_servers": ["https://as.example.com"],
+                }
+                return httpx2.Response(200, json=doc)
+        if request.url.host == "as.example.com":
+            return httpx2.Response(302, headers={"location": "https://elsewhere.example.com/metadata"})
+        return httpx2.Response(404)
+
+    transport = httpx2.MockTransport(handler)
+    auth = OAuth(
+        "https://mcp.example.com/mcp", redirect=Browser(), http_client=httpx2.AsyncClient(transport=transport)
+    )
+    async with httpx2.AsyncClient(transport=transport, auth=auth) as http:
+        with pytest.raises(AuthorizationFailed, match="another origin") as info:
+            await http.post("https://mcp.example.com/mcp", json={})
+    assert info.value.reason == "metadata"
+    assert "https://mcp.example.com/moved/prm.json" in asked
+    assert not any("elsewhere" in url for url in asked)

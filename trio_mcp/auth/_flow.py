@@ -32,8 +32,7 @@ import attrs
 import httpx2
 import trio
 
-from .._core import oauth
-from .._core.http_wire import same_origin
+from .._core import oauth, redirects
 from .._core.oauth import AuthorizationFailed, FlowSettings
 from ._protocols import ClientInfo, MemoryTokenStorage, RedirectHandler, Tokens, TokenStorage
 
@@ -49,8 +48,6 @@ __all__ = ["ClientCredentials", "EnterpriseManaged", "JWTBearer", "OAuth"]
 DEFAULT_TIMEOUT: Final = 30.0
 #: The largest metadata, registration or token response read, in bytes.
 MAX_BODY: Final = 256 * 1024
-#: Same-origin redirects followed on the flow's own requests.
-MAX_REDIRECTS: Final = 3
 #: How long storing tokens may take once they are granted (shielded), in seconds.
 STORE_TIMEOUT: Final = 10.0
 
@@ -294,8 +291,8 @@ class _Flow(httpx2.Auth):
         )
 
     async def _exchange(self, http: httpx2.AsyncClient, action: oauth.Send) -> oauth.Answer:
-        method, url = action.method, action.url
-        for _ in range(MAX_REDIRECTS + 1):
+        method, url, hops = action.method, action.url, 0
+        while True:
             request = http.build_request(
                 method,
                 url,
@@ -311,45 +308,50 @@ class _Flow(httpx2.Auth):
                     f"{method} {oauth._where(url)} failed: {type(exc).__name__}", reason="metadata"
                 ) from None
             try:
-                location = response.headers.get("location")
-                redirect = response.status_code in (307, 308) or (
-                    method == "GET" and response.status_code in (301, 302, 303)
+                # The package's one rule: the same origin only, and so many in a row.
+                decision = redirects.follow(
+                    url,
+                    method,
+                    response.status_code,
+                    response.headers.get("location"),
+                    hops,
                 )
-                if redirect and location is not None:
-                    target = str(httpx2.URL(url).join(location))
-                    if not same_origin(url, target):
-                        raise AuthorizationFailed(
-                            f"{method} {oauth._where(url)} was redirected to another origin; not followed",
-                            reason="metadata",
-                        )
-                    url = target
+                if isinstance(decision, redirects.Follow):
+                    url, hops = decision.url, decision.hops
                     continue
-                body = bytearray()
-                try:
-                    async for chunk in response.aiter_raw():
-                        body += chunk
-                        if len(body) > MAX_BODY:
-                            raise AuthorizationFailed(
-                                f"{method} {oauth._where(url)} answered with over {MAX_BODY} bytes",
-                                reason="metadata",
-                            )
-                except httpx2.StreamConsumed:
-                    # A transport that hands back a response already read (httpx2.MockTransport).
-                    body = bytearray(response.content[: MAX_BODY + 1])
-                    if len(body) > MAX_BODY:
-                        raise AuthorizationFailed(
-                            f"{method} {oauth._where(url)} answered with over {MAX_BODY} bytes",
-                            reason="metadata",
-                        ) from None
-                except httpx2.HTTPError as exc:
+                if isinstance(decision, redirects.NotFollowed):
                     raise AuthorizationFailed(
-                        f"{method} {oauth._where(url)} failed: {type(exc).__name__}", reason="metadata"
-                    ) from None
-                return oauth.Answer(response.status_code, _headers(response.headers), bytes(body))
+                        f"{method} {oauth._where(url)} was redirected, not followed: {decision.reason}",
+                        reason="metadata",
+                    )
+                return oauth.Answer(
+                    response.status_code, _headers(response.headers), await self._body(response, method, url)
+                )
             finally:
                 with trio.CancelScope(shield=True):
                     await response.aclose()
-        raise AuthorizationFailed(f"{method} {oauth._where(url)}: too many redirects", reason="metadata")
+
+    async def _body(self, response: httpx2.Response, method: str, url: str) -> bytes:
+        """The body of one of the flow's own responses, at most `MAX_BODY` bytes."""
+        too_big = AuthorizationFailed(
+            f"{method} {oauth._where(url)} answered with over {MAX_BODY} bytes", reason="metadata"
+        )
+        body = bytearray()
+        try:
+            async for chunk in response.aiter_raw():
+                body += chunk
+                if len(body) > MAX_BODY:
+                    raise too_big
+        except httpx2.StreamConsumed:
+            # A transport that hands back a response already read (httpx2.MockTransport).
+            body = bytearray(response.content[: MAX_BODY + 1])
+            if len(body) > MAX_BODY:
+                raise too_big from None
+        except httpx2.HTTPError as exc:
+            raise AuthorizationFailed(
+                f"{method} {oauth._where(url)} failed: {type(exc).__name__}", reason="metadata"
+            ) from None
+        return bytes(body)
 
 
 def _headers(headers: httpx2.Headers) -> dict[str, str]:
