@@ -441,6 +441,9 @@ async def test_hostile_authorization_server(server, scenario, reason):
     if reason in ("state_mismatch", "iss_mismatch", "authorization_denied"):
         # The code never reaches the token endpoint.
         assert seen(report, scenario, "token") == 0
+    if reason == "authorization_denied":
+        # A login the user refused is not started again (the handshake's next request included).
+        assert len(browser.visits) == 1
     text = f"{info.value} {info.value!r}"
     for answer in browser.answers:
         for value in (answer.get("code"), answer.get("state")):

@@ -388,7 +388,9 @@ def test_a_denied_login_is_not_started_again_by_the_flow():
     with pytest.raises(AuthorizationFailed) as info:
         driver.request(flow)
     assert info.value.reason == "authorization_denied"
-    assert driver.request(flow) == 401
+    with pytest.raises(AuthorizationFailed, match="does not ask again") as again:
+        driver.request(flow)
+    assert again.value.reason == "authorization_denied"
     assert server.logins == 1
 
 

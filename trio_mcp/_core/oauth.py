@@ -1452,8 +1452,14 @@ class AuthFlow:
                 # Scopes only grow: a login after a step-up asks for no less than before.
                 before = [*_split(self.requested), *_split(used.scope if used is not None else None)]
                 scope = _join([*before, *_split(scope)])
-        if not renew.may_login or not self.settings.interactive or self.refused:
+        if not renew.may_login or not self.settings.interactive:
             return "none"
+        if self.refused:
+            raise _fail(
+                "the login was refused; this flow does not ask again by itself (a new flow, or"
+                " trio-mcp login, logs in again)",
+                "authorization_denied",
+            )
         yield from self._authorize(context, with_offline_access(scope, context.server))
         return "login"
 
