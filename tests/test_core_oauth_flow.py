@@ -485,14 +485,16 @@ def _play(server: Scripted, script: list[tuple[str, Any]], dpop: bool | None) ->
             flow = driver.flow(dpop=dpop)
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.property
+@settings(deadline=None)
 @given(servers, events, st.sampled_from([None, True, False]))
 def test_logins_per_request_are_bounded(server, script, dpop):
     for logins, _refreshes, _flow in _play(server, script, dpop):
         assert logins <= oauth.MAX_LOGINS + oauth.MAX_STEP_UPS
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.property
+@settings(deadline=None)
 @given(servers, events, st.sampled_from([None, True, False]))
 def test_each_refresh_token_is_presented_once_at_most(server, script, dpop):
     """At most one refresh per expiry: a refresh token, once used (rotated or refused), is not sent again."""
@@ -501,7 +503,8 @@ def test_each_refresh_token_is_presented_once_at_most(server, script, dpop):
     assert len(server.used_refresh) == len(set(server.used_refresh))
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.property
+@settings(deadline=None)
 @given(servers, events)
 def test_scopes_asked_only_grow(server, script):
     for _ in _play(server, script, None):
@@ -510,7 +513,8 @@ def test_scopes_asked_only_grow(server, script):
         assert before <= after
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.property
+@settings(deadline=None)
 @given(servers, events, st.sampled_from([None, True, False]))
 def test_a_refused_refresh_leads_to_one_login_at_most(server, script, dpop):
     server.refuse_refresh = True
@@ -520,7 +524,8 @@ def test_a_refused_refresh_leads_to_one_login_at_most(server, script, dpop):
         assert refreshes <= 1
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.property
+@settings(deadline=None)
 @given(servers, events)
 def test_by_default_dpop_follows_the_resource_not_the_authorization_server(server, script):
     driver_proofs = 0
@@ -530,7 +535,8 @@ def test_by_default_dpop_follows_the_resource_not_the_authorization_server(serve
         assert driver_proofs == 0
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.property
+@settings(deadline=None)
 @given(st.floats(0.5, 10 * 365 * 86400.0), st.floats(0.0, 2e9))
 def test_a_fresh_token_is_never_due(lifetime, now):
     tokens = Tokens("AT", expires_at=now + lifetime, issued_at=now)
