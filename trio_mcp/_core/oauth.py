@@ -1058,12 +1058,16 @@ class KeepClient:
 
 @attrs.frozen
 class KeepTokens:
-    """Store ``tokens``; the driver does it whole, a cancellation notwithstanding (a rotated refresh token must not be lost)."""
+    """Store ``tokens``; the driver does it whole, a cancellation notwithstanding (a rotated refresh token must not be lost).
+
+    ``refreshed``: the tokens come from a refresh (telemetry records it).
+    """
 
     resource: str
     issuer: str
     client_id: str
     tokens: Tokens = attrs.field(repr=False)
+    refreshed: bool = False
 
 
 @attrs.frozen
@@ -1868,10 +1872,12 @@ class AuthFlow:
             )
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _keep(self, context: Context, client_id: str, tokens: Tokens) -> Generator[Action, Any, None]:
+    def _keep(
+        self, context: Context, client_id: str, tokens: Tokens, *, refreshed: bool = False
+    ) -> Generator[Action, Any, None]:
         self.tokens = tokens
         self.keys = (context.resource, context.issuer)
-        yield KeepTokens(context.resource, context.issuer, client_id, tokens)
+        yield KeepTokens(context.resource, context.issuer, client_id, tokens, refreshed)
 
     def _refresh(self, context: Context, client: ClientInfo, tokens: Tokens) -> Generator[Action, Any, None]:
         """A refresh grant; the new tokens (the old refresh token kept unless rotated) are kept."""
@@ -1887,7 +1893,7 @@ class AuthFlow:
             refresh_token=new.refresh_token if new.refresh_token is not None else tokens.refresh_token,
             scope=new.scope if new.scope is not None else tokens.scope,
         )
-        yield from self._keep(context, client.client_id, new)
+        yield from self._keep(context, client.client_id, new, refreshed=True)
 
     # ------------------------------------------------------------ logout
 

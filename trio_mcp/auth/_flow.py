@@ -34,6 +34,7 @@ import trio
 
 from .._core import oauth, redirects
 from .._core.oauth import AuthorizationFailed, FlowSettings
+from .._telemetry import token_refreshed
 from ._protocols import ClientInfo, MemoryTokenStorage, RedirectHandler, Tokens, TokenStorage
 
 if TYPE_CHECKING:
@@ -225,6 +226,8 @@ class _Flow(httpx2.Auth):
             # A cancellation cannot stop the store half-way: a rotated refresh token must not be lost.
             with trio.CancelScope(shield=True), trio.move_on_after(STORE_TIMEOUT):
                 await storage.set_tokens(action.resource, action.issuer, action.client_id, action.tokens)
+            if action.refreshed:
+                token_refreshed(action.issuer)
             return None
         if isinstance(action, oauth.KeepClient):
             with trio.CancelScope(shield=True), trio.move_on_after(STORE_TIMEOUT):
