@@ -172,6 +172,13 @@ def _short_error(error: ConfigError) -> str:
     return text[len(prefix) :] if prefix and text.startswith(prefix) else text
 
 
+def _without_entry(error: BaseException) -> str:
+    """An error's text without the ``server 'NAME': `` a group puts first (the table's row names it)."""
+    text = str(error)
+    entry = getattr(error, "entry", None)
+    return text.removeprefix(f"server {entry!r}: ") if isinstance(entry, str) else text
+
+
 # ----------------------------------------------------------------- choosing one server
 
 
@@ -314,7 +321,7 @@ def _status_detail(status: ServerStatus, loaded: Loaded, options: Options) -> st
     if status.state == "invalid" and isinstance(status.error, ConfigError):
         return _short_error(status.error)
     if status.state in ("failed", "restarting", "starting") and (status.reason or status.error):
-        return _cut(str(status.error) if status.error is not None else status.reason)
+        return _cut(_without_entry(status.error) if status.error is not None else status.reason)
     return shown_command(loaded.shown.servers.get(status.name))
 
 
