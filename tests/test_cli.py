@@ -1209,3 +1209,18 @@ def test_demo_server_ask_on_a_terminal():
     code, output = terminal.finish()
     assert code == 0, output
     assert "Hello, Ada!" in output
+
+
+BANNER = "import sys, time; print('Weather server v1.2 starting...'); print('Listening on stdio'); sys.stdout.flush(); time.sleep(600)"
+
+
+def test_a_server_that_prints_a_banner_and_never_answers_gives_up_after_20_s():
+    # By default: the whole handshake in 20 s (not 60 s after a 10 s probe),
+    # and the error says what the server printed instead, without -v.
+    result = run("tools", server=[sys.executable, "-c", BANNER], timeout=LIMIT + 20)
+    line = one_error_line(result, 5)
+    assert "within 20 s (handshake_timeout)" in line
+    assert (
+        "it wrote 2 lines that are not JSON-RPC messages, the first: 'Weather server v1.2 starting...'"
+        in line
+    )

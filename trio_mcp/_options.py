@@ -297,11 +297,16 @@ class ClientOptions(ConnectionOptions):
     """How long ``auto`` waits for the probe's answer before it takes the
     server for an initialize-era one."""
     handshake_timeout: float | None = attrs.field(
-        default=60.0, validator=seconds("handshake_timeout", none=True)
+        default=20.0, validator=seconds("handshake_timeout", none=True)
     )
-    """The budget of the handshake the library runs itself (``initialize``,
-    or a pinned ``server/discover``); `None` for none. Exceeded, it raises
-    `RequestTimeout`."""
+    """The budget of the whole handshake the library runs itself (the
+    ``auto`` probe included, then ``initialize``; or a pinned
+    ``server/discover``), from the moment the server is started; `None` for
+    none. Exceeded, it raises `RequestTimeout`, whose text says what the
+    server wrote on stdout instead of answering (how many lines that are no
+    JSON-RPC message, and the first: a banner, a log line). Twenty seconds,
+    as the MCP Inspector's fifteen: a server that answers nothing by then
+    will not; raise it for one that is slow to start."""
     client_info: tuple[str, str] | Implementation = attrs.field(
         default=("trio-mcp", __version__), validator=_client_info
     )

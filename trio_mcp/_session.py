@@ -218,6 +218,8 @@ class Session:
         self._notes_dropped = 0
         self._lines_dropped = 0
         self._last_dropped = ""
+        self._stray_lines = 0
+        self._first_stray = ""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -579,6 +581,22 @@ class Session:
             )
         return ""
 
+    def stray_lines_hint(self) -> str:
+        """What the server wrote instead of messages, for an error that says it never answered.
+
+        ``""`` when it wrote nothing of the kind, else, say, ``"; it wrote 2
+        lines that are not JSON-RPC messages, the first: 'Listening...'"``.
+        """
+        count = self._stray_lines
+        if not count:
+            return ""
+        lines = (
+            "1 line that is not a JSON-RPC message"
+            if count == 1
+            else f"{count} lines that are not JSON-RPC messages"
+        )
+        return f"; it wrote {lines}, the first: {self._first_stray}"
+
     def _abandon(self, request_id: int, reason: str, tell_server: bool = True) -> None:
         self._calls.pop(request_id, None)
         if not self._conn.is_pending(request_id):
@@ -746,6 +764,10 @@ class Session:
         elif isinstance(event, Diagnostic):
             self._lines_dropped += 1
             self._last_dropped = event.text
+            if event.stray is not None:
+                self._stray_lines += 1
+                if self._stray_lines == 1:
+                    self._first_stray = event.stray
             self._log(event.text)
         elif isinstance(event, Send):
             self._send(event.data)
