@@ -107,7 +107,8 @@ BOTH_ERAS = {
     "info-json": ["--json", "info"],
     "echo": ["call", "echo", "text=hi there"],
     "fail": ["call", "fail"],
-    "unknown-tool": ["call", "nope"],
+    "unknown-tool": ["call", "ech", "text=hi"],
+    "missing-argument": ["call", "echo"],
     "read-missing": ["read", "mem://missing"],
     "prompt": ["prompt", "greet", "name=Bob"],
     "ask": ["call", "ask"],
@@ -131,6 +132,8 @@ MODERN_ONLY = {
     "fail-json": ["--json", "call", "fail"],
     "odd": ["call", "odd"],
     "unknown-tool-json": ["call", "nope", "--json"],
+    "rpc-error": ["call", "needs", "cap=nothing"],
+    "rpc-error-json": ["call", "needs", "cap=nothing", "--json"],
     "read": ["read", "mem://a"],
     "read-dir": ["read", "mem://dir"],
     "read-blob": ["read", "mem://blob"],
@@ -286,18 +289,38 @@ def test_unknown_content_and_images(matrix, era):
     )
 
 
+def test_an_unknown_tool_is_refused_before_sending_with_the_closest_names(matrix, era):
+    # The server's list says there is no such tool: nothing goes out, exit 2.
+    line = one_error_line(matrix[era, "unknown-tool"], cli.EXIT_USAGE)
+    assert line == "trio-mcp: the server has no tool 'ech' (did you mean 'echo'?); nothing was sent"
+
+
+def test_a_missing_required_argument_is_refused_before_sending(matrix, era):
+    line = one_error_line(matrix[era, "missing-argument"], cli.EXIT_USAGE)
+    assert line == "trio-mcp: the tool 'echo' needs the argument 'text' (text=...); nothing was sent"
+
+
+@modern_only
 def test_rpc_error(matrix, era):
-    line = one_error_line(matrix[era, "unknown-tool"], cli.EXIT_RPC_ERROR)
-    assert line == "trio-mcp: the server answered tools/call with error -32602: Unknown tool: nope"
+    line = one_error_line(matrix[era, "rpc-error"], cli.EXIT_RPC_ERROR)
+    assert line.startswith("trio-mcp: the server answered tools/call with error -32021: ")
+
+
+@modern_only
+def test_an_unknown_tool_in_json_mode(matrix, era):
+    result = matrix[era, "unknown-tool-json"]
+    one_error_line(result, cli.EXIT_USAGE)
+    error = json.loads(result.stdout)["error"]
+    assert error["kind"] == "usage"
+    assert error["exitCode"] == cli.EXIT_USAGE
 
 
 @modern_only
 def test_rpc_error_in_json_mode(matrix, era):
-    result = matrix[era, "unknown-tool-json"]
+    result = matrix[era, "rpc-error-json"]
     one_error_line(result, cli.EXIT_RPC_ERROR)
     error = json.loads(result.stdout)["error"]
     assert error["kind"] == "rpc"
-    assert error["code"] == -32602
     assert error["exitCode"] == cli.EXIT_RPC_ERROR
 
 
@@ -1223,4 +1246,22 @@ def test_a_server_that_prints_a_banner_and_never_answers_gives_up_after_20_s():
     assert (
         "it wrote 2 lines that are not JSON-RPC messages, the first: 'Weather server v1.2 starting...'"
         in line
+    )
+
+
+def test_a_typo_of_a_demo_tool_is_refused_with_the_closest_name():
+    result = run("call", "ad", "a=1", "b=2")
+    assert one_error_line(result, cli.EXIT_USAGE) == (
+        "trio-mcp: the server has no tool 'ad' (did you mean 'add'?); nothing was sent"
+    )
+    result = run("call", "add", "a=1", "bb=2")
+    assert one_error_line(result, cli.EXIT_USAGE) == (
+        "trio-mcp: the tool 'add' has no argument 'bb' (did you mean 'b'?); nothing was sent"
+    )
+    # A schema that does not forbid other names: the missing one is named, with the likely typo.
+    result = run("call", "echo", "txt=hi", server=scripted("modern"))
+    assert result.returncode == cli.EXIT_USAGE
+    assert result.stderr.splitlines()[-1] == (
+        "trio-mcp: the tool 'echo' needs the argument 'text' (text=...; did you mean 'text' instead of 'txt'?);"
+        " nothing was sent"
     )

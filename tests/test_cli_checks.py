@@ -526,7 +526,7 @@ STATUS_CASES: dict[int, tuple[list[str], list[str] | None, list[str] | None]] = 
     cli.EXIT_SPAWN: (["info"], ["no-such-server-command-anywhere"], None),
     cli.EXIT_SERVER_GONE: (["info"], [sys.executable, "-c", "import sys; sys.exit('no API key')"], None),
     cli.EXIT_TIMEOUT: (["--timeout", "1", "call", "slow", "steps=2", "delay=10"], None, None),
-    cli.EXIT_RPC_ERROR: (["call", "nope"], None, None),
+    cli.EXIT_RPC_ERROR: (["read", "demo://nope"], None, None),
     cli.EXIT_PROTOCOL: (["--protocol", "2026-07-28", "info"], scripted("legacy"), None),
     cli.EXIT_INPUT: (["call", "sample"], scripted(), None),
     cli.EXIT_CONFIG: (["--config", "/nonexistent/mcp.json", "tools"], None, None),

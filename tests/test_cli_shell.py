@@ -202,15 +202,13 @@ def test_an_rpc_error_shows_what_the_server_wrote_to_stderr_meanwhile():
 
 def test_the_stderr_of_an_rpc_error_stops_at_the_answer():
     # The demo, verbose, says on stderr why it refused; and "end of input" once stopped, which is not shown.
-    result = run("call", "nope", server=[sys.executable, "-m", "trio_mcp.demo", "--verbose"])
+    result = run("read", "demo://nope", server=[sys.executable, "-m", "trio_mcp.demo", "--verbose"])
     assert result.returncode == cli.EXIT_RPC_ERROR
     first, *tail = result.stderr.splitlines()
     assert first.endswith("; its last stderr lines:")
     assert len(tail) == 1
-    assert tail[0].startswith("  | trio-mcp-demo: tools/call (id ")
-    assert tail[0].endswith(
-        ") failed: unknown tool 'nope'; this server has ['add', 'ask', 'batch', 'echo', 'report', 'slow']"
-    )
+    assert tail[0].startswith("  | trio-mcp-demo: resources/read (id ")
+    assert tail[0].endswith(") failed: resource not found: demo://nope")
 
 
 def test_verbose_streams_stderr_and_does_not_repeat_it():
@@ -279,6 +277,8 @@ def test_shell_goes_on_after_errors_and_exits_with_the_last_status():
         "--json shell",
         "call add a=1 b=2",
         "call add a=1",
+        "read demo://nope",
+        "call slow steps=0",
     )
     assert result.returncode == cli.EXIT_TOOL_ERROR
     assert result.stdout.startswith("3\n")
@@ -289,8 +289,8 @@ def test_shell_goes_on_after_errors_and_exits_with_the_last_status():
         ),
         "trio-mcp: argument 'b': expected a number, got 'x' (the tool 'add')",
         (
-            "trio-mcp: the server answered tools/call with error -32602: unknown tool 'nope'; this server has"
-            " ['add', 'ask', 'batch', 'echo', 'report', 'slow']"
+            "trio-mcp: the server has no tool 'nope' (its tools: echo, add, slow, ask, report, batch);"
+            " nothing was sent"
         ),
         "trio-mcp: cannot read the line: No closing quotation",
         "trio-mcp call: error: --protocol is an option of the shell, given when it starts",
@@ -300,13 +300,18 @@ def test_shell_goes_on_after_errors_and_exits_with_the_last_status():
             " prompt, complete, log-level, tasks, help, exit, quit)"
         ),
         "trio-mcp: error: this is the shell already",
-        "trio-mcp: the tool 'add' reported an error: Invalid arguments for the add tool: missing argument 'b'.",
+        "trio-mcp: the tool 'add' needs the argument 'b' (b=...); nothing was sent",
+        (
+            "trio-mcp: the server answered resources/read with error -32602: resource not found: demo://nope"
+            ' (data: {"uri":"demo://nope"})'
+        ),
+        "trio-mcp: the tool 'slow' reported an error: Invalid arguments for the slow tool: 'steps' must be at least 1, not 0.",
     ]
 
 
 @pytest.mark.parametrize(("last", "status"), [("exit", cli.EXIT_RPC_ERROR), ("quit 0", 0), ("exit 3", 3)])
 def test_shell_exit(last, status):
-    result = shell("call nope", last, "call echo text=never")
+    result = shell("read demo://nope", last, "call echo text=never")
     assert result.returncode == status, result.stderr
     assert "never" not in result.stdout
 

@@ -79,6 +79,20 @@ def test_everything_arguments_are_read_by_the_schema(everything_server):
     assert result.stderr == "trio-mcp: argument 'b': expected a number, got 'many' (the tool 'get-sum')\n"
 
 
+def test_everything_unknown_tools_and_missing_arguments_are_refused_before_sending(everything_server):
+    # The CLI has the server's list: a typo and a missing required argument
+    # never reach the server (which would answer "Unknown tool" without a hint).
+    result = trio_mcp(everything_server, "call", "get-summ", "a=1", "b=2")
+    assert result.returncode == 2
+    assert (
+        result.stderr
+        == "trio-mcp: the server has no tool 'get-summ' (did you mean 'get-sum'?); nothing was sent\n"
+    )
+    result = trio_mcp(everything_server, "call", "get-sum", "a=2")
+    assert result.returncode == 2
+    assert result.stderr == "trio-mcp: the tool 'get-sum' needs the argument 'b' (b=...); nothing was sent\n"
+
+
 @pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
 def test_sdk_server_completes_in_both_eras(sdk_server, protocol):
     prompt = trio_mcp(sdk_server, "--protocol", protocol, "complete", "prompt", "review", "language=p")

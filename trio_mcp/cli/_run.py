@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from collections import deque
@@ -65,7 +66,7 @@ from ._render import (
 from ._values import ArgumentValueError, convert_arguments, known_names, unknown_arguments
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from contextlib import AbstractAsyncContextManager
 
     from .._client import Client
@@ -267,18 +268,82 @@ async def find_tool(session: Command, client: Client, name: str) -> Tool | None:
     return None
 
 
+async def _listed_tools(session: Command, client: Client) -> list[Tool] | None:
+    """The server's tools, or `None` when it lists none at all (no ``tools`` capability, or no ``tools/list``)."""
+    if client.server_capabilities.tools is None:
+        return None
+    session.stage = "tools/list"
+    try:
+        return [tool async for tool in client.iter_tools()]
+    except RpcError:
+        return None
+
+
+def _unknown_tool(name: str, tools: list[Tool]) -> Failure:
+    """The refusal of a call of a tool the server does not list, with the closest names."""
+    names = [tool.name for tool in tools]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if close:
+        hint = f"did you mean {' or '.join(map(repr, close))}?"
+    elif not names:
+        hint = "it lists no tools"
+    elif len(names) <= 8:
+        hint = f"its tools: {', '.join(names)}"
+    else:
+        hint = f"see '{PROG} tools'"
+    return Failure(
+        EXIT_USAGE,
+        f"the server has no tool {name!r} ({hint}); nothing was sent",
+        kind="usage",
+        tool=name,
+        suggestions=close,
+    )
+
+
+def _missing_arguments(name: str, tool: Tool, given: Iterable[str]) -> Failure | None:
+    """The refusal of a call that lacks arguments the tool's input schema requires, or `None`."""
+    schema = tool.input_schema
+    required = schema.get("required")
+    if not isinstance(required, list):
+        return None
+    have = set(given)
+    missing = [item for item in required if isinstance(item, str) and item not in have]
+    if not missing:
+        return None
+    plural = "s" if len(missing) > 1 else ""
+    words = " ".join(f"{item}=..." for item in missing)
+    unknown = sorted(item for item in have if item not in known_names(schema))
+    hints = []
+    for item in missing:
+        close = difflib.get_close_matches(item, unknown, n=1, cutoff=0.5)
+        if close:
+            hints.append(f"{item!r} instead of {close[0]!r}")
+    hint = f"; did you mean {' and '.join(hints)}?" if hints else ""
+    return Failure(
+        EXIT_USAGE,
+        f"the tool {name!r} needs the argument{plural} {', '.join(map(repr, missing))} ({words}{hint});"
+        " nothing was sent",
+        kind="usage",
+        argument=missing[0],
+    )
+
+
 async def arguments_for(session: Command, client: Client) -> dict[str, JSON]:
     """The call's arguments: the ``KEY=VALUE`` words read by the tool's input schema.
 
-    Names the schema does not know are refused (when it forbids them) or
-    warned about (when it says nothing of them): see `unknown_arguments`.
+    A tool the server does not list, and a call without an argument the
+    tool requires, are refused before anything is sent (`EXIT_USAGE`, with
+    the closest names). Names the schema does not know are refused (when it
+    forbids them) or warned about (when it says nothing of them): see
+    `unknown_arguments`.
     """
     options = session.options
-    if not options.arguments:
-        return options.arguments
-    tool = await find_tool(session, client, options.target)
+    tools = await _listed_tools(session, client)
+    if tools is None:
+        return options.arguments  # it lists nothing: the server will say
+    tool = next((tool for tool in tools if tool.name == options.target), None)
     if tool is None:
-        return options.arguments  # the server will say it has no such tool
+        raise _unknown_tool(options.target, tools)
     unknown = unknown_arguments(options.arguments, tool.input_schema)
     known = known_names(tool.input_schema)
     refused = [item for item in unknown if item.forbidden]
@@ -292,6 +357,9 @@ async def arguments_for(session: Command, client: Client) -> dict[str, JSON]:
             argument=refused[0].name,
             suggestions=refused[0].close,
         )
+    missing = _missing_arguments(options.target, tool, options.arguments)
+    if missing is not None:
+        raise missing
     for item in unknown:
         session.console.say(
             f"{PROG}: the tool {options.target!r} does not declare the argument {item.describe(known)};"
