@@ -70,9 +70,9 @@ class Server:
         self.url = self.base + "/mcp"
 
     async def stats(self) -> dict[str, Any]:
-        import httpx
+        import httpx2
 
-        async with httpx.AsyncClient(trust_env=False) as http:
+        async with httpx2.AsyncClient(trust_env=False) as http:
             return (await http.get(self.base + "/stats")).json()  # type: ignore[no-any-return]
 
     def close(self) -> None:
@@ -263,8 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hang", type=float, default=60.0, help="a call taking longer has hung")
     parser.add_argument("--seed", type=int, default=1)
     config = parser.parse_args(argv)
-    if importlib.util.find_spec("httpx") is None:
-        print("HTTP soak skipped: httpx is not installed (pip install 'trio-mcp[http]')")
+    if importlib.util.find_spec("httpx2") is None:
+        print("HTTP soak skipped: httpx2 is not installed (pip install 'trio-mcp[http]')")
         return 0
     with contextlib.suppress(KeyboardInterrupt):
         return trio.run(run, config)

@@ -39,9 +39,9 @@ nitpick_ignore_regex = [
     # trio.TooSlowError, trio.Process, attrs.frozen, ...).
     (r"py:.*", r"trio\..*"),
     (r"py:.*", r"attrs\..*"),
-    # httpx types in the HTTP openers' signatures and prose (httpx.Auth,
-    # httpx.AsyncClient, ...).
-    (r"py:.*", r"httpx\..*"),
+    # httpx2 types in the HTTP openers' signatures and prose (httpx2.Auth,
+    # httpx2.AsyncClient, ...).
+    (r"py:.*", r"httpx2\..*"),
     # Hypothesis's strategies, returned by trio_mcp.testing.strategies.
     (r"py:.*", r"(hypothesis\.strategies\.)?SearchStrategy"),
     # Standard-library names outside builtins, as annotations spell them.

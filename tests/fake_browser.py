@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import sys
 
-import httpx
+import httpx2
 
 
 def main() -> int:
-    with httpx.Client(follow_redirects=True, timeout=30, trust_env=False) as http:
+    with httpx2.Client(follow_redirects=True, timeout=30, trust_env=False) as http:
         response = http.get(sys.argv[1])
     return 0 if response.status_code == 200 else 1
 

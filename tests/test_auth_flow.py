@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-import httpx
+import httpx2
 import pytest
 import trio
 from process_support import server_process
@@ -54,7 +54,7 @@ def url_of(server, scenario: str) -> str:
 
 
 async def stats(server) -> dict:
-    async with httpx.AsyncClient(trust_env=False) as http:
+    async with httpx2.AsyncClient(trust_env=False) as http:
         response = await http.get(f"{server.base}/auth-stats")
     return response.json()
 
@@ -94,7 +94,7 @@ class Browser:
         self.visits.append(authorization_url)
         if self._hang:
             await trio.sleep_forever()
-        async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as http:
+        async with httpx2.AsyncClient(follow_redirects=False, trust_env=False) as http:
             response = await http.get(authorization_url)
         assert response.status_code == 302, response.text
         answer = dict(parse_qsl(urlsplit(response.headers["location"]).query))
@@ -105,7 +105,7 @@ class Browser:
 
 
 @asynccontextmanager
-async def connected(url: str, auth: httpx.Auth):
+async def connected(url: str, auth: httpx2.Auth):
     async with trio_mcp.open_client(trio_mcp.HTTPTarget(url, auth=auth, trust_env=False)) as client:
         yield client
 
@@ -404,14 +404,14 @@ async def test_hostile_authorization_server(server, scenario, reason):
 
 
 async def test_a_refusal_is_not_read_and_the_retry_goes_on_a_fresh_connection(server):
-    # httpx reads a refusal's body before the retry: the flow leaves it
+    # httpx2 reads a refusal's body before the retry: the flow leaves it
     # unread, so that its connection (possibly closed by the server while a
     # person logged in) is not reused for the retry.
     scenario = "huge-401"
     url = url_of(server, scenario)
     message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     with trio.fail_after(GUARD):
-        async with httpx.AsyncClient(auth=oauth(url), trust_env=False) as http:
+        async with httpx2.AsyncClient(auth=oauth(url), trust_env=False) as http:
             response = await http.post(url, json=message)
     assert response.status_code not in (401, 403)
     (refusal,) = response.history
@@ -480,13 +480,13 @@ async def test_tokens_and_secrets_never_reach_the_authorization_server_or_a_url(
 async def test_tokens_go_only_to_the_servers_origin():
     seen_headers = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         seen_headers.append((request.url.host, request.headers.get("authorization")))
-        return httpx.Response(200, json={})
+        return httpx2.Response(200, json={})
 
     auth = OAuth("https://mcp.example.com/mcp")
     auth._tokens = Tokens("AT-secret", "Bearer")
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler), auth=auth) as http:
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler), auth=auth) as http:
         await http.get("https://mcp.example.com/mcp")
         await http.get("https://other.example.com/mcp")
         await http.get("http://mcp.example.com/mcp")  # another scheme: another origin
@@ -523,5 +523,5 @@ def test_the_plain_http_path_does_not_import_the_signing_extra():
 
 
 def test_sync_clients_are_refused():
-    with pytest.raises(RuntimeError, match="AsyncClient"), httpx.Client(auth=OAuth("https://x/mcp")) as http:
+    with pytest.raises(RuntimeError, match="AsyncClient"), httpx2.Client(auth=OAuth("https://x/mcp")) as http:
         http.get("https://x/mcp")

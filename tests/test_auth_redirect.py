@@ -7,7 +7,7 @@ import socket
 import urllib.parse
 from collections.abc import Callable
 
-import httpx
+import httpx2
 import pytest
 import trio
 from hypothesis import given, strategies as st
@@ -99,13 +99,13 @@ async def test_loopback_one_callback_then_closed() -> None:
     handler = LoopbackRedirect(open_browser=open_browser, output=out)
     assert isinstance(handler, RedirectHandler)
     with trio.fail_after(20):
-        async with handler.listen() as pending, httpx.AsyncClient() as browser:
+        async with handler.listen() as pending, httpx2.AsyncClient() as browser:
             assert isinstance(pending, PendingRedirect)
             uri = pending.redirect_uri
             assert uri.startswith("http://127.0.0.1:")
             assert uri.endswith("/callback")
             port = port_of(uri)
-            responses: list[httpx.Response] = []
+            responses: list[httpx2.Response] = []
 
             async def user() -> None:
                 # The browser opened, the user logged in, the server sent them back.
@@ -140,7 +140,7 @@ async def test_loopback_one_callback_then_closed() -> None:
             assert AUTH_URL in out.getvalue()
             # The one callback is taken: nothing listens any more.
             assert not is_listening(port)
-            with pytest.raises(httpx.ConnectError):
+            with pytest.raises(httpx2.ConnectError):
                 await browser.get(uri, params={"code": "again", "state": "STATE-123"})
             with pytest.raises(RedirectError, match="already"):
                 await pending.complete(AUTH_URL)
@@ -149,7 +149,7 @@ async def test_loopback_one_callback_then_closed() -> None:
 async def test_loopback_error_callback_is_returned() -> None:
     handler = LoopbackRedirect(open_browser=None, output=io.StringIO())
     with trio.fail_after(20):
-        async with handler.listen() as pending, httpx.AsyncClient() as browser:
+        async with handler.listen() as pending, httpx2.AsyncClient() as browser:
             async with trio.open_nursery() as nursery:
 
                 async def user() -> None:
@@ -165,7 +165,7 @@ async def test_loopback_error_callback_is_returned() -> None:
 async def test_loopback_silent_and_broken_connections_do_not_block_the_callback() -> None:
     handler = LoopbackRedirect(open_browser=None, output=io.StringIO())
     with trio.fail_after(20):
-        async with handler.listen() as pending, httpx.AsyncClient() as browser:
+        async with handler.listen() as pending, httpx2.AsyncClient() as browser:
             port = port_of(pending.redirect_uri)
 
             async def user() -> None:
@@ -225,7 +225,7 @@ async def test_loopback_a_failing_browser_still_waits_for_the_callback() -> None
     out = Output()
     handler = LoopbackRedirect(open_browser=broken_browser, output=out)
     with trio.fail_after(20):
-        async with handler.listen() as pending, httpx.AsyncClient() as browser:
+        async with handler.listen() as pending, httpx2.AsyncClient() as browser:
             async with trio.open_nursery() as nursery:
 
                 async def user() -> None:
@@ -250,7 +250,7 @@ async def test_loopback_without_a_browser_says_so_and_waits() -> None:
     out = Output()
     handler = LoopbackRedirect(open_browser=lambda url: False, output=out)
     with trio.fail_after(20):
-        async with handler.listen() as pending, httpx.AsyncClient() as browser:
+        async with handler.listen() as pending, httpx2.AsyncClient() as browser:
             async with trio.open_nursery() as nursery:
 
                 async def user() -> None:
@@ -272,7 +272,7 @@ async def test_loopback_on_ipv6() -> None:
         pytest.skip("::1 cannot be bound on this machine")
     handler = LoopbackRedirect(host="::1", open_browser=None, output=io.StringIO())
     with trio.fail_after(20):
-        async with handler.listen() as pending, httpx.AsyncClient() as browser:
+        async with handler.listen() as pending, httpx2.AsyncClient() as browser:
             assert pending.redirect_uri.startswith("http://[::1]:")
             async with trio.open_nursery() as nursery:
 
@@ -343,12 +343,12 @@ async def test_headless_refuses_an_unfit_url_before_printing_it() -> None:
 
 
 async def test_headless_against_a_real_authorization_endpoint() -> None:
-    """The browser is httpx: GET the authorization URL, take the Location it 302s to, paste it."""
+    """The browser is httpx2: GET the authorization URL, take the Location it 302s to, paste it."""
 
-    async def authorize(request: httpx.Request) -> httpx.Response:
+    async def authorize(request: httpx2.Request) -> httpx2.Response:
         query = dict(urllib.parse.parse_qsl(request.url.query.decode()))
         location = f"{query['redirect_uri']}?code=real-code&state={query['state']}"
-        return httpx.Response(302, headers={"location": location})
+        return httpx2.Response(302, headers={"location": location})
 
     pasted: list[str] = []
     seen_url: list[str] = []
@@ -358,7 +358,7 @@ async def test_headless_against_a_real_authorization_endpoint() -> None:
         # The user opens what was printed, and pastes back where the browser went.
         url = next(line.strip() for line in out.getvalue().splitlines() if line.startswith("  http"))
         seen_url.append(url)
-        async with httpx.AsyncClient(transport=httpx.MockTransport(authorize)) as browser:
+        async with httpx2.AsyncClient(transport=httpx2.MockTransport(authorize)) as browser:
             response = await browser.get(url, follow_redirects=False)
         pasted.append(response.headers["location"])
         return response.headers["location"] + "\n"

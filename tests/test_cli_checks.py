@@ -37,8 +37,8 @@ SERVER = ROOT / "tests" / "servers" / "mcp_server.py"
 DEMO = [sys.executable, "-m", "trio_mcp.demo"]
 LIMIT = 30
 
-#: Run the command with httpx missing, as on an installation without the http extra.
-WITHOUT_HTTPX = "import sys; sys.modules['httpx'] = None; from trio_mcp.cli import main; main()"
+#: Run the command with httpx2 missing, as on an installation without the http extra.
+WITHOUT_HTTPX = "import sys; sys.modules['httpx2'] = None; from trio_mcp.cli import main; main()"
 
 
 def env() -> dict[str, str]:
@@ -128,7 +128,7 @@ def test_a_result_that_fits_its_output_schema_passes():
 
 
 def test_without_the_validation_extra_the_output_is_shown_unchecked():
-    prefix = [sys.executable, "-c", WITHOUT_HTTPX.replace("httpx", "jsonschema_rs")]
+    prefix = [sys.executable, "-c", WITHOUT_HTTPX.replace("httpx2", "jsonschema_rs")]
     result = run("call", "add", "a=1", "b=2", server=[*DEMO, "--wrong-output"], prefix=prefix)
     assert result.returncode == cli.EXIT_OK, result.stderr
     assert '"sum": "3"' in result.stdout
@@ -213,7 +213,7 @@ def test_a_url_without_the_http_extra_is_a_setup_error():
     no_traceback(result)
     assert result.stderr == (
         "trio-mcp: a remote server (a URL) needs the http extra, which is not installed"
-        " (no module 'httpx'): pip install 'trio-mcp[http]'\n"
+        " (no module 'httpx2'): pip install 'trio-mcp[http]'\n"
     )
     as_json = run("--json", "tools", "http://127.0.0.1:9/mcp", prefix=prefix)
     assert json.loads(as_json.stdout)["error"]["kind"] == "setup"
@@ -241,8 +241,8 @@ def test_a_configuration_url_without_the_http_extra_is_a_setup_error(tmp_path):
 
 
 def test_missing_extra_is_found_through_groups_and_causes():
-    error = ModuleNotFoundError("no httpx", name="httpx")
-    assert missing_extra(error) == ("httpx", "http")
+    error = ModuleNotFoundError("no httpx2", name="httpx2")
+    assert missing_extra(error) == ("httpx2", "http")
     wrapped = RuntimeError("wrapped")
     wrapped.__cause__ = BaseExceptionGroup("tasks", [ValueError(), ModuleNotFoundError(name="jsonschema_rs")])
     assert missing_extra(wrapped) == ("jsonschema_rs", "validation")

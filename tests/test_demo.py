@@ -1064,7 +1064,7 @@ def test_the_demo_imports_only_the_light_core():
     ]
     assert heavy == []
     # The stdio demo never loads the HTTP stack (``--http`` imports it on demand).
-    assert [name for name in loaded if name.partition(".")[0] in ("h11", "httpx", "httpcore")] == []
+    assert [name for name in loaded if name.partition(".")[0] in ("h11", "httpx2", "httpcore2")] == []
     assert "trio_mcp._serving.http" not in loaded
 
 

@@ -1,7 +1,7 @@
 """The demo server over Streamable HTTP, ``python -m trio_mcp.demo --http``, as a real process.
 
 The client of the package in both eras (what the docs' HTTP examples do),
-then the HTTP rules of the front by hand with httpx: the 2026-07-28 headers
+then the HTTP rules of the front by hand with httpx2: the 2026-07-28 headers
 checked against the body, the initialize era's session, GET stream and
 DELETE, and the refusals (status and JSON-RPC error) of what is not MCP.
 """
@@ -18,7 +18,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 import trio
 
@@ -223,7 +223,7 @@ async def test_the_client_in_the_initialize_era_over_http():
 
 
 async def test_2026_headers_must_agree_with_the_body():
-    async with demo_http() as demo, httpx.AsyncClient() as http:
+    async with demo_http() as demo, httpx2.AsyncClient() as http:
         with trio.fail_after(LIMIT):
             call = modern("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
             good = await http.post(demo.url, json=call, headers=headers_of(call))
@@ -267,7 +267,7 @@ async def test_2026_headers_must_agree_with_the_body():
 
 
 async def test_the_initialize_era_session_get_stream_and_delete():
-    async with demo_http() as demo, httpx.AsyncClient() as http:
+    async with demo_http() as demo, httpx2.AsyncClient() as http:
         with trio.fail_after(LIMIT):
             initialize = {
                 "jsonrpc": "2.0",
@@ -322,7 +322,7 @@ async def test_the_initialize_era_session_get_stream_and_delete():
 
 
 async def test_what_is_not_mcp_is_refused():
-    async with demo_http() as demo, httpx.AsyncClient() as http:
+    async with demo_http() as demo, httpx2.AsyncClient() as http:
         with trio.fail_after(LIMIT):
             call = modern("tools/list")
             base = demo.url.removesuffix("/mcp")

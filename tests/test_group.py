@@ -565,7 +565,7 @@ async def test_remote_entries_join_the_group_over_http() -> None:
     entry it always refuses (``auth-401``) needs a login at once, with the
     challenge, and is not restarted: credentials do not come back by themselves.
     """
-    pytest.importorskip("httpx", reason="remote entries need the http extra")
+    pytest.importorskip("httpx2", reason="remote entries need the http extra")
     from process_support import hostile_server
 
     with hostile_server(era="dual") as http:

@@ -403,7 +403,7 @@ def test_a_remote_entry_without_the_http_extra_fails_alone(tmp_path: Path) -> No
     script.write_text(
         f"""
 import sys
-sys.modules["httpx"] = None  # as on an installation without the http extra
+sys.modules["httpx2"] = None  # as on an installation without the http extra
 import trio, trio_mcp
 from trio_mcp import RestartPolicy, ServerSpec, open_servers
 

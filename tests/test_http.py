@@ -12,7 +12,7 @@ import json
 import subprocess
 import sys
 
-import httpx
+import httpx2
 import pytest
 import trio
 from http_support import (
@@ -42,7 +42,7 @@ MODERN = "2026-07-28"
 
 @pytest.fixture(autouse=True)
 def _no_proxy(monkeypatch):
-    # A proxy in the environment would route loopback through it (httpx's trust_env).
+    # A proxy in the environment would route loopback through it (httpx2's trust_env).
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
 
@@ -505,7 +505,7 @@ async def test_connection_refused_is_typed_and_not_a_group():
             async with trio_mcp.open_http_client(f"http://127.0.0.1:{port}/mcp"):
                 pass
     assert caught.value.status is None
-    assert isinstance(caught.value.__cause__, httpx.ConnectError)
+    assert isinstance(caught.value.__cause__, httpx2.ConnectError)
 
 
 async def test_tls_to_a_plain_server_is_a_connection_failure():
@@ -547,7 +547,7 @@ async def test_401_is_auth_required_with_the_challenge():
 
 
 async def test_auth_hook_sends_the_token_on_every_request():
-    class Token(httpx.Auth):
+    class Token(httpx2.Auth):
         def auth_flow(self, request):
             request.headers["Authorization"] = "Bearer t0k3n"
             yield request
@@ -733,12 +733,12 @@ async def test_json_answer_under_another_id_is_still_the_answer():
 
 async def test_bring_your_own_client_is_not_closed_and_gets_no_read_timeout():
     async def call(request, stream, message):
-        await trio.sleep(6)  # longer than httpx's default 5 s timeout
+        await trio.sleep(6)  # longer than httpx2's default 5 s timeout
         await send_json(stream, {"jsonrpc": "2.0", "id": message["id"], "result": {"content": []}})
 
     async with trio.open_nursery() as nursery:
         server = await serve(nursery, McpScript("modern", {"tools/call": call}))
-        async with httpx.AsyncClient() as http_client:
+        async with httpx2.AsyncClient() as http_client:
             with trio.fail_after(LIMIT):
                 async with trio_mcp.open_client(
                     trio_mcp.HTTPTarget(server.url, http_client=http_client)
@@ -777,12 +777,12 @@ def test_import_trio_mcp_and_the_stdio_path_never_import_httpx():
     code = (
         "import sys, trio_mcp, trio_mcp.cli, trio_mcp._open;"
         "trio_mcp.open_stdio_client; trio_mcp.open_http_client;"
-        "print('httpx' in sys.modules, 'httpcore' in sys.modules)"
+        "print('httpx2' in sys.modules, 'httpcore' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.split() == ["False", "False"]
     # ...and the check would see it.
-    code = "import sys, trio_mcp._transports.http; print('httpx' in sys.modules)"
+    code = "import sys, trio_mcp._transports.http; print('httpx2' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.split() == ["True"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 
-import httpx
+import httpx2
 import pytest
 import trio
 from opening_support import http_client
@@ -48,7 +48,7 @@ def open_client(server, scenario, *, client=None, target=None, **options):
 
 
 async def stats(server):
-    async with httpx.AsyncClient(trust_env=False) as http:
+    async with httpx2.AsyncClient(trust_env=False) as http:
         return (await http.get(server.base + "/stats")).json()
 
 
@@ -187,7 +187,7 @@ async def test_f_an_unanswered_initialized_does_not_block_past_the_handshake_tim
 # ------------------------------------------------------------------ g
 
 
-class FailingAuth(httpx.Auth):
+class FailingAuth(httpx2.Auth):
     """Raises on the first tools/call it sees."""
 
     def __init__(self):
@@ -201,7 +201,7 @@ class FailingAuth(httpx.Auth):
 
 
 async def test_g_an_exception_of_the_users_auth_reaches_the_caller(server):
-    """g. The user's httpx.Auth raising fails that call with its exception as the cause;
+    """g. The user's httpx2.Auth raising fails that call with its exception as the cause;
     the connection keeps working."""
     with trio.fail_after(LIMIT):
         async with open_client(server, "none", auth=FailingAuth()) as client:

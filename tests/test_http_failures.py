@@ -15,7 +15,7 @@ import uuid
 from contextlib import asynccontextmanager
 from email.utils import formatdate
 
-import httpx
+import httpx2
 import pytest
 import trio
 from opening_support import http_client
@@ -86,7 +86,7 @@ def open_client(server, scenario, *, target=None, **options):
 
 
 async def server_stats(server):
-    async with httpx.AsyncClient(trust_env=False) as http:
+    async with httpx2.AsyncClient(trust_env=False) as http:
         response = await http.get(server.base + "/stats")
     return response.json()
 
@@ -206,7 +206,7 @@ async def test_stream_that_never_ends_after_the_answer(server):
         assert (await fault(client)).text == "fault ok"
 
 
-# When the race hits while the request body is being written, httpx leaves the
+# When the race hits while the request body is being written, httpx2 leaves the
 # body's async generator unfinished, and its finalizer warns (ResourceWarning).
 # The outcome checked here does not depend on it.
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
@@ -376,12 +376,12 @@ async def test_403_insufficient_scope_carries_the_challenge(server):
 
 async def test_token_in_headers_or_from_an_auth_hook(server):
     """The server wants a bearer token: without one the connection fails with the
-    challenge; a header carries it; an ``httpx.Auth`` flow may answer the 401 itself."""
+    challenge; a header carries it; an ``httpx2.Auth`` flow may answer the 401 itself."""
     with trio.fail_after(LIMIT), pytest.raises(trio_mcp.AuthRequired):
         async with open_client(server, "auth-token", target="all"):
             pass  # pragma: no cover
 
-    class TokenOn401(httpx.Auth):
+    class TokenOn401(httpx2.Auth):
         def __init__(self):
             self.challenges = []
 

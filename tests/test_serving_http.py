@@ -1,6 +1,6 @@
 """The Streamable HTTP front of the server core (`trio_mcp._serving.http`), driven request by request.
 
-No socket and no httpx: `HTTPFront.handle` takes whole requests, and the
+No socket and no httpx2: `HTTPFront.handle` takes whole requests, and the
 connections behind it are a small scripted app on the real server core, so
 that where each line of the server goes (JSON answer, event stream, GET
 stream, nowhere) is seen exactly. The header rule of the 2026-07-28 era is

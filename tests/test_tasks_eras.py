@@ -332,7 +332,7 @@ async def test_detach_and_resume_on_a_new_connection(tmp_path: Path, protocol: s
 
 async def test_detach_and_resume_over_http_on_a_new_client(tmp_path: Path) -> None:
     """Over Streamable HTTP the connection is not the server: a second client resumes the demo's task."""
-    pytest.importorskip("httpx")
+    pytest.importorskip("httpx2")
     front = await trio.lowlevel.open_process(
         http_demo_command(),
         stdin=subprocess.DEVNULL,

@@ -1,7 +1,7 @@
 """Tests of `trio_mcp.testing` over HTTP: `FakeServer.http_target`, under an autojumping MockClock.
 
 The fake is reached as a remote server: the client's real Streamable HTTP
-transport, an httpx client whose transport hands each request to the
+transport, an httpx2 client whose transport hands each request to the
 package's HTTP front, and the fake's server core, all in the test's Trio
 run. Every test takes pytest-trio's ``autojump_clock``: timeouts elapse in
 virtual time, and times are asserted exactly.
@@ -225,7 +225,7 @@ async def test_the_front_refuses_what_is_not_mcp(autojump_clock):
             target.url, json=call, headers={"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call"}
         )
         assert (mismatch.status_code, mismatch.json()["error"]["code"]) == (400, -32020)
-    # The block owned the httpx client: it is closed.
+    # The block owned the httpx2 client: it is closed.
     assert http.is_closed
 
 
@@ -233,5 +233,5 @@ def test_the_fake_loads_httpx_only_when_asked_for_http():
     code = "import json, sys, trio_mcp.testing; print(json.dumps(sorted(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, timeout=60)
     loaded = json.loads(done.stdout)
-    assert [name for name in loaded if name.partition(".")[0] in ("httpx", "httpcore", "h11")] == []
+    assert [name for name in loaded if name.partition(".")[0] in ("httpx2", "httpcore2", "h11")] == []
     assert "trio_mcp.testing._http" not in loaded

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping, Sequence
     from types import TracebackType
 
-    import httpx
+    import httpx2
 
     from ._channel import Channel
 
@@ -61,7 +61,7 @@ def _channel(target: Target, options: ConnectionOptions) -> Channel:
             from ._transports.http import HTTPChannel
         except ImportError as exc:  # pragma: no cover - depends on the installation
             raise ImportError(
-                "an HTTPTarget needs httpx: install the http extra (pip install 'trio-mcp[http]')"
+                "an HTTPTarget needs httpx2: install the http extra (pip install 'trio-mcp[http]')"
             ) from exc
         return HTTPChannel(
             target.url,
@@ -328,7 +328,7 @@ async def open_http_client(
     options: ClientOptions | None = None,
     *,
     headers: Mapping[str, str] | None = None,
-    auth: httpx.Auth | None = None,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[Client]:
     """Connect to a remote server: ``open_client(HTTPTarget(url, headers=headers, auth=auth), options)``.
 

@@ -4,7 +4,7 @@ A target names one MCP server and how to reach it, with explicit, typed,
 documented parameters: a child process (`ProcessTarget`), a URL
 (`HTTPTarget`), or a Trio byte stream you opened (`StreamTarget`). Every
 opener takes one (`trio_mcp.open_client`, `trio_mcp.connect_client`,
-`trio_mcp.open_session`, `trio_mcp.connect_session`), as an ``httpx``
+`trio_mcp.open_session`, `trio_mcp.connect_session`), as an ``httpx2``
 client takes a transport: one client, whatever carries it.
 
 Targets are frozen values, checked as they are built: a bad parameter is a
@@ -30,9 +30,9 @@ from ._options import at_least, callable_or_none, command_line, environment, pat
 if TYPE_CHECKING:
     import os
 
-    # Only named in annotations, which attrs never evaluates here: httpx is
+    # Only named in annotations, which attrs never evaluates here: httpx2 is
     # an optional extra, imported when a URL is opened.
-    import httpx  # noqa: TC004
+    import httpx2  # noqa: TC004
     import trio  # noqa: TC004
 
     from ._channel import Channel
@@ -186,6 +186,18 @@ class ProcessTarget(Target):
         return f"ProcessTarget({shown[0]!r}, {len(shown) - 1} args)"
 
 
+def _httpx2(kind: str) -> Callable[[Any, attrs.Attribute[Any], Any], None]:
+    """A validator: `None`, or an object of httpx2's ``kind`` (a `TypeError` names the old httpx line)."""
+
+    def check(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if value is not None:
+            from ._transports.http_objects import require_httpx2
+
+            require_httpx2(value, attribute.name, kind)
+
+    return check
+
+
 @attrs.frozen(repr=False)
 class HTTPTarget(Target):
     """A remote server, reached over Streamable HTTP (the ``http`` extra).
@@ -212,19 +224,23 @@ class HTTPTarget(Target):
     headers: Mapping[str, str] | None = attrs.field(default=None, converter=_headers, kw_only=True)
     """Headers sent with every request, e.g. ``{"Authorization": "Bearer ..."}``.
     The protocol's own headers cannot be replaced."""
-    auth: httpx.Auth | None = attrs.field(default=None, kw_only=True)
-    """An `httpx.Auth` for every request (GET and DELETE too): a token
-    provider, an OAuth flow."""
-    http_client: httpx.AsyncClient | None = attrs.field(default=None, kw_only=True)
-    """An `httpx.AsyncClient` of yours, for proxies, TLS settings and
+    auth: httpx2.Auth | None = attrs.field(default=None, validator=_httpx2("Auth"), kw_only=True)
+    """An `httpx2.Auth` for every request (GET and DELETE too): a token
+    provider, an OAuth flow. An ``httpx.Auth`` of the old httpx line is a
+    `TypeError` (see :ref:`httpx2-migration`)."""
+    http_client: httpx2.AsyncClient | None = attrs.field(
+        default=None, validator=_httpx2("AsyncClient"), kw_only=True
+    )
+    """An `httpx2.AsyncClient` of yours, for proxies, TLS settings and
     connection pools: used as it is and not closed (but one left with
-    httpx's default 5 s timeout gets no read timeout instead). Without one,
+    httpx2's default 5 s timeout gets no read timeout instead). Without one,
     the client made has timeouts of 10 s to connect, 30 s to write, none to
-    read."""
+    read. An ``httpx.AsyncClient`` of the old httpx line is a `TypeError`
+    (see :ref:`httpx2-migration`)."""
     trust_env: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool), kw_only=True)
     """Whether the environment's proxy settings (``HTTP_PROXY``,
     ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``), ``SSL_CERT_FILE`` and
-    ``.netrc`` apply to the client made here (never to yours), as httpx
+    ``.netrc`` apply to the client made here (never to yours), as httpx2
     does. Loopback URLs go through ``HTTP_PROXY`` too unless ``NO_PROXY``
     covers them."""
 

@@ -24,7 +24,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-import httpx
+import httpx2
 import trio
 
 import trio_mcp
@@ -62,7 +62,7 @@ class HeadlessPending:
     redirect_uri = REDIRECT_URI
 
     async def complete(self, authorization_url: str) -> Mapping[str, str]:
-        async with httpx.AsyncClient(follow_redirects=False, timeout=10.0) as http:
+        async with httpx2.AsyncClient(follow_redirects=False, timeout=10.0) as http:
             response = await http.get(authorization_url)
         location = response.headers.get("location")
         if response.status_code not in (301, 302, 303, 307, 308) or location is None:
@@ -79,7 +79,7 @@ class HeadlessRedirect:
         yield HeadlessPending()
 
 
-async def use(url: str, auth: httpx.Auth, *, call: str | None = "test-tool") -> None:
+async def use(url: str, auth: httpx2.Auth, *, call: str | None = "test-tool") -> None:
     with trio.fail_after(STEP_TIMEOUT):
         # The login runs within the first request, the era probe: its budget
         # must leave room for it (10 s by default, too short on a loaded machine).
@@ -91,7 +91,7 @@ async def use(url: str, auth: httpx.Auth, *, call: str | None = "test-tool") -> 
                 await client.call_tool(call, {})
 
 
-async def refused(url: str, auth: httpx.Auth, *reasons: str) -> None:
+async def refused(url: str, auth: httpx2.Auth, *reasons: str) -> None:
     """The flow must refuse, for one of ``reasons``."""
     try:
         await use(url, auth)

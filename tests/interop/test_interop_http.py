@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-import httpx
+import httpx2
 import pytest
 import trio
 from http_peers import serving
@@ -23,11 +23,11 @@ MODERN = "2026-07-28"
 
 
 class Recorder:
-    """An httpx client that records each request's method, headers and body."""
+    """An httpx2 client that records each request's method, headers and body."""
 
     def __init__(self):
         self.requests = []
-        self.client = httpx.AsyncClient(event_hooks={"request": [self._record]}, trust_env=False)
+        self.client = httpx2.AsyncClient(event_hooks={"request": [self._record]}, trust_env=False)
 
     async def _record(self, request):
         body = request.content if request.method == "POST" else b""
@@ -164,7 +164,7 @@ async def test_everything_new_session_after_delete(everything, wire, tmp_path):
             async with trio_mcp.open_http_client(url, trio_mcp.ClientOptions(cache=False)) as client:
                 channel = client.session._channel
                 first = channel.session_id
-                async with httpx.AsyncClient(trust_env=False) as other:
+                async with httpx2.AsyncClient(trust_env=False) as other:
                     response = await other.delete(url, headers={"mcp-session-id": first})
                     assert response.status_code == 200
                 assert (await client.call_tool("echo", {"message": "again"})).text == "Echo: again"

@@ -118,7 +118,7 @@ class Request:
 
 
 class Conn:
-    """One connection: reads requests (Content-Length bodies only: what httpx sends), writes raw bytes."""
+    """One connection: reads requests (Content-Length bodies only: what httpx2 sends), writes raw bytes."""
 
     def __init__(self, stream: trio.SocketStream) -> None:
         self.stream = stream

@@ -2,7 +2,7 @@
 
 `StreamableHTTP` is the state of one client's Streamable HTTP connection to
 one MCP endpoint, in the manner of h11's ``Connection``: the I/O loop (the
-HTTP channel, over httpx) tells it what it sent and what came back, and it
+HTTP channel, over httpx2) tells it what it sent and what came back, and it
 answers with what to do. It never blocks, reads no clock, does no I/O and
 never raises on anything a server sends.
 

@@ -835,7 +835,7 @@ class ServerGroup:
                 if ready:
                     raise
                 # An entry the opener refuses (a value of the wrong type), or
-                # one this installation cannot serve (a URL without httpx).
+                # one this installation cannot serve (a URL without httpx2).
                 error = ConfigError(f"server {spec.name!r} cannot be started: {exc}", server=spec.name)
                 error.__cause__ = exc
                 death.append(error)

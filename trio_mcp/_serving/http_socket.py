@@ -1,6 +1,6 @@
 """An `~trio_mcp._serving.http.HTTPFront` on TCP sockets: HTTP/1.1 with h11.
 
-h11 is the ``http`` extra's already (httpx's HTTP/1.1 through httpcore, and
+h11 is the ``http`` extra's already (httpx2's HTTP/1.1 through httpcore2, and
 the loopback listener of a login), and it is the sans-io HTTP/1.1 parser
 that this package's own HTTP code is modelled on: a request parser written
 here would be a second one to fuzz. Each TCP connection is served in a task

@@ -1,8 +1,8 @@
-"""The HTTP channel: MCP over Streamable HTTP, with httpx, on Trio.
+"""The HTTP channel: MCP over Streamable HTTP, with httpx2, on Trio.
 
 A thin I/O loop over the pure core (`trio_mcp._core.streamable_http`), as
 httpcore is over h11: the core holds the session, the exchanges, the event
-ids, the renewals, and decides; this module moves bytes with httpx and does
+ids, the renewals, and decides; this module moves bytes with httpx2 and does
 what the core says.
 
 Every message the session sends is one POST to the server's endpoint. The
@@ -42,7 +42,7 @@ import time
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
-import httpx
+import httpx2
 import trio
 
 from .._channel import Channel, Outgoing
@@ -113,13 +113,13 @@ class HTTPChannel(Channel):
         headers: Headers sent with every request (``Authorization``, say).
             The protocol's own headers are set by the channel and cannot be
             replaced.
-        auth: An `httpx.Auth` applied to every request (GET and DELETE too).
+        auth: An `httpx2.Auth` applied to every request (GET and DELETE too).
             An exception it raises fails the request with an `HTTPError`
             whose ``__cause__`` it is.
-        http_client: An `httpx.AsyncClient` of yours (proxies, TLS, pool):
+        http_client: An `httpx2.AsyncClient` of yours (proxies, TLS, pool):
             used as it is, and not closed. Without one the channel makes its
             own (`DEFAULT_TIMEOUT`, ``trust_env``) and closes it. A client
-            left with httpx's default timeout (5 s on everything) gets
+            left with httpx2's default timeout (5 s on everything) gets
             `DEFAULT_TIMEOUT` per request instead, so that it does not cut
             a slow answer.
         max_message_bytes: The largest message (JSON body or event) accepted.
@@ -136,8 +136,8 @@ class HTTPChannel(Channel):
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
-        auth: httpx.Auth | None = None,
-        http_client: httpx.AsyncClient | None = None,
+        auth: httpx2.Auth | None = None,
+        http_client: httpx2.AsyncClient | None = None,
         max_message_bytes: int,
         trust_env: bool = True,
         handshake_timeout: float | None = None,
@@ -145,14 +145,14 @@ class HTTPChannel(Channel):
         self.url = url
         self._name = f"server {display_url(url)!r}"
         self._core = StreamableHTTP(self._name, display_url(url))
-        self._user_headers = httpx.Headers(dict(headers) if headers is not None else None)
+        self._user_headers = httpx2.Headers(dict(headers) if headers is not None else None)
         for name in _OWN_HEADERS:
             self._user_headers.pop(name, None)
-        self._auth: Any = auth if auth is not None else httpx.USE_CLIENT_DEFAULT
+        self._auth: Any = auth if auth is not None else httpx2.USE_CLIENT_DEFAULT
         self._client = http_client
         self._own_client = http_client is None
         self._trust_env = trust_env
-        self._timeout: Any = httpx.USE_CLIENT_DEFAULT
+        self._timeout: Any = httpx2.USE_CLIENT_DEFAULT
         self._max = max_message_bytes
         self._gate_limit = 60.0 if handshake_timeout is None else handshake_timeout
         self._receiver: Receiver | None = None
@@ -196,8 +196,8 @@ class HTTPChannel(Channel):
         self._receiver = receiver
         if self._client is None:
             self._client = make_client(trust_env=self._trust_env)
-        elif self._client.timeout == httpx.Timeout(5.0):
-            # httpx's default: 5 s on reads cuts slow tools and every stream.
+        elif self._client.timeout == httpx2.Timeout(5.0):
+            # httpx2's default: 5 s on reads cuts slow tools and every stream.
             self._timeout = DEFAULT_TIMEOUT
         start_task(self._run, "http")
         try:
@@ -220,7 +220,7 @@ class HTTPChannel(Channel):
 
     async def _run(self) -> None:
         if self._own_client and self._client is not None:
-            # Keep a redirect's Location with its request: httpx may refuse it first.
+            # Keep a redirect's Location with its request: httpx2 may refuse it first.
             self._client.event_hooks["response"].append(note_location)
         try:
             async with trio.open_nursery() as nursery:
@@ -291,15 +291,15 @@ class HTTPChannel(Channel):
             self._sse.withdrawn(request_id)
         return modern
 
-    def _headers(self, protocol: Mapping[str, str]) -> httpx.Headers:
-        headers = httpx.Headers(self._user_headers)
+    def _headers(self, protocol: Mapping[str, str]) -> httpx2.Headers:
+        headers = httpx2.Headers(self._user_headers)
         headers.update(protocol)
         return headers
 
     @asynccontextmanager
     async def _exchange(
-        self, method: str, url: str, headers: httpx.Headers, content: bytes | None = None
-    ) -> AsyncIterator[httpx.Response]:
+        self, method: str, url: str, headers: httpx2.Headers, content: bytes | None = None
+    ) -> AsyncIterator[httpx2.Response]:
         """One HTTP exchange, streaming, following same-origin 307 and 308 redirects."""
         client = self._client
         assert client is not None
@@ -309,7 +309,7 @@ class HTTPChannel(Channel):
             )
             try:
                 response = await client.send(request, stream=True, auth=self._auth, follow_redirects=False)
-            except httpx.HTTPError as exc:
+            except httpx2.HTTPError as exc:
                 location = location_of(exc)
                 if location is not None:
                     raise HTTPError(
@@ -324,7 +324,7 @@ class HTTPChannel(Channel):
                 # Already one of ours (trio_mcp.auth's flows raise typed errors): as it is.
                 raise
             except Exception as exc:
-                # The user's httpx.Auth (or transport) raised: that request fails, with it as cause.
+                # The user's httpx2.Auth (or transport) raised: that request fails, with it as cause.
                 raise HTTPError(
                     f"{method} {display_url(url)} failed: {type(exc).__name__}: {exc}", url=display_url(url)
                 ) from exc
@@ -430,7 +430,7 @@ class HTTPChannel(Channel):
             return None
         return outcome
 
-    async def _read_post(self, call: Call, response: httpx.Response, exchange: int) -> str | None:
+    async def _read_post(self, call: Call, response: httpx2.Response, exchange: int) -> str | None:
         """Read the response to ``call``'s POST: `None` when done, or `LOST`, `RESEND`, `PARKED`."""
         core = self._core
         status = response.status_code
@@ -477,7 +477,7 @@ class HTTPChannel(Channel):
             raise ProtocolError(f"{self.name} refused {call.method} of a new session (HTTP {status})")
         return decision
 
-    async def _read_body(self, response: httpx.Response, call: Call) -> bytes:
+    async def _read_body(self, response: httpx2.Response, call: Call) -> bytes:
         length = response.headers.get("content-length")
         what = f"the answer to request {call.request_id!r} ({call.method})"
         if length is not None and length.isdigit() and int(length) > self._max:
@@ -510,7 +510,7 @@ class HTTPChannel(Channel):
             ) from cause
         return b"".join(chunks)
 
-    async def _read_events(self, call: Call, response: httpx.Response, exchange: int) -> None:
+    async def _read_events(self, call: Call, response: httpx2.Response, exchange: int) -> None:
         """Read a request's event stream until its answer; resume it when cut, if it can be."""
         core = self._core
         parser = EventParser(self._max)
@@ -540,7 +540,7 @@ class HTTPChannel(Channel):
                 done, cause = await self._pump(again, parser, on_item)
 
     async def _pump(
-        self, response: httpx.Response, parser: EventParser, on_item: Callable[[Item], bool]
+        self, response: httpx2.Response, parser: EventParser, on_item: Callable[[Item], bool]
     ) -> tuple[bool, Exception | None]:
         """Feed a stream's items to ``on_item`` until it says done (`True`) or the stream ends (`False`, and why)."""
 
@@ -722,7 +722,7 @@ class HTTPChannel(Channel):
         receiver = self._receiver
         assert receiver is not None
         state = HttpSse(self._name, self.url, display_url(self.url))
-        headers = httpx.Headers(self._user_headers)
+        headers = httpx2.Headers(self._user_headers)
         headers["accept"] = "text/event-stream"
         parser = EventParser(self._max)
 
@@ -764,7 +764,7 @@ class HTTPChannel(Channel):
         assert state.endpoint_url is not None
         if isinstance(request_id, int):
             state.sent(request_id)
-        headers = httpx.Headers(self._user_headers)
+        headers = httpx2.Headers(self._user_headers)
         headers["content-type"] = "application/json"
         async with self._exchange("POST", state.endpoint_url, headers, data) as response:
             status = response.status_code

@@ -1,8 +1,8 @@
-"""The httpx side of the HTTP channel: reading bodies, naming network errors, redirects.
+"""The httpx2 side of the HTTP channel: reading bodies, naming network errors, redirects.
 
-Helpers of `trio_mcp._transports.http` that touch httpx and nothing of MCP:
+Helpers of `trio_mcp._transports.http` that touch httpx2 and nothing of MCP:
 bounded reads of a body by cancellation (`consume`, `read_some`), the words
-for a network error (`network_error`), the ``Location`` httpx may refuse
+for a network error (`network_error`), the ``Location`` httpx2 may refuse
 before the channel sees it (`note_location`, `location_of`), retiring a
 connection that is out of step with its requests (`retire_connection`), and
 URLs as messages show them (`display_url`).
@@ -15,7 +15,7 @@ import socket
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
+import httpx2
 import trio
 
 from .._errors import MCPError
@@ -50,7 +50,7 @@ def display_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def retire_connection(response: httpx.Response) -> None:
+def retire_connection(response: httpx2.Response) -> None:
     """Make sure the connection of ``response`` carries no further request.
 
     For a connection out of step with its requests (a server left a second
@@ -70,16 +70,16 @@ def retire_connection(response: httpx.Response) -> None:
 LOCATION_KEY: Final = "trio_mcp.location"
 
 
-async def note_location(response: httpx.Response) -> None:
-    """Keep a redirect's ``Location`` with its request: httpx may refuse it before we see it."""
+async def note_location(response: httpx2.Response) -> None:
+    """Keep a redirect's ``Location`` with its request: httpx2 may refuse it before we see it."""
     location = response.headers.get("location")
     if location is not None and response.is_redirect:
         response.request.extensions[LOCATION_KEY] = location
 
 
-def location_of(exc: httpx.HTTPError) -> str | None:
-    """The ``Location`` that httpx could not read, when that is what ``exc`` is about."""
-    if not isinstance(exc, httpx.RemoteProtocolError) or "location" not in str(exc).lower():
+def location_of(exc: httpx2.HTTPError) -> str | None:
+    """The ``Location`` that httpx2 could not read, when that is what ``exc`` is about."""
+    if not isinstance(exc, httpx2.RemoteProtocolError) or "location" not in str(exc).lower():
         return None
     try:
         location = exc.request.extensions.get(LOCATION_KEY)
@@ -88,11 +88,11 @@ def location_of(exc: httpx.HTTPError) -> str | None:
     return location if isinstance(location, str) else None
 
 
-def lower_headers(headers: httpx.Headers) -> dict[str, str]:
+def lower_headers(headers: httpx2.Headers) -> dict[str, str]:
     return {name.lower(): value for name, value in headers.items()}
 
 
-async def read_some(response: httpx.Response, limit: int) -> bytes:
+async def read_some(response: httpx2.Response, limit: int) -> bytes:
     """At most ``limit`` bytes of a body (an error page, say); a broken body gives what came."""
     chunks: list[bytes] = []
     size = 0
@@ -107,7 +107,7 @@ async def read_some(response: httpx.Response, limit: int) -> bytes:
     return b"".join(chunks)[:limit]
 
 
-async def consume(response: httpx.Response, take: Callable[[bytes], bool]) -> tuple[bool, Exception | None]:
+async def consume(response: httpx2.Response, take: Callable[[bytes], bool]) -> tuple[bool, Exception | None]:
     """Hand a body's chunks to ``take`` until it returns `True` (then `True`) or the body ends (`False`).
 
     Returns the network error that cut the body short, if one did; raises
@@ -129,7 +129,7 @@ async def consume(response: httpx.Response, take: Callable[[bytes], bool]) -> tu
                     failure = exc
                 if done or failure is not None:
                     scope.cancel()
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             cause = exc
     if failure is not None:
         raise failure
@@ -140,10 +140,10 @@ def network_error(exc: BaseException | None) -> str:
     if exc is None:
         return "the stream ended"
     text = str(exc) or type(exc).__name__
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, httpx2.ConnectError):
         return f"cannot connect ({text})"
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, httpx2.TimeoutException):
         return f"timed out ({type(exc).__name__})"
-    if isinstance(exc, httpx.RemoteProtocolError):
+    if isinstance(exc, httpx2.RemoteProtocolError):
         return f"the server broke the HTTP protocol ({text})"
     return f"{type(exc).__name__}: {text}"

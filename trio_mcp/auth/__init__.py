@@ -1,7 +1,7 @@
 """MCP authorization (OAuth 2.1) for remote servers.
 
 `OAuth` logs a user in (authorization code with PKCE); `ClientCredentials`,
-`JWTBearer` and `EnterpriseManaged` obtain tokens without a browser. Each is an `httpx.Auth`: give it
+`JWTBearer` and `EnterpriseManaged` obtain tokens without a browser. Each is an `httpx2.Auth`: give it
 to a `trio_mcp.HTTPTarget` as ``auth=``. Registrations and tokens live
 in a `TokenStorage`; a `RedirectHandler` takes the user through a login.
 

@@ -1,4 +1,4 @@
-"""The MCP authorization flow as an `httpx.Auth`, on Trio.
+"""The MCP authorization flow as an `httpx2.Auth`, on Trio.
 
 `OAuth` runs the authorization code flow with PKCE for a user;
 `ClientCredentials` and `JWTBearer` obtain tokens for a program. All three
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 import attrs
-import httpx
+import httpx2
 import trio
 
 from .._core import oauth
@@ -75,13 +75,13 @@ class _Challenge:
     params: dict[str, str]
 
     @classmethod
-    def of(cls, response: httpx.Response) -> _Challenge:
+    def of(cls, response: httpx2.Response) -> _Challenge:
         scheme, params = parse_challenge(response.headers.get("www-authenticate", ""))
         return cls(response.status_code, scheme, params)
 
 
-class _Unread(httpx.AsyncByteStream):
-    """A refusal's body, left unread: httpx reads it (to nothing) before the retry goes out.
+class _Unread(httpx2.AsyncByteStream):
+    """A refusal's body, left unread: httpx2 reads it (to nothing) before the retry goes out.
 
     Closing a response before its end closes its connection instead of
     putting it back in the pool. That is the point: the retry may go out
@@ -113,7 +113,7 @@ class _Context:
     prm: ProtectedResource | None
 
 
-class _Flow(httpx.Auth):
+class _Flow(httpx2.Auth):
     """The part every grant shares: tokens on requests, discovery, token requests, single flight."""
 
     def __init__(
@@ -123,7 +123,7 @@ class _Flow(httpx.Auth):
         storage: TokenStorage | None,
         scope: str | None,
         timeout: float,
-        http_client: httpx.AsyncClient | None,
+        http_client: httpx2.AsyncClient | None,
         dpop: bool | None,
     ) -> None:
         self._server_url = server_url
@@ -156,13 +156,15 @@ class _Flow(httpx.Auth):
         """The tokens in use, or `None` before the first grant."""
         return self._tokens
 
-    # ------------------------------------------------------------ httpx
+    # ------------------------------------------------------------ httpx2
 
-    def sync_auth_flow(self, request: httpx.Request) -> Any:
-        """Not supported: the flow runs on an `httpx.AsyncClient` only."""
-        raise RuntimeError(f"{type(self).__name__} needs an httpx.AsyncClient")
+    def sync_auth_flow(self, request: httpx2.Request) -> Any:
+        """Not supported: the flow runs on an `httpx2.AsyncClient` only."""
+        raise RuntimeError(f"{type(self).__name__} needs an httpx2.AsyncClient")
 
-    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """Send ``request`` with a token; on a 401 or 403, obtain one and send it again."""
         version = request.headers.get("mcp-protocol-version")
         if version in oauth.REVISIONS:
@@ -201,7 +203,7 @@ class _Flow(httpx.Auth):
 
     # ------------------------------------------------------------ tokens on requests
 
-    def _apply(self, request: httpx.Request) -> Tokens | None:
+    def _apply(self, request: httpx2.Request) -> Tokens | None:
         """Put the token (and a DPoP proof) on ``request``, if it goes to the MCP server's origin."""
         tokens = self._tokens
         if tokens is None or not same_origin(str(request.url), self._server_url):
@@ -237,7 +239,7 @@ class _Flow(httpx.Auth):
         await self._single_flight(used, lambda http: self._obtain(http, used, challenge, step_up, reuse))
 
     async def _single_flight(
-        self, used: Tokens | None, run: Callable[[httpx.AsyncClient], Awaitable[None]]
+        self, used: Tokens | None, run: Callable[[httpx2.AsyncClient], Awaitable[None]]
     ) -> None:
         """Run ``run`` unless another task is already renewing ``used``; then just take its result."""
         while self._busy is not None:
@@ -252,7 +254,7 @@ class _Flow(httpx.Auth):
             if self._http is not None:
                 await run(self._http)
             else:
-                async with httpx.AsyncClient(
+                async with httpx2.AsyncClient(
                     follow_redirects=False, timeout=self._timeout, verify=_ssl_context()
                 ) as http:
                     await run(http)
@@ -261,11 +263,11 @@ class _Flow(httpx.Auth):
             busy.set()
 
     async def _obtain(
-        self, http: httpx.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
+        self, http: httpx2.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
     ) -> None:
         raise NotImplementedError
 
-    async def _refresh_only(self, http: httpx.AsyncClient) -> None:
+    async def _refresh_only(self, http: httpx2.AsyncClient) -> None:
         context, client, tokens = self._context, self._client, self._tokens
         if context is None or client is None or tokens is None or tokens.refresh_token is None:
             raise _CannotAuthorize
@@ -275,14 +277,14 @@ class _Flow(httpx.Auth):
 
     async def _send(
         self,
-        http: httpx.AsyncClient,
+        http: httpx2.AsyncClient,
         method: str,
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
         data: Mapping[str, str] | None = None,
         json: Any = None,
-    ) -> httpx.Response:
+    ) -> httpx2.Response:
         """One request of the flow's own, body read (capped), same-origin redirects followed."""
         for _ in range(MAX_REDIRECTS + 1):
             request = http.build_request(
@@ -291,11 +293,11 @@ class _Flow(httpx.Auth):
                 headers=headers,
                 data=data,
                 json=json,
-                timeout=httpx.Timeout(self._timeout),
+                timeout=httpx2.Timeout(self._timeout),
             )
             try:
                 response = await http.send(request, stream=True, follow_redirects=False)
-            except httpx.HTTPError as exc:
+            except httpx2.HTTPError as exc:
                 raise AuthorizationFailed(
                     f"{method} {_where(url)} failed: {type(exc).__name__}", reason="metadata"
                 ) from None
@@ -305,7 +307,7 @@ class _Flow(httpx.Auth):
                     method == "GET" and response.status_code in (301, 302, 303)
                 )
                 if redirect and location is not None:
-                    target = str(httpx.URL(url).join(location))
+                    target = str(httpx2.URL(url).join(location))
                     if not same_origin(url, target):
                         raise AuthorizationFailed(
                             f"{method} {_where(url)} was redirected to another origin; not followed",
@@ -320,7 +322,7 @@ class _Flow(httpx.Auth):
                         raise AuthorizationFailed(
                             f"{method} {_where(url)} answered with over {MAX_BODY} bytes", reason="metadata"
                         )
-                return httpx.Response(
+                return httpx2.Response(
                     response.status_code, headers=response.headers, content=bytes(body), request=request
                 )
             finally:
@@ -330,7 +332,7 @@ class _Flow(httpx.Auth):
     # ------------------------------------------------------------ discovery
 
     async def _discover(
-        self, http: httpx.AsyncClient, challenge: _Challenge | None, *, pkce: bool
+        self, http: httpx2.AsyncClient, challenge: _Challenge | None, *, pkce: bool
     ) -> _Context:
         """The resource and authorization server of the MCP server, found anew."""
         server_url = self._server_url
@@ -375,7 +377,7 @@ class _Flow(httpx.Auth):
             f"the authorization server {_where(issuer)} publishes no metadata", reason="metadata"
         )
 
-    async def _legacy(self, http: httpx.AsyncClient, headers: Mapping[str, str]) -> _Context:
+    async def _legacy(self, http: httpx2.AsyncClient, headers: Mapping[str, str]) -> _Context:
         """The 2025-03-26 discovery: metadata at the server's origin, else the default endpoints."""
         url = oauth.legacy_metadata_url(self._server_url)
         response = await self._send(http, "GET", url, headers=headers)
@@ -428,7 +430,7 @@ class _Flow(httpx.Auth):
 
     async def _token_request(
         self,
-        http: httpx.AsyncClient,
+        http: httpx2.AsyncClient,
         context: _Context,
         form: dict[str, str],
         *,
@@ -494,7 +496,7 @@ class _Flow(httpx.Auth):
             await self._storage.set_tokens(context.resource, context.issuer, client_id, tokens)
 
     async def _refresh(
-        self, http: httpx.AsyncClient, context: _Context, client: ClientInfo, tokens: Tokens
+        self, http: httpx2.AsyncClient, context: _Context, client: ClientInfo, tokens: Tokens
     ) -> None:
         """A refresh grant; the new tokens (the old refresh token kept unless rotated) are stored first."""
         assert tokens.refresh_token is not None
@@ -550,7 +552,7 @@ def _ssl_context() -> ssl.SSLContext:
     """The TLS context of the flow's own clients, made once: loading the CA bundle is the costly part of a client."""
     global _SSL_CONTEXT
     if _SSL_CONTEXT is None:
-        _SSL_CONTEXT = httpx.create_ssl_context()
+        _SSL_CONTEXT = httpx2.create_ssl_context()
     return _SSL_CONTEXT
 
 
@@ -566,7 +568,7 @@ def _where(url: str) -> str:
 
 
 class OAuth(_Flow):
-    """The MCP authorization flow for a user: authorization code with PKCE, as an `httpx.Auth`.
+    """The MCP authorization flow for a user: authorization code with PKCE, as an `httpx2.Auth`.
 
     Give it to a `trio_mcp.HTTPTarget` (``auth=``). The first request goes out
     without a token; when the server answers 401, the flow finds the
@@ -606,7 +608,7 @@ class OAuth(_Flow):
             default) when the authorization server supports ES256; needs the
             ``auth`` extra.
         timeout: The timeout of each request the flow makes itself, in seconds.
-        http_client: An `httpx.AsyncClient` for those requests (proxies,
+        http_client: An `httpx2.AsyncClient` for those requests (proxies,
             TLS); not closed. By default one is made for each grant (it
             honours the proxy variables of the environment).
     """
@@ -624,7 +626,7 @@ class OAuth(_Flow):
         private_key: str | bytes | None = None,
         dpop: bool | None = None,
         timeout: float = DEFAULT_TIMEOUT,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         super().__init__(
             server_url, storage=storage, scope=scope, timeout=timeout, http_client=http_client, dpop=dpop
@@ -636,7 +638,7 @@ class OAuth(_Flow):
         self._private_key = private_key
 
     async def _obtain(
-        self, http: httpx.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
+        self, http: httpx2.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
     ) -> None:
         previous = self._context
         context = self._context = await self._discover(http, challenge, pkce=True)
@@ -679,7 +681,7 @@ class OAuth(_Flow):
             return attrs.evolve(pre, issuer=context.issuer)
         return await self._storage.get_client(context.resource, context.issuer)
 
-    async def _authorize(self, http: httpx.AsyncClient, context: _Context, scope: str | None) -> None:
+    async def _authorize(self, http: httpx2.AsyncClient, context: _Context, scope: str | None) -> None:
         """The authorization code grant: the user logs in through the redirect handler."""
         if self._redirect is None:
             raise _CannotAuthorize
@@ -719,7 +721,7 @@ class OAuth(_Flow):
         await self._keep(context, client.client_id, tokens)
 
     async def _client_for(
-        self, http: httpx.AsyncClient, context: _Context, redirect_uri: str, scope: str | None
+        self, http: httpx2.AsyncClient, context: _Context, redirect_uri: str, scope: str | None
     ) -> ClientInfo:
         """The client to authorize as: pre-registered, known, a metadata document, or registered now."""
         client = self._client or await self._known_client(context)
@@ -748,7 +750,7 @@ class OAuth(_Flow):
         return client
 
     async def _register(
-        self, http: httpx.AsyncClient, context: _Context, redirect_uri: str, scope: str | None
+        self, http: httpx2.AsyncClient, context: _Context, redirect_uri: str, scope: str | None
     ) -> ClientInfo:
         server = context.server
         assert server.registration_endpoint is not None
@@ -778,7 +780,7 @@ class OAuth(_Flow):
 
 
 class ClientCredentials(_Flow):
-    """Tokens for a program, without a user: the client credentials grant (SEP-1046), as an `httpx.Auth`.
+    """Tokens for a program, without a user: the client credentials grant (SEP-1046), as an `httpx2.Auth`.
 
     The client authenticates with its secret (``client_secret_basic`` or
     ``client_secret_post``, as the authorization server supports) or with a
@@ -812,7 +814,7 @@ class ClientCredentials(_Flow):
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
         timeout: float = DEFAULT_TIMEOUT,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         super().__init__(
             server_url, storage=storage, scope=scope, timeout=timeout, http_client=http_client, dpop=dpop
@@ -826,7 +828,7 @@ class ClientCredentials(_Flow):
         self._method = method
 
     async def _obtain(
-        self, http: httpx.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
+        self, http: httpx2.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
     ) -> None:
         if step_up:
             raise _CannotAuthorize
@@ -877,7 +879,7 @@ class JWTBearer(_Flow):
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
         timeout: float = DEFAULT_TIMEOUT,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         super().__init__(
             server_url, storage=storage, scope=scope, timeout=timeout, http_client=http_client, dpop=dpop
@@ -890,11 +892,11 @@ class JWTBearer(_Flow):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} for {self._server_url!r}>"
 
-    async def _get_assertion(self, http: httpx.AsyncClient, context: _Context, scope: str | None) -> str:
+    async def _get_assertion(self, http: httpx2.AsyncClient, context: _Context, scope: str | None) -> str:
         return self._assertion if isinstance(self._assertion, str) else await self._assertion()
 
     async def _obtain(
-        self, http: httpx.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
+        self, http: httpx2.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
     ) -> None:
         if step_up or self._failed:
             raise _CannotAuthorize
@@ -958,7 +960,7 @@ class EnterpriseManaged(JWTBearer):
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
         timeout: float = DEFAULT_TIMEOUT,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         super().__init__(
             server_url,
@@ -975,7 +977,7 @@ class EnterpriseManaged(JWTBearer):
         self._idp_token_endpoint = idp_token_endpoint
         self._idp_client_id = idp_client_id
 
-    async def _get_assertion(self, http: httpx.AsyncClient, context: _Context, scope: str | None) -> str:
+    async def _get_assertion(self, http: httpx2.AsyncClient, context: _Context, scope: str | None) -> str:
         """The ID-JAG, from the IdP's token exchange."""
         if not oauth.secure_endpoint(self._idp_token_endpoint):
             raise AuthorizationFailed(

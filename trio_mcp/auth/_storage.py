@@ -42,7 +42,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-import httpx
+import httpx2
 import trio
 
 from .._core.oauth import AuthorizationFailed
@@ -418,7 +418,7 @@ def _open_dir(directory: Path) -> Iterator[int]:
         os.close(fd)
 
 
-def stored_login(url: str, headers: Mapping[str, str] | None = None) -> httpx.Auth | None:
+def stored_login(url: str, headers: Mapping[str, str] | None = None) -> httpx2.Auth | None:
     """The authorization the command line and configuration entries use for the server at ``url``.
 
     An `OAuth` flow on the user's file store (`FileTokenStorage`) with no
@@ -439,7 +439,7 @@ def stored_login(url: str, headers: Mapping[str, str] | None = None) -> httpx.Au
     return _KeptLogin(OAuth(url, storage=FileTokenStorage()))
 
 
-class _KeptLogin(httpx.Auth):
+class _KeptLogin(httpx2.Auth):
     """A flow that can only use a kept login: when it cannot go on, the server's refusal stands."""
 
     def __init__(self, flow: OAuth) -> None:
@@ -448,11 +448,13 @@ class _KeptLogin(httpx.Auth):
     def __repr__(self) -> str:
         return f"<kept login: {self._flow!r}>"
 
-    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        """Not supported: the flow runs on an `httpx.AsyncClient` only."""
-        raise RuntimeError("a kept login needs an httpx.AsyncClient")
+    def sync_auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
+        """Not supported: the flow runs on an `httpx2.AsyncClient` only."""
+        raise RuntimeError("a kept login needs an httpx2.AsyncClient")
 
-    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """The flow's requests, until it ends or cannot go on (then the last answer stands)."""
         flow = self._flow.async_auth_flow(request)
         try:

@@ -216,7 +216,12 @@ def explain(exc: BaseException, options: Options, stage: str, *, declined: str |
 
 
 #: The modules of the extras, and which extra brings each.
-EXTRA_MODULES: Final = {"httpx": "http", "h11": "http", "cryptography": "auth", "jsonschema_rs": "validation"}
+EXTRA_MODULES: Final = {
+    "httpx2": "http",
+    "h11": "http",
+    "cryptography": "auth",
+    "jsonschema_rs": "validation",
+}
 #: What each extra is for, in messages.
 WHAT_EXTRAS: Final = {
     "http": "a remote server (a URL)",

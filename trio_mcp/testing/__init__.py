@@ -69,7 +69,7 @@ process id (`FakeServer.pid`) names no real process (`is_fake_pid`), so
 application code that signals its servers by pid harms nothing under test.
 
 An application that reaches its servers by URL is tested with
-`FakeServer.http_target`: an `trio_mcp.HTTPTarget` whose httpx client has a
+`FakeServer.http_target`: an `trio_mcp.HTTPTarget` whose httpx2 client has a
 transport into the fake, through the package's Streamable HTTP front, still
 in memory and in virtual time (the ``http`` extra).
 

@@ -37,7 +37,7 @@ from ._pids import next_fake_pid
 from ._request import FakeRequest, result_body, wire_dict
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
     from .._channel import Receiver, TaskStarter
     from .._client import Client
@@ -547,7 +547,7 @@ class FakeServer:
         url: str = "http://fake-server.test/mcp",
         *,
         headers: Mapping[str, str] | None = None,
-        auth: httpx.Auth | None = None,
+        auth: httpx2.Auth | None = None,
     ) -> AsyncIterator[HTTPTarget]:
         """This fake as a remote server: an `trio_mcp.HTTPTarget` whose requests it serves in memory.
 
@@ -557,7 +557,7 @@ class FakeServer:
                 async with trio_mcp.open_client(target) as client:
                     ...
 
-        The target's httpx client has a transport into the fake (no socket,
+        The target's httpx2 client has a transport into the fake (no socket,
         no port): the client's real HTTP transport, the package's
         Streamable HTTP front and the fake's server core run in the test's
         Trio run, so virtual time (``autojump_clock``) works as over
