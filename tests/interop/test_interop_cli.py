@@ -124,3 +124,41 @@ def test_everything_in_the_shell(everything_server):
     info = json.loads(out[out.rindex("\n{\n") :])
     assert info["serverInfo"]["name"] == "mcp-servers/everything"
     assert result.stderr == "trio-mcp: argument 'b': expected a number, got 'three' (the tool 'get-sum')\n"
+
+
+def run_config(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    environ = dict(os.environ)
+    environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), environ.get("PYTHONPATH")) if p)
+    environ["TRIO_MCP_HISTORY"] = ""
+    return subprocess.run(
+        [sys.executable, "-m", "trio_mcp", "--config", str(config), *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=LIMIT,
+        check=False,
+    )
+
+
+def test_everything_one_shot_commands_across_a_config_see_every_tool(everything_server, tmp_path):
+    # server-everything hides the tools that need elicitation from a client
+    # that declares no elicitation: "tools" across the configuration must
+    # see what "--server everything tools" and the shell see.
+    config = tmp_path / "mcp.json"
+    entry = {
+        "command": everything_server.cmd[0],
+        "args": list(everything_server.cmd[1:]),
+        "env": everything_server.env,
+    }
+    config.write_text(json.dumps({"mcpServers": {"everything": entry}}))
+    across = run_config(config, "--json", "tools")
+    assert across.returncode == 0, across.stderr
+    one = run_config(config, "--json", "--server", "everything", "tools")
+    assert one.returncode == 0, one.stderr
+    across_names = {tool["name"] for tool in json.loads(across.stdout)["tools"]}
+    one_names = {tool["name"] for tool in json.loads(one.stdout)["tools"]}
+    assert "trigger-elicitation-request" in one_names
+    assert across_names == {f"everything__{name}" for name in one_names} or across_names == one_names
+    servers = run_config(config, "--json", "servers")
+    assert json.loads(servers.stdout)["servers"][0]["tools"] == len(one_names)

@@ -363,13 +363,23 @@ def _route_group_log(options: Options, console: Console) -> None:
 async def _run_group(options: Options, loaded: Loaded, console: Console) -> tuple[int, str]:
     from .._group import open_servers
     from .._options import ClientOptions
+    from ._forms import Asker
+    from ._run import Budget
 
     _route_group_log(options, console)
     timeout = options.timeout
     probe = PROBE_TIMEOUT if timeout is None else min(PROBE_TIMEOUT, timeout / 4)
     output = ""
-    with trio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
-        client_options = ClientOptions(protocol=options.protocol, probe_timeout=probe)
+    budget = Budget(timeout)
+    budget.start()
+    with budget.scope as scope:
+        # The client each server meets is the one of the shell and of
+        # --server: it declares elicitation (a server may hide the tools that
+        # need it from a client that does not), and answers as they do.
+        asker = Asker(
+            console, budget, interactive=isatty(sys.stdin), server_name=lambda: "of the configuration"
+        )
+        client_options = ClientOptions(protocol=options.protocol, probe_timeout=probe, on_elicitation=asker)
         async with open_servers(_capped(loaded.config, timeout), options=client_options) as group:
             _say_unlisted(options, group, loaded, console)
             output = render_listing(options, group, loaded, console)
