@@ -18,6 +18,7 @@ import re
 import signal
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -127,15 +128,29 @@ def test_a_result_that_fits_its_output_schema_passes():
     assert result.stderr == ""
 
 
-def test_without_the_validation_extra_the_output_is_shown_unchecked():
+def test_the_check_works_on_a_plain_install():
+    # pip install trio-mcp brings the validator: the check the command makes
+    # by default never turns into a notice on each call.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert any(re.match(r"jsonschema-rs\b", requirement) for requirement in project["dependencies"])
+
+
+def test_without_the_validator_the_notice_comes_once_per_process():
+    # An install without the package's dependencies (pip install --no-deps).
     prefix = [sys.executable, "-c", WITHOUT_HTTPX.replace("httpx2", "jsonschema_rs")]
+    notice = (
+        "trio-mcp: structured output is not checked against the tools' outputSchema:"
+        " jsonschema-rs is not installed (pip install jsonschema-rs)\n"
+    )
     result = run("call", "add", "a=1", "b=2", server=[*DEMO, "--wrong-output"], prefix=prefix)
     assert result.returncode == cli.EXIT_OK, result.stderr
     assert '"sum": "3"' in result.stdout
-    assert result.stderr == (
-        "trio-mcp: the structured output was not checked against the tool's outputSchema:"
-        " the validation extra is not installed (pip install 'trio-mcp[validation]')\n"
-    )
+    assert result.stderr == notice
+    # A whole shell session says it once, however many calls it makes.
+    calls = "call add a=1 b=2\ncall add a=3 b=4\ncall add a=5 b=6\n"
+    result = run("shell", server=[*DEMO, "--wrong-output"], prefix=prefix, stdin=calls)
+    assert result.returncode == cli.EXIT_OK, result.stderr
+    assert result.stderr == notice
     # A tool without an outputSchema has nothing to check, and nothing is said.
     quiet = run("call", "echo", "text=x", prefix=prefix)
     assert (quiet.returncode, quiet.stderr) == (cli.EXIT_OK, "")

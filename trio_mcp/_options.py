@@ -368,8 +368,8 @@ class ClientOptions(ConnectionOptions):
     Results with ``isError`` set are never checked. Each schema is compiled
     once per listing; a schema that cannot be used (invalid, too large, a
     remote ``$ref``) is reported once and its results pass unchecked. The
-    check needs the ``validation`` extra (``pip install
-    'trio-mcp[validation]'``); without it ``"warn"`` checks nothing and says
+    check needs jsonschema-rs, a dependency of the package; without it (an
+    install with ``--no-deps``) ``"warn"`` checks nothing and says
     so once, the first time a call would have been checked, and ``"strict"``
     raises `OutputValidationError` on such calls. See
     :ref:`structured-output`."""

@@ -418,14 +418,23 @@ async def _call(session: Command, client: Client) -> int:
     if not options.output_check:
         return EXIT_OK
     if not validator_available():
-        session.console.say(
-            f"{PROG}: the structured output was not checked against the tool's outputSchema:"
-            " the validation extra is not installed (pip install 'trio-mcp[validation]')"
-        )
+        # Only an install without the package's dependencies gets here
+        # (pip install --no-deps): said once per process, not on each call.
+        global _told_unchecked
+        if not _told_unchecked:
+            _told_unchecked = True
+            session.console.say(
+                f"{PROG}: structured output is not checked against the tools' outputSchema:"
+                " jsonschema-rs is not installed (pip install jsonschema-rs)"
+            )
         return EXIT_OK
     # stdout holds the result (with --json too); the mismatch is on stderr, and in the status.
     session.console.error(f"{violation} (--no-output-check skips the check)")
     return EXIT_OUTPUT_SCHEMA
+
+
+#: Whether the command said that it cannot check structured output (once per process).
+_told_unchecked = False
 
 
 async def _show_call_result(session: Command, result: CallToolResult) -> int:
