@@ -821,6 +821,23 @@ def test_render_call_result_skips_structured_content_already_in_the_text():
     assert _render.render_call_result(CallToolResult()) == ""
 
 
+def test_a_result_whose_structured_content_says_what_its_text_says_is_printed_once():
+    # filesystem's read_text_file: {"content": TEXT} beside the text.
+    text = CallToolResult(content=[TextContent(text="hello\n")], structured_content={"content": "hello\n"})
+    assert _render.render_call_result(text) == "hello\n"
+    # memory's create_entities: the list as JSON text, and {"entities": [...]}.
+    entities = [{"name": "Ada", "entityType": "person", "observations": []}]
+    listed = CallToolResult(
+        content=[TextContent(text=json.dumps(entities, indent=2))], structured_content={"entities": entities}
+    )
+    assert _render.render_call_result(listed) == json.dumps(entities, indent=2) + "\n"
+    # Content that says something else is still shown.
+    other = CallToolResult(content=[TextContent(text="done")], structured_content={"content": "hello"})
+    assert _render.render_call_result(other) == 'done\nstructured content:\n{\n  "content": "hello"\n}\n'
+    two = CallToolResult(content=[TextContent(text="hello")], structured_content={"content": "hello", "n": 1})
+    assert "structured content:" in _render.render_call_result(two)
+
+
 def test_render_read_and_prompt_results():
     single = ReadResourceResult(contents=[TextResourceContents(uri="a://1", text="one\n")])
     assert _render.render_read_result(single) == "one\n"

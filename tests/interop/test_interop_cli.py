@@ -162,3 +162,30 @@ def test_everything_one_shot_commands_across_a_config_see_every_tool(everything_
     assert across_names == {f"everything__{name}" for name in one_names} or across_names == one_names
     servers = run_config(config, "--json", "servers")
     assert json.loads(servers.stdout)["servers"][0]["tools"] == len(one_names)
+
+
+def test_filesystem_read_text_file_prints_the_text_once(filesystem_server, tmp_path):
+    # Its structured content, {"content": TEXT}, says what its text says.
+    (tmp_path / "note.txt").write_text("hello world\n")
+    environ = dict(os.environ)
+    environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), environ.get("PYTHONPATH")) if p)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trio_mcp",
+            "call",
+            "read_text_file",
+            f"path={tmp_path / 'note.txt'}",
+            "--",
+            *filesystem_server.cmd,
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=LIMIT,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "hello world\n"
