@@ -181,6 +181,9 @@ def test_bash_completes_commands_tools_arguments_and_uris(on_path):
     assert bash_complete(environ, project, "trio-mcp call ha", scripted) == ["hang"]
     # A configuration named after the cursor, too.
     assert bash_complete(environ, project, "trio-mcp call one__e", " --config mcp.json") == ["one__echo"]
+    # A value with a space is inserted quoted (bash takes "location=" as a word of its own).
+    enum = f" -- {sys.executable} {ROOT / 'tests' / 'servers' / 'enum_server.py'}"
+    assert bash_complete(environ, project, "trio-mcp call weather location=Lo", enum) == ["'Los Angeles'"]
 
 
 # ------------------------------------------------------------------ zsh

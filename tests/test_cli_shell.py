@@ -512,6 +512,24 @@ def test_shell_on_a_terminal_completes_and_keeps_history(tmp_path):
     assert code == 0, output
 
 
+def test_shell_on_a_terminal_quotes_the_enum_values_it_completes():
+    # Tab inserts "location='Los Angeles'": the line the shell reads back is
+    # one argument, not "location=Los" and a stray "Angeles".
+    pytest.importorskip("readline", reason="this Python has no readline")
+    server = [sys.executable, str(Path(__file__).parent / "servers" / "enum_server.py")]
+    terminal = Terminal("shell", "--", *server, environ=env())
+    terminal.expect("trio-mcp> ")
+    terminal.send("call weather location=Lo\t\r")
+    terminal.expect("weather in Los Angeles\r\n")
+    terminal.expect_count("trio-mcp> ", 2)
+    terminal.send("call weather location=O\t\r")
+    terminal.expect("weather in O'Hare\r\n")
+    terminal.expect_count("trio-mcp> ", 3)
+    terminal.send("exit\r")
+    code, output = terminal.finish()
+    assert code == 0, output
+
+
 def test_shell_on_a_terminal_completes_resource_uris_and_templates():
     pytest.importorskip("readline", reason="this Python has no readline")
     terminal = Terminal("shell", environ=env())

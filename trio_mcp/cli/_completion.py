@@ -386,6 +386,11 @@ def complete_command(argv: Sequence[str]) -> int:
 
         with contextlib.suppress(Exception):
             offered, space = trio.run(_offer, line, after)
+    if shell == "fish":
+        # fish quotes what it inserts itself: the words as the command reads them.
+        from ._shell import unquoted
+
+        offered = [unquoted(item) for item in offered]
     if shell == "bash":
         _, text = _split(line)
         cut = max((text.rfind(char) for char in breaks if char not in " \t\n"), default=-1)

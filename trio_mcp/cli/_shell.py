@@ -187,6 +187,20 @@ def _values_for(schema: JSON) -> list[str]:
     return ["true", "false"] if schema.get("type") == "boolean" else []
 
 
+def quoted(word: str) -> str:
+    """``word`` as the command line reads it back whole: quoted when it holds a space, a quote or a backslash."""
+    return shlex.quote(word) if any(char in word for char in " \t\n'\"\\") else word
+
+
+def unquoted(text: str) -> str:
+    """The word being typed as the command will read it: ``location='Los A`` is ``location=Los A``."""
+    for closing in ("", "'", '"'):
+        with contextlib.suppress(ValueError):
+            words = shlex.split(text + closing)
+            return words[0] if len(words) == 1 else text
+    return text
+
+
 def _positionals(words: list[str]) -> list[str]:
     """The words that are not options (nor an option's value)."""
     out: list[str] = []
@@ -227,9 +241,11 @@ def _template_values(
         fixed, more, _ = after.partition("{")
         name = expression.split(",")[0].split(":")[0].rstrip("*")
         for value in suggest(template, name, typed):
-            item = start + value + fixed + ("" if more else " ")
-            if item.startswith(text) and item not in out:
-                out.append(item)
+            item = start + value + fixed
+            if item.startswith(text):
+                item = item if more else f"{quoted(item)} "
+                if item not in out:
+                    out.append(item)
     return out
 
 
@@ -265,8 +281,12 @@ def completions(
         options = (*_OPTIONS, "--schema") if command == "tools" else _OPTIONS
         return [f"{option} " for option in options if option.startswith(text)]
 
+    # What is inserted is quoted as the command line reads it back (a value
+    # with a space, a quote); what was typed is compared unquoted.
+    typed = unquoted(text)
+
     def whole(candidates: list[str]) -> list[str]:
-        return [f"{item} " for item in candidates if item.startswith(text)]
+        return [f"{quoted(item)} " for item in candidates if item.startswith(typed)]
 
     if command == "tasks":
         if not positionals:
@@ -281,23 +301,27 @@ def completions(
         properties = schema.get("properties") if isinstance(schema, dict) else None
         if not isinstance(properties, dict):
             return []
-        name, sep, value = text.partition("=")
+        name, sep, value = typed.partition("=")
         if sep:
-            return [f"{name}={item} " for item in _values_for(properties.get(name)) if item.startswith(value)]
-        return _names(list(properties), positionals[1:], text)
+            return [
+                f"{name}={quoted(item)} "
+                for item in _values_for(properties.get(name))
+                if item.startswith(value)
+            ]
+        return _names(list(properties), positionals[1:], typed)
     if command == "log-level":
         return whole(list(LOG_LEVELS)) if not positionals else []
     if command == "prompt":
         if not positionals:
             return whole(sorted(catalog.prompts))
-        return _names(catalog.prompts.get(positionals[0], []), positionals[1:], text)
+        return _names(catalog.prompts.get(positionals[0], []), positionals[1:], typed)
     if command == "read":
         if positionals:
             return []
-        offered = [*whole(catalog.resources), *_template_starts(catalog.templates, text)]
+        offered = [*whole(catalog.resources), *_template_starts(catalog.templates, typed)]
         if suggest is not None:
             offered += [
-                item for item in _template_values(catalog.templates, text, suggest) if item not in offered
+                item for item in _template_values(catalog.templates, typed, suggest) if item not in offered
             ]
         return offered
     if command == "complete":
@@ -309,7 +333,7 @@ def completions(
             arguments = catalog.prompts.get(positionals[1], [])
         else:
             arguments = _template_variables(positionals[1])
-        return _names(arguments, positionals[2:], text)
+        return _names(arguments, positionals[2:], typed)
     return []
 
 
