@@ -489,6 +489,48 @@ class ConfigError(MCPError):
         self.field = field
 
 
+class ServerCardError(MCPError):
+    """A server catalog or a server card could not be read or used (experimental).
+
+    Raised by `trio_mcp.server_cards`, whose format is still a draft: a
+    document that is not there, not JSON, too large, of the wrong media
+    type, redirected to another origin, or broken against the draft; a
+    catalog entry that points to another origin (unless allowed) or back at
+    the catalog; a remote whose transport is unknown or whose URL template
+    cannot be filled in. A card is advisory: this error never says anything
+    about whether a server may be trusted. A network failure is a
+    `~trio_mcp.ConnectionFailed` instead. The message never shows a header value or a
+    variable's value (they may be secrets).
+
+    Attributes:
+        url: The document's URL as messages show it (no user info, no
+            query), or ``""``.
+        reason: A short, stable name for the case: ``"status"``,
+            ``"no_catalog"``, ``"content_type"``, ``"not_json"``,
+            ``"too_large"``, ``"too_many"``, ``"redirect"``, ``"off_origin"``,
+            ``"loop"``, ``"insecure"``, ``"timeout"``, ``"invalid"``,
+            ``"transport"``, ``"no_remote"``, ``"variable"``, ``"header"``.
+        status: The HTTP status of the response at fault, or `None`.
+        field: Where in the document the fault is, as a JSON path
+            (``"$.remotes[0].type"``), or `None`.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str,
+        url: str = "",
+        status: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.url = url
+        self.status = status
+        self.field = field
+
+
 class UnknownName(MCPError, LookupError):
     """A group has no server, tool or prompt by that name.
 
