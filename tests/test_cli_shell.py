@@ -876,3 +876,26 @@ def test_history_path(monkeypatch):
         assert history_path({"XDG_STATE_HOME": "/s"}) == Path("/s/trio-mcp/shell_history")
         monkeypatch.setenv("HOME", "/home/someone")
         assert history_path({}) == Path("/home/someone/.local/state/trio-mcp/shell_history")
+
+
+def test_shell_on_a_terminal_offers_to_start_a_dead_server_again():
+    # The server dies under a call: the shell says why, asks, and goes on
+    # with a new process; declined, it ends with the death's status.
+    pytest.importorskip("readline", reason="this Python has no readline")
+    server = [sys.executable, str(SCRIPTED), "--era", "legacy"]
+    terminal = Terminal("shell", "--", *server, environ=env())
+    terminal.expect("trio-mcp> ")
+    terminal.send("call exit code=3\r")
+    terminal.expect("start the server again? [Y/n] ")
+    terminal.send("\r")
+    terminal.expect_count("trio-mcp> ", 2)
+    terminal.send("call echo text=back\r")
+    terminal.expect("back\r\n")
+    terminal.expect_count("trio-mcp> ", 3)
+    terminal.send("call exit code=5\r")
+    terminal.expect_count("start the server again? [Y/n] ", 2)
+    terminal.send("n\r")
+    code, output = terminal.finish()
+    assert code == cli.EXIT_SERVER_GONE, output
+    assert output.count("exited with code 3") == 1
+    assert "exited with code 5" in output

@@ -88,6 +88,10 @@ STDERR_SETTLE: Final = 0.05
 # ----------------------------------------------------------------- the budget
 
 
+class StartAgain(Exception):
+    """Raised by a command's handler (the shell's) to connect to the server anew and run it again."""
+
+
 class Budget:
     """The whole command's time budget: a cancel scope that pauses while a person answers."""
 
@@ -720,26 +724,31 @@ async def _connect_and_run(
         # A mismatch is an error the call reports itself (`_call`), the result shown all the same.
         validate_output="strict" if options.output_check else "off",
     )
-    opened: AbstractAsyncContextManager[Client]
-    if options.spec is not None:
-        # A server of a configuration file (--server NAME, call SERVER.TOOL).
-        from .._group.connect import open_spec
+    while True:
+        opened: AbstractAsyncContextManager[Client]
+        if options.spec is not None:
+            # A server of a configuration file (--server NAME, call SERVER.TOOL).
+            from .._group.connect import open_spec
 
-        opened = open_spec(options.spec, client_options, on_stderr=on_stderr)
-    elif options.url is not None:
-        from ..auth._storage import stored_login
+            opened = open_spec(options.spec, client_options, on_stderr=on_stderr)
+        elif options.url is not None:
+            from ..auth._storage import stored_login
 
-        auth = stored_login(options.url, options.headers)  # the login kept by `trio-mcp login`
-        opened = open_client(HTTPTarget(options.url, headers=options.headers, auth=auth), client_options)
-    else:
-        target = ProcessTarget(
-            options.server[0], options.server[1:], env=options.env, cwd=options.cwd, on_stderr=on_stderr
-        )
-        opened = open_client(target, client_options)
-    async with opened as client:
-        session.client = client
-        code: int = await session.handler(session, client)
-    return code
+            auth = stored_login(options.url, options.headers)  # the login kept by `trio-mcp login`
+            opened = open_client(HTTPTarget(options.url, headers=options.headers, auth=auth), client_options)
+        else:
+            target = ProcessTarget(
+                options.server[0], options.server[1:], env=options.env, cwd=options.cwd, on_stderr=on_stderr
+            )
+            opened = open_client(target, client_options)
+        try:
+            async with opened as client:
+                session.client = client
+                code: int = await session.handler(session, client)
+            return code
+        except StartAgain:
+            session.stage = "connecting"
+            options = session.options
 
 
 def flush_stdout(text: str) -> int:

@@ -55,7 +55,7 @@ from ._args import (
 from ._console import isatty
 from ._failures import Failure, explain
 from ._render import number, pretty_json
-from ._run import HANDLERS, Budget, Command, execute
+from ._run import HANDLERS, Budget, Command, StartAgain, execute
 from ._tasks import run_tasks
 
 if TYPE_CHECKING:
@@ -397,6 +397,10 @@ class Lines:
             self.readline = readline
         if self.readline is not None:
             self._start_readline(catalog, suggest)
+        # A read left waiting (its caller cancelled: the server died at the
+        # prompt): the next read takes its line, rather than a second thread
+        # racing it for stdin.
+        self._pending: tuple[trio.Event, list[Any]] | None = None
 
     def _start_readline(
         self, catalog: Callable[[], Catalog], suggest: Callable[[str, str, str], list[str]] | None
@@ -427,17 +431,51 @@ class Lines:
             with contextlib.suppress(OSError, ValueError):
                 readline.read_history_file(str(self.history))
 
-    async def read(self) -> str | None:
-        """The next line, without its newline; `None` at the end of input."""
-        if self.readline is not None:
-            return await trio.to_thread.run_sync(_input, abandon_on_cancel=True)
+    @property
+    def waiting(self) -> bool:
+        """Whether a read is still waiting for its line (the prompt is showing)."""
+        return self._pending is not None
+
+    async def read(self, prompt: str = PROMPT) -> str | None:
+        """The next line, without its newline; `None` at the end of input.
+
+        Cancelled, the read goes on in its thread, and the next call gets
+        its line (whose prompt was shown already).
+        """
+        if self._pending is None:
+            if self.readline is not None:
+                self._pending = self._start(lambda: _input(prompt))
+            else:
+                self._pending = self._start(lambda: self._plain(prompt))
+        done, box = self._pending
+        await done.wait()
+        self._pending = None
+        line: str | None = box[0].unwrap()
+        return line
+
+    def _plain(self, prompt: str) -> str | None:
         if self.terminal:
-            sys.stderr.write(PROMPT)
+            sys.stderr.write(prompt)
             sys.stderr.flush()
-        line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-        if not line:
-            return None
-        return line.rstrip("\r\n")
+        line = sys.stdin.readline()
+        return line.rstrip("\r\n") if line else None
+
+    @staticmethod
+    def _start(read: Callable[[], str | None]) -> tuple[trio.Event, list[Any]]:
+        token = trio.lowlevel.current_trio_token()
+        done = trio.Event()
+        box: list[Any] = []
+
+        def deliver(outcome: Any) -> None:
+            def finish() -> None:
+                box.append(outcome)
+                done.set()
+
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(finish)
+
+        trio.lowlevel.start_thread_soon(read, deliver, name="trio-mcp shell input")
+        return done, box
 
     def close(self) -> None:
         """Save the history (if it can be: never an error) and give the terminal back as it was."""
@@ -451,9 +489,9 @@ class Lines:
                 termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, saved)
 
 
-def _input() -> str | None:
+def _input(prompt: str = PROMPT) -> str | None:
     try:
-        return input(PROMPT)
+        return input(prompt)
     except EOFError:
         return None
 
@@ -490,6 +528,8 @@ class OneServer:
 
     commands: tuple[str, ...] = SHELL_COMMANDS
     server_per_line = False
+    restartable = True
+    """Whether the shell may offer to start the server again when it dies (`StartAgain`)."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -720,7 +760,12 @@ async def _read_watching(lines: Lines, client: Client) -> str | None:
 
 
 async def run_shell(session: Command, client: Client) -> int:
-    """The shell's loop on one server, once connected (see `shell_loop`)."""
+    """The shell's loop on one server, once connected (see `shell_loop`).
+
+    When the server dies and a person is at the terminal, the shell says
+    why and offers to start the server again (`StartAgain`) rather than
+    ending with it.
+    """
     return await shell_loop(session, OneServer(client))
 
 
@@ -762,9 +807,11 @@ async def shell_loop(session: Command, backend: Backend) -> int:
 def _suggester(backend: Backend) -> Callable[[str, str, str], list[str]]:
     """`Backend.suggest` for readline's thread (a worker of Trio's, waiting for the line)."""
 
+    token = trio.lowlevel.current_trio_token()
+
     def suggest(template: str, name: str, typed: str) -> list[str]:
         try:
-            return trio.from_thread.run(backend.suggest, template, name, typed)
+            return trio.from_thread.run(backend.suggest, template, name, typed, trio_token=token)
         except (trio.RunFinishedError, trio.Cancelled, RuntimeError):
             return []
 
@@ -790,7 +837,11 @@ async def _loop(shell: Shell, lines: Lines) -> None:
         # Interrupted at the prompt, the command line ends the line.
         session.console.open_line = lines.terminal
         session.stage = "idle"
-        line = await shell.backend.read(lines)
+        try:
+            line = await shell.backend.read(lines)
+        except (ServerGone, TransportClosed) as exc:
+            await _offer_restart(shell, lines, exc)
+            break
         session.console.open_line = False
         if line is None:
             if lines.terminal:
@@ -802,6 +853,38 @@ async def _loop(shell: Shell, lines: Lines) -> None:
             if exc.status is not None:
                 shell.status = exc.status
             break
+        except (ServerGone, TransportClosed) as exc:
+            await _offer_restart(shell, lines, exc)
+            break
+
+
+async def _offer_restart(shell: Shell, lines: Lines, gone: MCPError) -> None:
+    """The server died: say why, and offer a person at the terminal to start it again.
+
+    Raises `StartAgain` when they accept; ``gone`` itself when nobody is
+    there to ask (the command line's rules then end the shell); otherwise
+    the shell ends with the death's status.
+    """
+    session = shell.session
+    console = session.console
+    if not (getattr(shell.backend, "restartable", False) and lines.terminal and console.tty):
+        raise gone
+    assert session.asker is not None
+    if lines.waiting:
+        console.end_line()  # the prompt's line
+    failure = explain(gone, session.options, session.stage, declined=session.asker.declined)
+    failure.report(session.options, console, session.emit_json)
+    question = "start the server again? [Y/n] "
+    if lines.waiting:
+        console.ask(question)  # the answer is the line the prompt waits for
+    answer = await lines.read(question)
+    console.open_line = False
+    if answer is not None and answer.strip().lower() in ("", "y", "yes"):
+        session.options = shell.startup
+        raise StartAgain
+    if answer is None:
+        console.say("")
+    shell.status = failure.status
 
 
 def execute_shell(options: Options) -> int:
