@@ -1282,3 +1282,29 @@ def test_a_typo_of_a_demo_tool_is_refused_with_the_closest_name():
         "trio-mcp: the tool 'echo' needs the argument 'text' (text=...; did you mean 'text' instead of 'txt'?);"
         " nothing was sent"
     )
+
+
+def test_ctrl_c_on_a_call_cancels_it_and_says_so():
+    # SIGINT, as Ctrl-C sends it: the request is withdrawn (the server says it
+    # was cancelled), the server is stopped, and the command says so, 130.
+    argv = [sys.executable, "-m", "trio_mcp", "-v", "call", "slow", "steps=100", "delay=0.1"]
+    argv += ["--", sys.executable, "-m", "trio_mcp.demo", "--verbose"]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    try:
+        assert process.stderr is not None
+        seen = ""
+        while "progress" not in seen:
+            line = process.stderr.readline()
+            assert line, "the command ended before its first progress"
+            seen += line
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=LIMIT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == cli.EXIT_INTERRUPTED
+    assert "cancelled by the client" in stderr
+    assert stderr.endswith(
+        "trio-mcp: interrupted (tools/call): the request was cancelled and the server stopped\n"
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -189,3 +190,37 @@ def test_filesystem_read_text_file_prints_the_text_once(filesystem_server, tmp_p
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "hello world\n"
+
+
+def test_everything_ctrl_c_on_a_call_ends_promptly_and_says_so(everything_server):
+    # server-everything does not leave when its stdin closes: the command
+    # gives it less than a second after Ctrl-C, not the two of a normal close.
+    environ = dict(os.environ)
+    environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), environ.get("PYTHONPATH")) if p)
+    argv = [
+        sys.executable,
+        "-m",
+        "trio_mcp",
+        "call",
+        "trigger-long-running-operation",
+        "duration=30",
+        "steps=10",
+    ]
+    process = subprocess.Popen(
+        [*argv, "--", *everything_server.cmd],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environ,
+    )
+    try:
+        assert process.stderr is not None
+        assert "progress" in process.stderr.readline()
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=LIMIT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130
+    assert stderr == "trio-mcp: interrupted (tools/call): the request was cancelled and the server stopped\n"

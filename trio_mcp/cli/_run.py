@@ -88,6 +88,10 @@ STDERR_SETTLE: Final = 0.05
 # ----------------------------------------------------------------- the budget
 
 
+#: How long a server gets to leave after Ctrl-C on a one-shot command, in seconds.
+INTERRUPT_GRACE: Final = 0.9
+
+
 class StartAgain(Exception):
     """Raised by a command's handler (the shell's) to connect to the server anew and run it again."""
 
@@ -741,10 +745,22 @@ async def _connect_and_run(
                 options.server[0], options.server[1:], env=options.env, cwd=options.cwd, on_stderr=on_stderr
             )
             opened = open_client(target, client_options)
+        # Ctrl-C: the request in flight is withdrawn (notifications/cancelled),
+        # and the server gets what is left of a second to leave.
+        closing = trio.CancelScope()
         try:
-            async with opened as client:
-                session.client = client
-                code: int = await session.handler(session, client)
+            with closing:
+                async with opened as client:
+                    session.client = client
+                    try:
+                        code: int = await session.handler(session, client)
+                    except KeyboardInterrupt:
+                        closing.deadline = trio.current_time() + INTERRUPT_GRACE
+                        raise Failure(
+                            EXIT_INTERRUPTED,
+                            f"interrupted ({session.stage}): the request was cancelled and the server stopped",
+                            kind="interrupted",
+                        ) from None
             return code
         except StartAgain:
             session.stage = "connecting"
