@@ -899,3 +899,11 @@ def test_shell_on_a_terminal_offers_to_start_a_dead_server_again():
     assert code == cli.EXIT_SERVER_GONE, output
     assert output.count("exited with code 3") == 1
     assert "exited with code 5" in output
+
+
+def test_a_groups_server_dot_tool_names_are_completed_once_the_word_has_a_dot():
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    catalog = Catalog(tools={"one__echo": schema}, aliases={"one.echo": "one__echo"})
+    assert completions("call ", "", catalog) == ["one__echo "]
+    assert completions("call ", "one.", catalog) == ["one.echo "]
+    assert completions("call one.echo ", "t", catalog) == ["text="]

@@ -662,6 +662,7 @@ class GroupServers:
         group = self.group
         return Catalog(
             tools={e.name: e.item.input_schema for e in group.tools},
+            aliases={f"{e.server}.{e.item.name}": e.name for e in group.tools},
             prompts={e.name: [a.name for a in e.item.arguments or []] for e in group.prompts},
             resources=list(dict.fromkeys(entry.item.uri for entry in group.resources)),
             templates=list(dict.fromkeys(entry.item.uri_template for entry in group.resource_templates)),

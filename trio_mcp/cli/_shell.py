@@ -138,6 +138,7 @@ class Catalog:
         resources: list[str] | None = None,
         templates: list[str] | None = None,
         commands: tuple[str, ...] = SHELL_COMMANDS,
+        aliases: Mapping[str, str] | None = None,
     ) -> None:
         self.commands = commands
         """The shell's command names."""
@@ -149,6 +150,9 @@ class Catalog:
         """The resources' URIs."""
         self.templates = list(templates or [])
         """The resource templates' URI templates."""
+        self.aliases: Mapping[str, str] = dict(aliases or {})
+        """Other names of tools, to the name in `tools`: a group's ``SERVER.TOOL``
+        (offered once the word has a dot)."""
 
 
 def _template_variables(template: str) -> list[str]:
@@ -296,8 +300,8 @@ def completions(
         command, positionals = "call", positionals[1:]  # tasks start TOOL [KEY=VALUE...]: as call
     if command == "call":
         if not positionals:
-            return whole(sorted(catalog.tools))
-        schema = catalog.tools.get(positionals[0])
+            return whole(sorted(catalog.tools) + (sorted(catalog.aliases) if "." in typed else []))
+        schema = catalog.tools.get(catalog.aliases.get(positionals[0], positionals[0]))
         properties = schema.get("properties") if isinstance(schema, dict) else None
         if not isinstance(properties, dict):
             return []
