@@ -50,8 +50,9 @@ class MCPError(Exception):
     Attributes:
         entry: The name of the configuration entry the error is about, when
             a `ServerGroup` raised it for one of its servers (``"files"``),
-            else `None`. The text then begins with ``server 'files': ``, so
-            that a log tells apart two entries that run the same command.
+            else `None`. The text then begins with the entry's name
+            (``server 'files': ...``), so that a log tells apart two entries
+            that run the same command.
     """
 
     entry: str | None = None

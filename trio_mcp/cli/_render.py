@@ -152,16 +152,17 @@ def _duplicates_text(result: CallToolResult) -> bool:
     return False
 
 
-def render_call_result(result: CallToolResult) -> str:
+def render_call_result(result: CallToolResult, *, structured: bool = False) -> str:
     """A tool's result as text: each block, then the structured content as JSON.
 
     The structured content is left out when it says what the text says
     (servers are asked to send both): a text block holds it as JSON, or the
-    one member of an object, as text or as JSON. Ends with a newline unless
-    there is nothing to show.
+    one member of an object, as text or as JSON; ``structured`` shows it
+    all the same (a result that broke its schema). Ends with a newline
+    unless there is nothing to show.
     """
     parts = [render_block(block) for block in result.content]
-    if result.structured_content is not None and not _duplicates_text(result):
+    if result.structured_content is not None and (structured or not _duplicates_text(result)):
         if parts:
             parts.append("structured content:")
         parts.append(pretty_json(result.structured_content))

@@ -420,7 +420,8 @@ async def _call(session: Command, client: Client) -> int:
         result = exc.result
         assert isinstance(result, CallToolResult)
     session.console.clear()
-    code = await _show_call_result(session, result)
+    broken = violation is not None and validator_available()  # not merely unchecked
+    code = await _show_call_result(session, result, broken=broken)
     if violation is None or code != EXIT_OK:
         return code
     if not options.output_check:
@@ -445,7 +446,7 @@ async def _call(session: Command, client: Client) -> int:
 _told_unchecked = False
 
 
-async def _show_call_result(session: Command, result: CallToolResult) -> int:
+async def _show_call_result(session: Command, result: CallToolResult, *, broken: bool = False) -> int:
     """Show a tool's result (stdout, or ``-o FILE``); `EXIT_TOOL_ERROR` when it is an error."""
     options = session.options
     if options.json_output:
@@ -458,7 +459,8 @@ async def _show_call_result(session: Command, result: CallToolResult) -> int:
     if options.output is not None and not result.is_error and binary_parts(result):
         write_binary(session, result)
         return EXIT_OK
-    text = render_call_result(result)
+    # A result that broke its schema shows its structured content, whatever the text says.
+    text = render_call_result(result, structured=broken)
     if result.is_error:
         body = text.rstrip("\n")
         if "\n" in body or not body:
