@@ -3,7 +3,7 @@
 The harness drives the Hypothesis properties of ``tests/test_core_tasks.py``
 through their ``hypothesis.fuzz_one_input`` hooks: any reply a server sends
 about a task, in either era, gives a task or a `ProtocolError`; the state
-machine, the poll delay and the input ledger keep their promises. See
+machine, the poll delay, the input ledger and the follower keep their promises. See
 ``fuzz/README.rst``.
 
 Run it from the repository root::
@@ -23,6 +23,7 @@ TARGETS = (
     "test_the_state_machine_never_leaves_a_terminal_state",
     "test_the_poll_delay_is_always_between_the_floor_and_the_cap",
     "test_no_key_is_taken_twice",
+    "test_the_follower_always_ends_within_its_rules",
 )
 
 

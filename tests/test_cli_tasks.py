@@ -183,6 +183,20 @@ def test_a_stdio_server_that_keeps_its_tasks_answers_later_commands(tmp_path: Pa
     ]
 
 
+def test_a_task_id_that_begins_with_a_dash_is_named_with_id(tmp_path: Path) -> None:
+    """``--id=ID`` names any id a server can issue (``--`` introduces the server command)."""
+    server = [sys.executable, str(TASK_SERVER), "--state", str(tmp_path / "tasks.json"), "--dash-ids"]
+    task_id = ok(run("tasks", "start", "durable", "seconds=1", "--detach", server=server)).stdout.strip()
+    assert task_id.startswith("-durable-")
+    named = f"--id={task_id}"
+    assert ok(run("tasks", "status", named, server=server)).stdout.split()[0] == task_id
+    result = ok(run("tasks", "result", named, server=server))
+    assert result.stdout.startswith("durable done (started by ")
+    assert ok(run("--json", "tasks", "status", named, server=server)).stdout.count(task_id) == 1
+    # An id that does not begin with a dash may be given either way.
+    assert "does not know task" in failed(run("tasks", "cancel", "--id", "nope", server=server), 6)
+
+
 # ------------------------------------------------------------ usage
 
 
@@ -195,6 +209,8 @@ def test_a_stdio_server_that_keeps_its_tasks_answers_later_commands(tmp_path: Pa
         (["tasks", "cancel", "a", "b"], "expected one task id: tasks cancel ID"),
         (["tasks", "list", "x"], "unexpected words after 'tasks list': x"),
         (["tasks", "status", "a", "--detach"], "--detach goes with 'tasks start'"),
+        (["tasks", "status", "a", "--id=b"], "one task id: tasks status ID"),
+        (["tasks", "list", "--id=b"], "--id goes with 'tasks status|result|cancel'"),
         (["--config", "x.json", "tasks", "list"], "'tasks' talks to one server"),
     ],
 )

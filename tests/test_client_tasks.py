@@ -97,6 +97,31 @@ async def test_a_legacy_task_runs_to_its_result_with_its_updates(everything: tup
             assert (await client.get_task(task.task_id)).status == "completed"
 
 
+async def test_call_tool_runs_a_tool_that_requires_a_task_without_a_listing_first(
+    everything: tuple[str, list[str]],
+) -> None:
+    """The tools' listing says which must run as tasks: call_tool lists them itself when it must."""
+    command, args = everything
+    written: list[dict[str, Any]] = []
+
+    def on_wire(direction: str, data: bytes) -> None:
+        if direction == "out":
+            written.append(json.loads(data))
+
+    with trio.fail_after(LIMIT):
+        async with process_client(command, args, on_wire=on_wire) as client:
+            result = await client.call_tool(RESEARCH, {"topic": "trio"})
+            assert not result.is_error, result.text
+            assert "Research Report: trio" in result.text
+            # A tool that takes no task runs at once, with no listing again.
+            assert (await client.call_tool("echo", {"message": "hi"})).text == "Echo: hi"
+    sent = [m.get("method") for m in written if "method" in m]
+    assert sent.count("tools/list") == 1
+    (call, echo) = [m for m in written if m.get("method") == "tools/call"]
+    assert call["params"]["task"] == {}
+    assert "task" not in echo["params"]
+
+
 async def test_legacy_input_during_tasks_result_reaches_the_hook(everything: tuple[str, list[str]]) -> None:
     """The elicitation comes while ``tasks/result`` is open; what the client writes follows the schema."""
     command, args = everything
@@ -179,11 +204,12 @@ async def test_cancelling_a_legacy_task(everything: tuple[str, list[str]]) -> No
                 assert task.status.status == "cancelled"
                 # A second cancel of an ended task is a no-op.
                 await task.cancel()
-            # The server agrees; cancelling again is refused (-32602), as the spec says.
+            # The server agrees; cancelling again is refused (-32602), as the spec says:
+            # the task is left as it is, and its status returned.
             assert (await client.get_task(task.task_id)).status == "cancelled"
-            with pytest.raises(trio_mcp.RpcError) as refused:
-                await client.cancel_task(task.task_id)
-            assert refused.value.code == -32602
+            again = await client.cancel_task(task.task_id)
+            assert again is not None
+            assert again.status == "cancelled"
 
 
 async def test_leaving_the_block_unfinished_cancels_the_task(everything: tuple[str, list[str]]) -> None:
@@ -225,6 +251,10 @@ async def test_a_task_the_server_does_not_know_is_gone(everything: tuple[str, li
         async with process_client(command, args) as client:
             with pytest.raises(trio_mcp.TaskGone) as caught:
                 await client.get_task("no-such-task")
+            assert caught.value.task_id == "no-such-task"
+            # The same for a cancel, as for get_task.
+            with pytest.raises(trio_mcp.TaskGone) as caught:
+                await client.cancel_task("no-such-task")
             assert caught.value.task_id == "no-such-task"
             ref = TaskRef(task_id="no-such-task", tool=RESEARCH, era="legacy", protocol_version="2025-11-25")
             with pytest.raises(trio_mcp.TaskGone):
@@ -595,3 +625,34 @@ async def test_cancelling_a_legacy_task_while_a_hook_answers_its_input(
                 with pytest.raises(TaskCancelled):
                     await task.result()
             assert (await client.get_task(task.task_id)).status == "cancelled"
+
+
+@pytest.mark.parametrize("protocol", ["2025-11-25", "auto"])
+async def test_a_server_that_dies_while_a_hook_answers_ends_the_hook_and_the_task(
+    tmp_path: Path, protocol: str
+) -> None:
+    """A person away from the keyboard holds the hook: the server's death is reported at once all the same."""
+    hook_started = trio.Event()
+    hook_stopped: list[bool] = []
+
+    async def on_elicitation(params: Any) -> dict[str, Any]:
+        hook_started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            hook_stopped.append(True)
+        raise AssertionError("not reached")  # pragma: no cover
+
+    server = str(HERE / "servers" / "task_server.py")
+    with trio.fail_after(LIMIT):
+        async with process_client(
+            sys.executable, [server], protocol=protocol, on_elicitation=on_elicitation
+        ) as client:
+            async with client.tool_task("flow") as task:
+                await hook_started.wait()
+                assert client.pid is not None
+                os.kill(client.pid, signal.SIGKILL)
+                # Not when the hook returns (it never does): now.
+                with trio.fail_after(10), pytest.raises(trio_mcp.ServerGone):
+                    await task.result()
+            assert hook_stopped == [True]

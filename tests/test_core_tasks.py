@@ -7,7 +7,7 @@ import itertools
 import pytest
 from hypothesis import given, strategies as st
 
-from trio_mcp import ProtocolError, Task, TaskFailed, TaskRef
+from trio_mcp import ProtocolError, RpcError, Task, TaskCancelled, TaskFailed, TaskGone, TaskRef
 from trio_mcp._core import tasks
 from trio_mcp._core.eras import result_type
 
@@ -136,9 +136,10 @@ def test_a_broken_modern_poll_is_a_protocol_error(reply: dict[str, object]) -> N
 
 
 def test_a_legacy_list_page() -> None:
-    found, cursor = tasks.decode_list({"tasks": [{"taskId": "a", "status": "working"}], "nextCursor": "n"})
-    assert [task.task_id for task in found] == ["a"]
-    assert cursor == "n"
+    page = tasks.decode_list({"tasks": [{"taskId": "a", "status": "working"}], "nextCursor": "n"})
+    assert [task.task_id for task in page.tasks] == ["a"]
+    assert page.next_cursor == "n"
+    assert tasks.decode_list({"tasks": [], "nextCursor": 7}).next_cursor is None
     with pytest.raises(ProtocolError):
         tasks.decode_list({})
 
@@ -373,3 +374,331 @@ def test_any_reply_is_read_or_refused_with_a_protocol_error(reply: dict[str, obj
             assert found.task.ttl_ms is None or found.task.ttl_ms >= 0
             assert all(isinstance(asked.get("method"), str) for asked in found.input_requests.values())
     tasks.failure("t", reply.get("error"))
+
+
+# ----------------------------------------------------------------- the follower
+
+FLOOR = tasks.POLL_FLOOR
+
+
+def wire(status: str, era: str, **extra: object) -> dict[str, object]:
+    """A ``tasks/get`` reply of either era."""
+    reply: dict[str, object] = {"taskId": "t", "status": status, **extra}
+    if era == "modern" and status == "completed" and "result" not in reply:
+        reply["result"] = {"content": [{"type": "text", "text": "done"}]}
+    return reply
+
+
+def follower(era: str, status: str = "working", interval: int | None = None) -> tasks.Follower:
+    f = tasks.Follower("t", "tool", era)  # type: ignore[arg-type]
+    f.snapshot(tasks.Task(task_id="t", status=status, poll_interval_ms=interval))
+    return f
+
+
+def test_the_first_poll_waits_for_the_interval_the_server_suggested() -> None:
+    f = follower("modern", interval=2000)
+    assert f.next(10.0) == tasks.SleepUntil(12.0)
+    assert f.next(12.0) == tasks.Poll()
+    f.polled(wire("working", "modern", pollIntervalMs=500), 12.0)
+    assert f.next(12.0) == tasks.SleepUntil(12.5)
+
+
+def test_a_modern_task_asking_for_input_is_polled_at_once_and_each_request_answered_once() -> None:
+    f = follower("modern", "input_required")
+    assert f.next(0.0) == tasks.Poll()
+    asked = {"q": {"method": "elicitation/create", "params": {"message": "?"}}}
+    f.polled(wire("input_required", "modern", inputRequests=asked), 0.0)
+    action = f.next(0.0)
+    assert isinstance(action, tasks.AnswerInput)
+    assert action.requests["q"]["params"]["_meta"] == {tasks.RELATED_TASK: {"taskId": "t"}}
+    # Polling goes on while the hooks answer, and the same request is not asked again.
+    assert f.next(0.0) == tasks.SleepUntil(1.0)
+    assert f.next(1.0) == tasks.Poll()
+    f.polled(wire("input_required", "modern", inputRequests=asked), 1.0)
+    assert not isinstance(f.next(1.0), tasks.AnswerInput)
+    f.answered(["q"], {"q": {"action": "accept"}})
+    assert f.next(1.5) == tasks.SendUpdate({"q": {"action": "accept"}})
+    f.update_sent(1.5)
+    # After tasks/update: the next poll at the floor.
+    assert f.next(1.5) == tasks.SleepUntil(1.5 + FLOOR)
+
+
+def test_a_modern_outcome_is_inlined_in_the_poll() -> None:
+    f = follower("modern")
+    f.next(0.0)
+    assert f.next(1.0) == tasks.Poll()
+    f.polled(wire("completed", "modern", result={"content": [], "isError": True}), 1.0)
+    assert f.next(1.0) == tasks.Finish(result={"content": [], "isError": True})
+    f = follower("modern")
+    f.next(0.0)
+    f.next(1.0)
+    f.polled(wire("failed", "modern", statusMessage="broke"), 1.0)
+    outcome = f.next(1.0)
+    assert isinstance(outcome, tasks.Finish)
+    assert isinstance(outcome.error, TaskFailed)
+    assert "broke" in str(outcome.error)
+
+
+def test_a_completed_modern_task_whose_result_never_comes_is_a_protocol_error() -> None:
+    f = follower("modern")
+    f.snapshot(tasks.Task(task_id="t", status="completed"))
+    now = 0.0
+    for _ in range(tasks.POLLS_AFTER_END):
+        action = f.next(now)
+        if isinstance(action, tasks.SleepUntil):
+            now = action.deadline
+            action = f.next(now)
+        assert action == tasks.Poll()
+        f.polled(wire("working", "modern"), now)
+    outcome = f.next(now)
+    assert isinstance(outcome, tasks.Finish)
+    assert isinstance(outcome.error, ProtocolError)
+
+
+def test_a_legacy_task_opens_its_result_when_it_asks_for_input_or_ends() -> None:
+    f = follower("legacy")
+    assert isinstance(f.next(0.0), tasks.SleepUntil)
+    f.snapshot(tasks.Task(task_id="t", status="input_required"))
+    assert f.next(0.1) == tasks.OpenResult()
+    f.snapshot(tasks.Task(task_id="t", status="completed"))
+    # Ended: tasks/result, open, gives the outcome; no more polls.
+    assert f.next(5.0) == tasks.SleepUntil(float("inf"))
+    f.result_arrived({"content": []})
+    assert f.next(5.0) == tasks.Finish(result={"content": []})
+
+
+def test_a_legacy_result_before_any_final_snapshot_is_confirmed_by_a_poll() -> None:
+    f = follower("legacy", "input_required")
+    assert f.next(0.0) == tasks.OpenResult()
+    f.result_arrived({"content": []})
+    assert f.next(0.0) == tasks.Poll()
+    f.polled(wire("completed", "legacy"), 0.0)
+    assert f.next(0.0) == tasks.Finish(result={"content": []})
+    # ... or by a notification that comes first.
+    f = follower("legacy", "input_required")
+    f.next(0.0)
+    f.result_arrived({"content": []})
+    f.snapshot(tasks.Task(task_id="t", status="completed"))
+    assert f.next(0.0) == tasks.Finish(result={"content": []})
+
+
+@pytest.mark.parametrize("flagged", [False, True])
+def test_a_failed_legacy_task_never_gives_a_success(flagged: bool) -> None:
+    f = follower("legacy")
+    f.snapshot(tasks.Task(task_id="t", status="failed", status_message="it raised"))
+    assert f.next(0.0) == tasks.OpenResult()
+    result: dict[str, object] = {"content": []}
+    if flagged:
+        result["isError"] = True
+    f.result_arrived(result)
+    outcome = f.next(0.0)
+    assert isinstance(outcome, tasks.Finish)
+    if flagged:
+        # A tool that ran and failed: its result, flagged.
+        assert outcome.result == result
+    else:
+        assert isinstance(outcome.error, TaskFailed)
+        assert "it raised" in str(outcome.error)
+
+
+def test_invalid_params_means_gone_except_for_cancel() -> None:
+    for method in ("tasks/get", "tasks/result", "tasks/update"):
+        f = follower("legacy")
+        f.failed(method, RpcError(-32602, "unknown task"))
+        outcome = f.next(0.0)
+        assert isinstance(outcome, tasks.Finish)
+        assert isinstance(outcome.error, TaskGone)
+        assert "tool 'tool'" in str(outcome.error)
+    f = follower("legacy")
+    f.failed("tasks/cancel", RpcError(-32602, "terminal"))
+    assert f.next(0.0) == tasks.Poll()
+    # The same rule for a request by id, outside any follower.
+    found = tasks.gone("t", RpcError(-32602, "no such task"))
+    assert isinstance(found, TaskGone)
+    assert str(found) == "the server does not know task t: no such task"
+    assert tasks.gone("t", RpcError(-32603, "broke")) is None
+
+
+def test_a_cancel_stops_the_hooks_and_polls_as_soon_as_the_floor_allows() -> None:
+    f = follower("modern", "input_required")
+    assert f.next(0.0) == tasks.Poll()
+    asked = {"q": {"method": "elicitation/create", "params": {}}}
+    f.polled(wire("input_required", "modern", inputRequests=asked), 0.0)
+    assert isinstance(f.next(0.0), tasks.AnswerInput)
+    f.cancel_requested({})
+    assert f.next(0.01) == tasks.StopInput()
+    assert f.next(0.01) == tasks.SleepUntil(FLOOR)
+    f.answered(["q"], {"q": {"action": "accept"}})
+    # No answer goes to a cancelled task.
+    assert f.next(FLOOR) == tasks.Poll()
+    f.polled(wire("cancelled", "modern"), FLOOR)
+    outcome = f.next(FLOOR)
+    assert isinstance(outcome, tasks.Finish)
+    assert isinstance(outcome.error, TaskCancelled)
+    assert "tool 'tool'" in str(outcome.error)
+
+
+def _behaviour(era: str) -> st.SearchStrategy[dict[str, object]]:
+    """One thing a server may answer to a request about the task."""
+    interval = st.none() | st.integers(min_value=-5, max_value=10**13)
+    keys = st.lists(st.sampled_from("abcd"), min_size=1, max_size=3)
+    # Mostly a task that goes on (so that input is asked, and asked again), sometimes an end.
+    status = st.sampled_from(
+        ("working", "input_required", "input_required", "input_required", *STATUSES, "paused")
+    )
+    error = st.builds(lambda code: {"error": code}, st.sampled_from((-32602, -32603, -32000)))
+    return st.integers(0, 9).flatmap(
+        lambda roll: (
+            error
+            if roll == 0
+            else st.builds(
+                lambda s, i, k, flagged, broken: {
+                    "status": s,
+                    "interval": i,
+                    "keys": k,
+                    "isError": flagged,
+                    "broken": broken,
+                },
+                status,
+                interval,
+                keys,
+                st.booleans(),
+                st.integers(0, 4).map(lambda roll: era == "modern" and roll == 0),
+            )
+        )
+    )
+
+
+def _reply(era: str, said: dict[str, object]) -> dict[str, object]:
+    status = str(said["status"])
+    extra: dict[str, object] = {}
+    if said["interval"] is not None:
+        extra["pollIntervalMs" if era == "modern" else "pollInterval"] = said["interval"]
+    if era == "modern":
+        if status == "input_required":
+            extra["inputRequests"] = {
+                key: {"method": "elicitation/create", "params": {}}
+                for key in said["keys"]  # type: ignore[attr-defined]
+            }
+        if status == "completed" and not said["broken"]:
+            extra["result"] = {"content": [], "isError": said["isError"]}
+        if status == "failed" and not said["broken"]:
+            extra["error"] = {"code": -32000, "message": "it broke"}
+    return (
+        wire(status, era, **extra)
+        if not said["broken"] or status != "completed"
+        else {
+            "taskId": "t",
+            "status": status,
+        }
+    )
+
+
+@pytest.mark.property
+@given(st.sampled_from(["legacy", "modern"]), st.data())
+def test_the_follower_always_ends_within_its_rules(era: str, data: st.DataObject) -> None:
+    """Whatever a server says, in whatever order: the follower ends, never polls faster
+    than its floor, never answers an input twice, and a failed task never gives a success."""
+    f = follower(era, data.draw(st.sampled_from(STATUSES[:2])))
+    budget = data.draw(st.integers(min_value=0, max_value=30))
+    behaviour = _behaviour(era)
+    now = 0.0
+    polls: list[float] = []
+    answered: list[str] = []
+    answering: list[list[str]] = []
+    result_open = False
+    result_pending = False
+    final: str | None = None
+
+    def server() -> dict[str, object] | None:
+        """What the server says next; once its budget is spent, it has forgotten the task."""
+        nonlocal budget
+        if budget <= 0:
+            return None
+        budget -= 1
+        return data.draw(behaviour)
+
+    def answer(method: str) -> None:
+        said = server()
+        if said is None or "error" in said:
+            code = -32602 if said is None else said["error"]
+            f.failed(method, RpcError(code, "no"))  # type: ignore[arg-type]
+        elif method == "tasks/get":
+            f.polled(_reply(era, said), now)
+        elif method == "tasks/result":
+            result: dict[str, object] = {"content": []}
+            if said["isError"]:
+                result["isError"] = True
+            f.result_arrived(result)
+        else:
+            f.update_sent(now)
+
+    for _step in range(400):
+        if f.outcome is not None:
+            # Decided (by an error, say): what arrives afterwards changes nothing.
+            break
+        # Things that happen between steps: a status notification, a cancel, the hooks' answers.
+        if era == "legacy" and data.draw(st.integers(0, 5)) == 0:
+            f.snapshot(tasks.Task(task_id="t", status=data.draw(st.sampled_from(STATUSES))))
+        if data.draw(st.integers(0, 20)) == 0:
+            f.cancel_requested(
+                {"taskId": "t", "status": data.draw(st.sampled_from(STATUSES))} if era == "legacy" else {}
+            )
+        if answering and data.draw(st.booleans()):
+            keys = answering.pop(0)
+            f.answered(keys, {key: {"action": "accept"} for key in keys})
+        if f.state.final is not None:
+            if final is None:
+                final = f.state.final.status
+            assert f.state.final.status == final
+        action = f.next(now)
+        if isinstance(action, tasks.Finish):
+            break
+        if isinstance(action, tasks.Poll):
+            polls.append(now)
+            answer("tasks/get")
+            now += 0.001
+        elif isinstance(action, tasks.OpenResult):
+            assert era == "legacy"
+            assert not result_open
+            result_open = result_pending = True
+        elif isinstance(action, tasks.AnswerInput):
+            assert era == "modern"
+            answered.extend(action.requests)
+            answering.append(list(action.requests))
+        elif isinstance(action, tasks.StopInput):
+            answering.clear()
+        elif isinstance(action, tasks.SendUpdate):
+            answer("tasks/update")
+            now += 0.001
+        else:
+            assert isinstance(action, tasks.SleepUntil)
+            assert action.deadline > now
+            if result_pending and (action.deadline == float("inf") or data.draw(st.booleans())):
+                result_pending = False
+                answer("tasks/result")
+            elif answering and action.deadline == float("inf"):
+                keys = answering.pop(0)
+                f.answered(keys, {})
+            else:
+                assert action.deadline < float("inf"), "sleeps for ever with nothing to wait for"
+                now = action.deadline
+    else:
+        raise AssertionError("the follower never ended")
+    ended = f.state.final.status if f.state.final is not None else None
+    outcome = f.next(now)
+    assert isinstance(outcome, tasks.Finish)
+    assert f.next(now + 1) is outcome
+    assert (outcome.result is None) != (outcome.error is None)
+    # Never faster than the floor.
+    for before, after in itertools.pairwise(polls):
+        assert after - before >= FLOOR - 1e-9
+    # Each input answered once.
+    assert len(answered) == len(set(answered))
+    # A failed or cancelled task never gives a success.
+    if ended == "cancelled":
+        assert isinstance(outcome.error, TaskCancelled)
+    if ended == "failed" and outcome.result is not None:
+        assert outcome.result.get("isError") is True
+    if outcome.result is not None:
+        assert ended in (None, "completed", "failed")

@@ -10,7 +10,8 @@ that the tests can see what the client sent (``tasks/cancel``, or not).
 * working → completed, with the updates seen once each;
 * working → input_required → working → completed, the question answered by
   the client's ordinary ``on_elicitation`` hook, which learns the task id;
-* failed with a JSON-RPC error (`TaskFailed`), and a tool result flagged
+* failed with a JSON-RPC error (`TaskFailed`), failed with no error at all
+  (`TaskFailed` too, never an empty success), and a tool result flagged
   ``isError`` (returned, as `Client.call_tool` returns it);
 * cancelled mid-task (`ToolTask.cancel`, and leaving the block), and a
   detached task left alone;
@@ -40,7 +41,7 @@ import trio
 from opening_support import http_client, process_client
 from task_support import http_demo_command, http_demo_url
 
-from trio_mcp import TaskCancelled, TaskFailed, TaskGone, TaskRef
+from trio_mcp import ProtocolError, TaskCancelled, TaskFailed, TaskGone, TaskRef
 
 LIMIT = 40
 SERVER = str(Path(__file__).resolve().parent / "servers" / "task_server.py")
@@ -151,6 +152,18 @@ async def test_failed_with_an_rpc_error(tmp_path: Path, protocol: str) -> None:
     assert error.data == {"why": "scripted"}
 
 
+async def test_failed_without_an_error_is_never_a_success(protocol: str) -> None:
+    """The official SDK v1 fails a task whose work raised with no error and no ``isError``."""
+    with trio.fail_after(LIMIT):
+        async with client(None, protocol) as c, c.tool_task("quiet_fail") as task:
+            with pytest.raises(TaskFailed) as caught:
+                await task.result()
+            assert task.status is not None
+            assert task.status.status == "failed"
+    assert caught.value.task_id == task.task_id
+    assert "ValueError: the work raised" in str(caught.value)
+
+
 async def test_a_tool_error_is_a_result(tmp_path: Path, protocol: str) -> None:
     """isError: ``failed`` in 2025-11-25, ``completed`` with the extension; a result either way."""
     with trio.fail_after(LIMIT):
@@ -175,6 +188,8 @@ async def test_cancelled_mid_task(tmp_path: Path, protocol: str) -> None:
             with pytest.raises(TaskCancelled) as caught:
                 await task.result()
             assert caught.value.task_id == task.task_id
+            # The message names the tool, as the other task errors do.
+            assert "of tool 'long'" in str(caught.value)
             assert task.status is not None
             assert task.status.status == "cancelled"
     cancels = [m for m in received(log) if m.get("method") == "tasks/cancel"]
@@ -197,7 +212,7 @@ async def test_leaving_the_block_cancels_but_a_detached_task_is_left_alone(
             await trio.sleep(0.3)
             cancelled = [m["params"]["taskId"] for m in received(log) if m.get("method") == "tasks/cancel"]
             assert cancelled == [left.task_id]
-            with pytest.raises(TaskCancelled):
+            with pytest.raises(TaskCancelled, match="of tool 'long' was cancelled as its block ended"):
                 await left.result()
 
 
@@ -278,6 +293,39 @@ async def test_duplicate_notifications_are_seen_once(tmp_path: Path) -> None:
 # ---------------------------------------------------- synchronous and required
 
 
+async def test_the_demo_reports_progress_in_both_eras(protocol: str) -> None:
+    """The demo's ``report`` sends progress under the call's token after the task is created."""
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    with trio.fail_after(LIMIT):
+        async with process_client(sys.executable, ["-m", "trio_mcp.demo"], protocol=protocol) as c:
+            arguments = {"steps": 3, "delay": 0.2}
+            async with c.tool_task("report", arguments, on_progress=on_progress) as task:
+                assert not task.ran_synchronously
+                assert (await task.result()).text == "Report ready: 3 steps."
+    assert [progress for progress, _, _ in seen] == [1, 2, 3]
+    assert all(total == 3 for _, total, _ in seen)
+
+
+async def test_list_tasks_follows_pages_with_the_listings_guards() -> None:
+    """A repeated cursor, or one that never ends, is a ProtocolError as for the other listings."""
+    with trio.fail_after(LIMIT):
+        async with client(None, "2025-11-25", "--list-pages", "repeat") as c:
+            with pytest.raises(ProtocolError, match="twice"):
+                await c.list_tasks()
+        async with client(None, "2025-11-25", "--list-pages", "endless") as c:
+            with pytest.raises(ProtocolError, match="pages"):
+                await c.list_tasks()
+        async with client(None, "2025-11-25") as c:
+            async with c.tool_task("quick", {"seconds": 0.2}) as task:
+                listed = await c.list_tasks()
+                await task.result()
+            assert [t.task_id for t in listed] == [task.task_id]
+
+
 async def test_a_call_the_server_runs_at_once(protocol: str) -> None:
     with trio.fail_after(LIMIT):
         async with client(None, protocol) as c, c.tool_task("sync") as task:
@@ -298,7 +346,10 @@ async def test_a_server_without_task_support_runs_the_call_at_once(tmp_path: Pat
 
 
 async def test_call_tool_runs_a_required_task_as_one(protocol: str) -> None:
+    """Listed or not: call_tool learns from the listing that the tool requires a task."""
     with trio.fail_after(LIMIT):
+        async with client(None, protocol) as c:
+            assert (await c.call_tool("needs_task")).text == "needs_task done"
         async with client(None, protocol) as c:
             await c.list_tools()
             assert (await c.call_tool("needs_task")).text == "needs_task done"

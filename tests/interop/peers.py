@@ -19,6 +19,9 @@ exactly, with every transitive dependency fixed by a constraints list (the
   extension, on ``fastmcp-slim`` and ``mcp``; its own virtualenv, as it pins
   another fastmcp); ``tests/interop/servers/fastmcp_tasks_server.py`` runs on
   it;
+* ``venv-sdk1/``: the official Python SDK v1 (``mcp`` 1.30.0), whose
+  experimental 2025-11-25 tasks the 2.x line dropped;
+  ``tests/interop/servers/sdk_v1_tasks_server.py`` runs on it;
 * ``peers.json``: for each peer, the command that starts it (``cmd``), extra
   environment (``env``) and its protocol era (``era``: ``"legacy"``,
   ``"modern"`` for a server of 2026-07-28 only, or ``"dual"`` for a server
@@ -31,7 +34,8 @@ installs, and is reinstalled only when that changes (or when it was left
 half-done). Concurrent runs on one ``DEST`` wait for each other.
 
 ``--lenient``: leave out a part whose tool is missing (``node`` or ``npm``),
-or fastmcp-tasks if it cannot be installed, and say so, instead of failing.
+or fastmcp-tasks or the SDK v1 if it cannot be installed, and say so, instead
+of failing.
 """
 
 from __future__ import annotations
@@ -188,7 +192,43 @@ wrong = [f"{name} {version(name)} (want {pin})" for name, pin in json.loads(sys.
 sys.exit(", ".join(wrong) or None)
 """
 
+# The official Python SDK v1, for its experimental 2025-11-25 tasks (gone from 2.x).
+SDK1_REQUIREMENTS = ["mcp==1.30.0"]
+# `pip freeze` of a working install of SDK1_REQUIREMENTS (CPython 3.11, Linux x86_64).
+SDK1_CONSTRAINTS = """\
+annotated-types==0.8.0
+anyio==4.16.0
+attrs==26.1.0
+certifi==2026.10.19.post1
+cffi==2.1.1
+click==8.5.1
+cryptography==51.0.1
+h11==0.16.0
+httpcore==1.0.9
+httpx==0.29.0
+httpx-sse==0.4.3
+idna==3.21
+jsonschema==4.26.0
+jsonschema-specifications==2025.9.1
+mcp==1.30.0
+pycparser==3.12
+pydantic==2.14.4
+pydantic-settings==2.16.3
+pydantic_core==2.50.5
+PyJWT==2.15.1
+python-dotenv==1.2.4
+python-multipart==0.0.34
+referencing==0.37.0
+rpds-py==2026.9.1
+sse-starlette==3.7.1
+starlette==1.10.0
+typing-inspection==0.4.5
+typing_extensions==4.16.0
+uvicorn==0.55.0
+"""
+
 SDK_SERVER = Path(__file__).resolve().parent / "servers" / "sdk_server.py"
+SDK1_SERVER = Path(__file__).resolve().parent / "servers" / "sdk_v1_tasks_server.py"
 TASKS_SERVER = Path(__file__).resolve().parent / "servers" / "fastmcp_tasks_server.py"
 
 
@@ -359,9 +399,22 @@ def install_venv(
 
 
 def manifest(
-    dest: Path, node: NodePart, node_missing: str | None, tasks_missing: str | None = None
+    dest: Path,
+    node: NodePart,
+    node_missing: str | None,
+    tasks_missing: str | None = None,
+    sdk1_missing: str | None = None,
 ) -> dict[str, dict[str, object]]:
     venv_bin = dest / "venv" / "bin"
+    sdk1: dict[str, object] = (
+        {"cmd": None, "env": {}, "era": "legacy", "unavailable": sdk1_missing}
+        if sdk1_missing is not None
+        else {
+            "cmd": [str(dest / "venv-sdk1" / "bin" / "python"), str(SDK1_SERVER)],
+            "env": {},
+            "era": "legacy",
+        }
+    )
     tasks: dict[str, object] = (
         {"cmd": None, "env": {}, "era": "modern", "unavailable": tasks_missing}
         if tasks_missing is not None
@@ -392,6 +445,8 @@ def manifest(
         },
         # fastmcp-tasks 4.1.4: the 2026-07-28 tasks extension.
         "fastmcp-tasks": tasks,
+        # Python SDK 1.30.0: the experimental tasks of 2025-11-25.
+        "sdk-v1": sdk1,
     }
 
 
@@ -410,6 +465,7 @@ def install(dest: Path, *, lenient: bool) -> None:
         if node_missing is None:
             node.start()
         tasks_missing: str | None = None
+        sdk1_missing: str | None = None
         try:
             install_venv(dest)
             try:
@@ -419,11 +475,18 @@ def install(dest: Path, *, lenient: bool) -> None:
                     raise
                 tasks_missing = f"fastmcp-tasks could not be installed: {exc}"
                 log(f"python peers (venv-tasks): left out: {exc}")
+            try:
+                install_venv(dest, "venv-sdk1", SDK1_REQUIREMENTS, SDK1_CONSTRAINTS)
+            except InstallError as exc:
+                if not lenient:
+                    raise
+                sdk1_missing = f"the Python SDK v1 could not be installed: {exc}"
+                log(f"python peers (venv-sdk1): left out: {exc}")
         except BaseException:
             node.abort()
             raise
         node.finish()
-        peers = manifest(dest, node, node_missing, tasks_missing)
+        peers = manifest(dest, node, node_missing, tasks_missing, sdk1_missing)
         tmp = dest / "peers.json.tmp"
         tmp.write_text(json.dumps(peers, indent=2) + "\n")
         os.replace(tmp, dest / "peers.json")

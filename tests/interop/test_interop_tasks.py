@@ -1,4 +1,4 @@
-"""Tasks against real task servers: fastmcp-tasks (the 2026-07-28 extension).
+"""Tasks against real task servers: fastmcp-tasks (the 2026-07-28 extension), the official SDK v1 (2025-11-25).
 
 ``fastmcp-tasks`` 4.1.4 serves the ``io.modelcontextprotocol/tasks``
 extension in the 2026-07-28 era (its own virtualenv, ``venv-tasks``, in the
@@ -9,6 +9,14 @@ suggests polling every five seconds, so each of these tests takes a few.
 * a tool error in a task is a result (``completed``, ``isError``);
 * a task cancelled mid-way;
 * an ordinary tool, and a task tool called without the extension, run at once.
+
+The official Python SDK v1 (``mcp`` 1.30.0, its own virtualenv,
+``venv-sdk1``; ``tests/interop/servers/sdk_v1_tasks_server.py``) serves the
+experimental tasks of 2025-11-25:
+
+* a task runs to its result;
+* a task whose work raised ends ``failed`` with no error and no ``isError``
+  in its ``tasks/result``: `TaskFailed`, never an empty success.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from trio_mcp import TaskCancelled
+from trio_mcp import TaskCancelled, TaskFailed
 
 #: fastmcp's first start compiles its modules: give it time.
 LIMIT = 120
@@ -70,3 +78,32 @@ async def test_tools_that_run_at_once(tasks_server) -> None:
                 assert (await task.result()).text == "hi"
             # Without the extension (a plain call), the task tool runs within the call.
             assert (await client.call_tool("crunch", {"seconds": 0.1})).text == "crunched for 0.1 s"
+
+
+# ---------------------------------------------------------- the official SDK v1
+
+
+@pytest.fixture
+def sdk_v1(peers):
+    return peers["sdk-v1"]
+
+
+async def test_an_sdk_v1_task_runs_to_its_result(sdk_v1) -> None:
+    with trio.fail_after(LIMIT):
+        async with sdk_v1.client() as client:
+            assert client.protocol_version == "2025-11-25"
+            async with client.tool_task("work") as task:
+                assert not task.ran_synchronously
+                result = await task.result()
+            assert result.text == "work done"
+
+
+async def test_an_sdk_v1_task_whose_work_raised_is_task_failed(sdk_v1) -> None:
+    with trio.fail_after(LIMIT):
+        async with sdk_v1.client() as client, client.tool_task("explode") as task:
+            with pytest.raises(TaskFailed) as caught:
+                await task.result()
+            assert task.status is not None
+            assert task.status.status == "failed"
+    assert caught.value.task_id == task.task_id
+    assert "the work raised" in str(caught.value)

@@ -18,6 +18,10 @@ said; ``seconds`` sets how long the work takes where it applies):
 * ``rpc_fail``: failed with a JSON-RPC error (-32000 "the job broke").
 * ``is_error``: a tool result with ``isError`` (2025-11-25: failed;
   2026-07-28: completed).
+* ``quiet_fail``: the work raises, as the official Python SDK v1 reports it:
+  ``failed`` with the exception in ``statusMessage``, and a ``tasks/result``
+  (2025-11-25) that carries neither an error nor ``isError``; no ``error``
+  in ``tasks/get`` (2026-07-28).
 * ``long``: works until cancelled (status message "tick N").
 * ``vanish``: the task is forgotten after the first ``tasks/get``: the next
   answers -32602.
@@ -41,7 +45,10 @@ said; ``seconds`` sets how long the work takes where it applies):
 Flags: ``--state PATH`` (where ``durable`` tasks live), ``--log PATH``
 (append every message received, one JSON line each), ``--no-tasks``
 (2025-11-25: declare no ``tasks`` capability and ignore ``params.task``, as
-fastmcp-tasks does), ``--tag TEXT`` (named in ``whoami``'s answer).
+fastmcp-tasks does), ``--tag TEXT`` (named in ``whoami``'s answer),
+``--list-pages repeat|endless`` (2025-11-25: every ``tasks/list`` page names
+the same next cursor, or a new one for ever), ``--dash-ids`` (``durable``
+task ids begin with ``-``, as fastmcp-tasks's sometimes do).
 """
 
 from __future__ import annotations
@@ -68,6 +75,7 @@ TOOLS = {
     "flow": "optional",
     "rpc_fail": "optional",
     "is_error": "optional",
+    "quiet_fail": "optional",
     "long": "optional",
     "vanish": "optional",
     "expire": "optional",
@@ -369,6 +377,11 @@ class Server:
                 elif task.tool == "rpc_fail":
                     await trio.sleep(0.2)
                     raise RpcError(-32000, "the job broke", {"why": "scripted"})
+                elif task.tool == "quiet_fail":
+                    await trio.sleep(0.2)
+                    task.result = {"content": []}
+                    await task.set("failed", "ValueError: the work raised")
+                    return
                 elif task.tool == "is_error":
                     await trio.sleep(0.2)
                     task.result = text("tool said no", error=True)
@@ -403,7 +416,7 @@ class Server:
         if not self.options.state:
             raise RpcError(-32603, "durable needs --state")
         state = self.load()
-        task_id = "durable-" + secrets.token_hex(8)
+        task_id = ("-" if self.options.dash_ids else "") + "durable-" + secrets.token_hex(8)
         now = time.time()
         state[task_id] = {"created": now, "done": now + seconds, "ttl": ttl, "by": os.getpid()}
         with open(self.options.state, "w", encoding="utf-8") as saved:
@@ -454,7 +467,7 @@ class Server:
         elif self.options.no_tasks:
             raise RpcError(-32601, f"method not found: {method}")
         task_id = params.get("taskId")
-        if isinstance(task_id, str) and task_id.startswith("durable-"):
+        if isinstance(task_id, str) and task_id.lstrip("-").startswith("durable-"):
             record = self.load().get(task_id)
             if record is None:
                 raise RpcError(-32602, "Failed to retrieve task: Task not found")
@@ -469,7 +482,14 @@ class Server:
             return self.durable_wire(task_id, record, detailed=self.era == "modern")
         if method == "tasks/list":
             kept = [self.durable_wire(task_id, record) for task_id, record in self.load().items()]
-            return {"tasks": kept + [task.wire() for task in self.tasks.values()]}
+            page = {"tasks": kept + [task.wire() for task in self.tasks.values()]}
+            pages = self.options.list_pages
+            if pages == "repeat":
+                # Every page points back at the same one: a pagination loop.
+                page["nextCursor"] = "again"
+            elif pages == "endless":
+                page["nextCursor"] = str(int(params.get("cursor") or 0) + 1)
+            return page
         task = self.find(params)
         if method == "tasks/get":
             task.polls += 1
@@ -533,6 +553,8 @@ def main() -> None:
     parser.add_argument("--log", default=None)
     parser.add_argument("--no-tasks", action="store_true")
     parser.add_argument("--tag", default="tasks")
+    parser.add_argument("--list-pages", choices=("one", "repeat", "endless"), default="one")
+    parser.add_argument("--dash-ids", action="store_true")
     options = parser.parse_args()
     trio.run(amain, options)
 

@@ -32,19 +32,14 @@ from .._core.eras import (
     modern_meta,
     result_type,
 )
-from .._core.jsonrpc import INVALID_PARAMS
 from .._core.outputs import OutputSchemas, validator_available
 from .._core.param_headers import HeaderParam, param_headers, screen_tools
 from .._core.tasks import (
     declare_extension,
-    decode_list,
-    decode_polled,
-    decode_task,
-    legacy_support,
     needs_extension,
 )
 from .._delivery import call_maybe_async
-from .._errors import MCPError, NotSupported, OutputValidationError, RpcError, TaskGone
+from .._errors import MCPError, NotSupported, OutputValidationError, RpcError
 from .._models import (
     CallToolResult,
     CompleteResult,
@@ -73,7 +68,7 @@ from .input import InputHandler
 from .listen import Subscription, open_legacy_subscription, open_subscription
 from .notes import NotificationRouter
 from .pages import Pages
-from .tasks import TaskOps, TaskRegistry, ToolTask, adopt, adopt_sync, following
+from .tasks import ClientTasks, TaskHost, ToolTask
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -172,11 +167,22 @@ class Client:
         self._envelope_level: str | None = None
         self._extra_caps = dict(options.capabilities) if options.capabilities else {}
         self._attachment: Attachment | None = None
-        self._tasks = TaskRegistry()
-        self._task_support: dict[str, str] = {}
-        """The ``taskSupport`` of each tool, from its latest listing (initialize era)."""
-        self._tasks_required: set[str] = set()
-        """The tools whose listing says they must be called as tasks (initialize era)."""
+        self._tasks = ClientTasks(
+            TaskHost(
+                session=session,
+                connection=lambda: (self.era, self.protocol_version),
+                server_tasks=lambda: self.server_capabilities.tasks,
+                send=self._task_send,
+                create=self._task_call,
+                run_rounds=self._task_rounds,
+                call_tool=self._plain_call,
+                list_tools=self.list_tools,
+                progress=self._task_progress,
+                answer_all=self._answer_inputs,
+                check_output=self._task_output,
+                log=self._log,
+            )
+        )
 
     def _log(self, message: str) -> None:
         report(self.session, message)
@@ -539,8 +545,13 @@ class Client:
             InputRequestFailed: An input request could not be answered.
             TaskError: The tool ran as a task, which failed, was cancelled or vanished.
         """
-        if self._tasks_required and name in self._tasks_required and not manual:
-            return await self._call_as_task(name, arguments, on_progress)
+        if (
+            not manual
+            and self.era == "legacy"
+            and self._tasks.may_require(name)
+            and await self._tasks.requires(name)
+        ):
+            return await self._tasks.call_as_task(name, arguments, on_progress)
         try:
             if type(arguments) is dict:
                 params: dict[str, JSON] = {"name": name, "arguments": arguments}
@@ -619,22 +630,10 @@ class Client:
             if exc.code != MISSING_CLIENT_CAPABILITY or not needs_extension(exc.data) or manual:
                 raise
         # The server runs this tool only as a task (2026-07-28 extension).
-        return await self._call_as_task(name, arguments, on_progress)
+        return await self._tasks.call_as_task(name, arguments, on_progress)
 
     # -------------------------------------------------------------- tasks
-
-    def _task_ops(self) -> TaskOps:
-        assert self.era is not None
-        assert self.protocol_version is not None
-        return TaskOps(
-            session=self.session,
-            era=self.era,
-            version=self.protocol_version,
-            send=self._task_send,
-            answer_all=self._answer_inputs,
-            check_output=self._task_output,
-            log=self._log,
-        )
+    # (The task side lives in trio_mcp._client.tasks; these are its operations.)
 
     async def _answer_inputs(self, requests: Mapping[str, InputRequest]) -> dict[str, JSON]:
         return await self._input.answer_all(requests)
@@ -660,22 +659,44 @@ class Client:
         envelope[CLIENT_CAPABILITIES] = declare_extension(self._declared(self.protocol_version))
         return await self.session.request(method, {**params, "_meta": envelope}, long_lived=long_lived)
 
-    def _saw_tools(self, tools: Sequence[Tool]) -> None:
-        """Remember each listed tool's task support (initialize era)."""
-        server_tasks = self.server_capabilities.tasks
-        for tool in tools:
-            support = legacy_support(server_tasks, tool.execution)
-            self._task_support[tool.name] = support
-            if support == "required":
-                self._tasks_required.add(tool.name)
-            else:
-                self._tasks_required.discard(tool.name)
+    async def _task_call(
+        self, params: dict[str, JSON], token: int | None, callback: NotificationCallback | None
+    ) -> dict[str, JSON]:
+        """Send one ``tools/call`` that asks for a task (2026-07-28: declaring the extension)."""
+        if self.era == "legacy":
+            body = params if token is None else {**params, "_meta": {"progressToken": token}}
+            return await self.session.request("tools/call", body, on_notification=callback)
+        assert self.protocol_version is not None
+        caps = declare_extension(self._input_caps)
+        envelope = modern_meta(
+            self.protocol_version, caps, self.client_info, log_level=self.log_level, progress_token=token
+        )
+        return await self.session.request(
+            "tools/call",
+            {**params, "_meta": envelope},
+            on_notification=callback,
+            headers=self._tool_headers(params),
+        )
 
-    async def _call_as_task(
+    async def _task_rounds(
+        self, params: dict[str, JSON], send: Callable[[dict[str, JSON]], Awaitable[dict[str, JSON]]]
+    ) -> CallToolResult:
+        result, _ = await self._input.run_rounds(
+            "tools/call", params, CallToolResult, send, manual=False, input_responses=None, request_state=None
+        )
+        assert isinstance(result, CallToolResult)
+        return result
+
+    async def _plain_call(
         self, name: str, arguments: Mapping[str, JSON] | None, on_progress: ProgressCallback | None
     ) -> CallToolResult:
-        async with self.tool_task(name, arguments, on_progress=on_progress) as task:
-            return await task.result()
+        return await self.call_tool(name, arguments, on_progress=on_progress)
+
+    def _task_progress(
+        self, on_progress: ProgressCallback | None
+    ) -> tuple[int | None, NotificationCallback | None]:
+        token = next(self._tokens) if on_progress is not None else None
+        return token, self._notes.for_call(token, on_progress, None)
 
     @asynccontextmanager
     async def tool_task(
@@ -717,105 +738,8 @@ class Client:
         Raises:
             RpcError: The server refused the call.
         """
-        if self.era is None:
-            await trio.lowlevel.checkpoint()
-            raise RuntimeError("use the client inside 'async with open_client(...)'")
-        ops = self._task_ops()
-        params: dict[str, JSON] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        token = next(self._tokens) if on_progress is not None else None
-        callback = self._notes.for_call(token, on_progress, None)
-        handle: ToolTask | None = None
-        self._tasks.begin_creation()
-        try:
-            if self.era == "legacy":
-                handle = await self._create_legacy(ops, params, ttl_ms, token, callback, on_progress)
-            else:
-                handle = await self._create_modern(ops, params, token, callback)
-            if handle.task_id is not None:
-                handle._on_progress = on_progress
-                self._tasks.register(handle, token)
-        finally:
-            self._tasks.end_creation()
-        async with following(handle, self._tasks) as followed:
-            yield followed
-
-    async def _create_legacy(
-        self,
-        ops: TaskOps,
-        params: dict[str, JSON],
-        ttl_ms: int | None,
-        token: int | None,
-        callback: NotificationCallback | None,
-        on_progress: ProgressCallback | None,
-    ) -> ToolTask:
-        name = params["name"]
-        if (
-            legacy_support(self.server_capabilities.tasks, {"taskSupport": "optional"}) != "forbidden"
-            and name not in self._task_support
-        ):
-            # Whether the tool takes a task is in its listing.
-            await self.list_tools()
-        if self._task_support.get(name, "forbidden") == "forbidden":
-            # Not to be sent as a task: the server answers at once.
-            result = await self.call_tool(name, params.get("arguments"), on_progress=on_progress)
-            return adopt_sync(ops, name, result)
-        body = {**params, "task": {} if ttl_ms is None else {"ttl": ttl_ms}}
-        if token is not None:
-            body["_meta"] = {"progressToken": token}
-        reply = await self.session.request("tools/call", body, on_notification=callback)
-        handle = adopt(ops, name, reply)
-        if handle is None:
-            # A server that ignores the task asked for: the reply is the result.
-            done = structure(reply, CallToolResult)
-            if not done.is_error:
-                await self._task_output(name, done)
-            return adopt_sync(ops, name, done)
-        return handle
-
-    async def _create_modern(
-        self,
-        ops: TaskOps,
-        params: dict[str, JSON],
-        token: int | None,
-        callback: NotificationCallback | None,
-    ) -> ToolTask:
-        assert self.protocol_version is not None
-        name = params["name"]
-        headers = self._tool_headers(params)
-        caps = declare_extension(self._input_caps)
-
-        async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
-            assert self.protocol_version is not None
-            envelope = modern_meta(
-                self.protocol_version, caps, self.client_info, log_level=self.log_level, progress_token=token
-            )
-            reply = await self.session.request(
-                "tools/call", {**round_params, "_meta": envelope}, on_notification=callback, headers=headers
-            )
-            if result_type("tools/call", reply, tasks=True) == "task":
-                raise _Created(reply)
-            return reply
-
-        try:
-            result, _ = await self._input.run_rounds(
-                "tools/call",
-                params,
-                CallToolResult,
-                send,
-                manual=False,
-                input_responses=None,
-                request_state=None,
-            )
-        except _Created as created:
-            handle = adopt(ops, name, created.reply)
-            assert handle is not None
-            return handle
-        assert isinstance(result, CallToolResult)
-        if not result.is_error:
-            await self._task_output(name, result)
-        return adopt_sync(ops, name, result)
+        async with self._tasks.tool_task(name, arguments, ttl_ms=ttl_ms, on_progress=on_progress) as task:
+            yield task
 
     @asynccontextmanager
     async def resume_task(self, ref: TaskRef) -> AsyncIterator[ToolTask]:
@@ -830,22 +754,8 @@ class Client:
             TaskGone: The server does not know the task (it expired, or is
                 another server's).
         """
-        if self.era is None:
-            await trio.lowlevel.checkpoint()
-            raise RuntimeError("use the client inside 'async with open_client(...)'")
-        if ref.era != self.era:
-            await trio.lowlevel.checkpoint()
-            raise NotSupported(
-                f"task {ref.task_id} was started in the {ref.era} era; this connection speaks the {self.era} era",
-                method="tasks/get",
-                era=self.era,
-            )
-        snapshot = await self.get_task(ref.task_id)
-        handle = ToolTask(self._task_ops(), ref.tool, ref.task_id)
-        handle._observe(snapshot)
-        self._tasks.register(handle, None)
-        async with following(handle, self._tasks) as followed:
-            yield followed
+        async with self._tasks.resume_task(ref) as task:
+            yield task
 
     async def get_task(self, task_id: str) -> Task:
         """The current status of a task (``tasks/get``).
@@ -853,57 +763,33 @@ class Client:
         Raises:
             TaskGone: The server does not know the task (``-32602``).
         """
-        if self.era is None:
-            await trio.lowlevel.checkpoint()
-            raise RuntimeError("use the client inside 'async with open_client(...)'")
-        try:
-            reply = await self._task_send("tasks/get", {"taskId": task_id}, False)
-        except RpcError as exc:
-            if exc.code != INVALID_PARAMS:
-                raise
-            raise TaskGone(
-                f"the server does not know task {task_id}: {exc.message}", task_id=task_id
-            ) from exc
-        if self.era == "legacy":
-            return decode_task(reply, "legacy")
-        return decode_polled(reply, "modern").task
+        return await self._tasks.get_task(task_id)
 
     async def cancel_task(self, task_id: str) -> Task | None:
         """Ask the server to cancel a task (``tasks/cancel``).
 
         Returns the task as the server then reports it (initialize era), or
         `None` (2026-07-28: the server acknowledges, and the task ends
-        cancelled, or otherwise, later).
+        cancelled, or otherwise, later). A task that has ended already is
+        left as it is, and returned as `get_task` gives it.
 
         Raises:
-            RpcError: ``-32602`` when the task is unknown, or (initialize
-                era) has ended already.
+            TaskGone: The server does not know the task (``-32602``), as for
+                `get_task`.
         """
-        if self.era is None:
-            await trio.lowlevel.checkpoint()
-            raise RuntimeError("use the client inside 'async with open_client(...)'")
-        reply = await self._task_send("tasks/cancel", {"taskId": task_id}, False)
-        if self.era == "legacy" and "taskId" in reply:
-            return decode_task(reply, "legacy")
-        return None
+        return await self._tasks.cancel_task(task_id)
 
     async def list_tasks(self) -> list[Task]:
         """Every task the server keeps for this client (``tasks/list``, initialize era), following pages.
 
         Raises:
             NotSupported: The 2026-07-28 era has no ``tasks/list``.
+            ProtocolError: The server sent the same cursor twice (a
+                pagination loop), or more than 10,000 pages, as for the other
+                listings.
         """
         await self._require("legacy", "tasks/list")
-        found: list[Task] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        while True:
-            reply = await self.session.request("tasks/list", {} if cursor is None else {"cursor": cursor})
-            page, cursor = decode_list(reply)
-            found.extend(page)
-            if cursor is None or cursor in seen:
-                return found
-            seen.add(cursor)
+        return await self._tasks.list_tasks()
 
     # ----------------------------------------------------- output schemas
 
@@ -1018,7 +904,7 @@ class Client:
         if method == "tools/list":
             self._outputs.saw_page(page, page.tools, first=cursor is None)
             if self.era == "legacy":
-                self._saw_tools(page.tools)
+                self._tasks.saw_tools(page.tools)
         return page
 
     def _screen_tools(self, page: ListToolsResult) -> ListToolsResult:
@@ -1424,14 +1310,6 @@ class Client:
         if self._cache is not None:
             self._cache.clear()
         self._outputs.forget()
-
-
-class _Created(Exception):
-    """A task-augmented ``tools/call`` was answered with a task (leaves the rounds of input)."""
-
-    def __init__(self, reply: dict[str, JSON]) -> None:
-        super().__init__("created a task")
-        self.reply = reply
 
 
 # ------------------------------------------------------- for the openers

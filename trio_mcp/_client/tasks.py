@@ -1,61 +1,78 @@
-"""Tool calls that run as tasks: the `ToolTask` handle, and what drives it.
+"""Tool calls that run as tasks: the `ToolTask` handle, and the loop that follows it.
 
 `Client.tool_task` starts a tool as a task and gives a `ToolTask` for the
 length of an ``async with`` block. A task of its own in the connection's
-nursery (the driver) follows the task until it ends: it polls ``tasks/get``
-at the pace the server suggests (within `POLL_FLOOR` and `POLL_CAP`; a
-status notification wakes it early), and answers the task's input requests
-through the client's ordinary hooks:
-
-* 2025-11-25: once the task asks for input (or ends), the driver opens
-  ``tasks/result``, which blocks until the task ends; the server sends its
-  ``elicitation/create`` (or sampling) requests while it is open, and the
-  client's hooks answer them as they answer any server request;
-* 2026-07-28 (the tasks extension): ``tasks/get`` lists the input requests;
-  each is answered once (`InputLedger`) and the answers go back with
-  ``tasks/update``.
-
-The rules live in the pure core (`trio_mcp._core.tasks`); this module only
-moves messages and keeps time.
+nursery (the driver) follows the task until it ends, in either era, by
+doing what the pure `trio_mcp._core.tasks.Follower` says: poll
+``tasks/get`` (at the pace the server suggests, within `POLL_FLOOR` and
+`POLL_CAP`; a status notification wakes it early), open ``tasks/result``
+(2025-11-25: the server sends its requests for input while it is open, and
+the client's hooks answer them as they answer any server request), answer
+the input requests ``tasks/get`` lists through the hooks and send the
+answers with ``tasks/update`` (2026-07-28), sleep, finish. The rules are
+the follower's; this module only moves messages and keeps time.
 """
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
 
 import trio
 
+from .._core.eras import result_type
 from .._core.jsonrpc import INVALID_PARAMS
 from .._core.tasks import (
+    POLL_CAP,
     POLL_FLOOR,
-    InputLedger,
+    AnswerInput,
+    Finish,
+    Follower,
+    OpenResult,
+    Poll,
+    SendUpdate,
+    SleepUntil,
+    StopInput,
     Task,
+    TaskPage,
     TaskRef,
-    TaskState,
     created_task,
+    decode_list,
     decode_polled,
     decode_task,
-    failure,
-    poll_delay,
-    with_related_task,
+    gone,
+    legacy_support,
 )
 from .._delivery import call_maybe_async
-from .._errors import MCPError, RpcError, TaskCancelled, TaskError, TaskGone
+from .._errors import MCPError, NotSupported, RpcError, TaskCancelled, TaskError, TaskGone
 from .._models import CallToolResult, InputRequest, structure
 from .._session import start_soon
+from .pages import Pages
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
+    from .._models import Tool
+    from .._options import NotificationCallback
     from .._session import Session
     from .notes import ProgressCallback
 
-__all__ = ["TaskOps", "TaskRegistry", "ToolTask", "adopt", "adopt_sync", "following"]
+__all__ = [
+    "POLL_CAP",
+    "POLL_FLOOR",
+    "ClientTasks",
+    "TaskHost",
+    "TaskOps",
+    "TaskRegistry",
+    "ToolTask",
+    "adopt",
+    "adopt_sync",
+    "following",
+]
 
 JSON: TypeAlias = Any
+E = TypeVar("E", bound=BaseException)
 
 #: How long leaving a block waits for the server to take a ``tasks/cancel`` (seconds).
 CANCEL_GRACE: Final = 2.0
@@ -189,7 +206,7 @@ class ToolTask:
         """The server's identifier of the task, or `None` when the call ran synchronously."""
         self.server = ops.session.name
         """Which server runs the task, as messages (and `ref`) name it; a server group sets its own name."""
-        self._state = TaskState(task_id or "")
+        self._follower = Follower(task_id or "", tool, ops.era)
         self._history: deque[Task] = deque(maxlen=HISTORY)
         self._seen = 0
         self._changed = trio.Event()
@@ -198,8 +215,7 @@ class ToolTask:
         self._result: CallToolResult | None = None
         self._error: BaseException | None = None
         self._detached = False
-        self._poll_now = False
-        self._input_scope: trio.CancelScope | None = None
+        self._input_scopes: set[trio.CancelScope] = set()
         self._on_progress: ProgressCallback | None = None
         self._progress: deque[dict[str, JSON]] = deque(maxlen=HISTORY)
 
@@ -213,7 +229,7 @@ class ToolTask:
     @property
     def status(self) -> Task | None:
         """The latest status snapshot (`None` before the first, and for a synchronous call)."""
-        return self._state.latest
+        return self._follower.state.latest
 
     @property
     def done(self) -> bool:
@@ -269,7 +285,8 @@ class ToolTask:
         may still finish it: `result` gives whichever end came first.
         A task that has ended already is left as it is.
         """
-        if self.task_id is None or self._state.final is not None:
+        follower = self._follower
+        if self.task_id is None or follower.state.final is not None or follower.outcome is not None:
             await trio.lowlevel.checkpoint()
             return
         try:
@@ -277,17 +294,12 @@ class ToolTask:
         except RpcError as exc:
             if exc.code != INVALID_PARAMS:
                 raise
-            # It ended (or vanished) meanwhile: a poll says which.
-            self._poll_now = True
-            self._poke_driver()
-            return
-        if self._ops.era == "legacy" and "taskId" in reply:
-            self._observe(decode_task(reply, "legacy"))
-        # Learn how it ended (or that it goes on) without waiting for the next poll;
-        # a hook still answering the task's input is not needed any more.
-        self._poll_now = True
-        if self._input_scope is not None:
-            self._input_scope.cancel()
+            follower.failed("tasks/cancel", exc)
+        else:
+            # Learn how it ended (or that it goes on) without waiting for the next poll;
+            # a hook still answering the task's input is not needed any more.
+            follower.cancel_requested(reply)
+        self._drain()
         self._poke_driver()
 
     def detach(self) -> TaskRef:
@@ -330,12 +342,19 @@ class ToolTask:
     # ---------------------------------------------------------- private
 
     def _observe(self, task: Task) -> None:
-        news, problem = self._state.observe(task)
-        if problem is not None:
+        self._follower.snapshot(task)
+        self._drain()
+
+    def _drain(self) -> None:
+        """Report the follower's problems, and show its news to `updates` readers."""
+        follower = self._follower
+        for problem in follower.problems:
             self._ops.log(problem)
-        if news:
-            self._history.append(task)
-            self._seen += 1
+        follower.problems.clear()
+        if follower.fresh:
+            self._history.extend(follower.fresh)
+            self._seen += len(follower.fresh)
+            follower.fresh.clear()
             self._signal()
 
     def _signal(self) -> None:
@@ -395,13 +414,8 @@ class ToolTask:
                 await self._poke.wait()
         self._poke = trio.Event()
 
-    def _next_poll(self) -> float:
-        """When to poll next: after the interval the server last suggested (within bounds)."""
-        latest = self._state.latest
-        return trio.current_time() + poll_delay(latest.poll_interval_ms if latest is not None else None)
 
-
-def _fresh(error: BaseException) -> BaseException:
+def _fresh(error: E) -> E:
     """A copy of a stored error to raise (each raise gets its own traceback)."""
     try:
         copy = type(error).__new__(type(error))
@@ -435,186 +449,106 @@ def adopt(ops: TaskOps, tool: str, reply: dict[str, JSON]) -> ToolTask | None:
 
 async def drive(handle: ToolTask) -> None:
     """Follow the task until its outcome is known; never raises (the outcome holds any error)."""
-    try:
-        if handle._ops.era == "legacy":
-            await _drive_legacy(handle)
-        else:
-            await _drive_modern(handle)
-    except RpcError as exc:
-        task_id = handle.task_id or ""
-        if exc.code == INVALID_PARAMS:
-            error: BaseException = TaskGone(
-                f"task {task_id} of tool {handle.tool!r} is gone: {exc.message}", task_id=task_id
-            )
-            error.__cause__ = exc
-            handle._finish(None, error)
-        else:
-            handle._finish(None, exc)
-    except Exception as exc:
-        handle._finish(None, exc)
-
-
-async def _poll(handle: ToolTask) -> dict[str, JSON]:
-    assert handle.task_id is not None
-    reply = await handle._ops.send("tasks/get", {"taskId": handle.task_id}, False)
-    await handle._deliver_progress()
-    return reply
-
-
-def _ended(handle: ToolTask, final: Task) -> bool:
-    """Settle a task that ended cancelled (or failed without result, modern); whether it settled."""
-    if final.status == "cancelled":
-        handle._finish(
-            None,
-            TaskCancelled(
-                f"task {final.task_id} of tool {handle.tool!r} was cancelled", task_id=final.task_id
-            ),
-        )
-        return True
-    return False
-
-
-async def _drive_legacy(handle: ToolTask) -> None:
-    error: Exception | None = None
+    follower = handle._follower
     async with trio.open_nursery() as nursery:
+        nursery.start_soon(_watch_session, handle)
         try:
-            await _follow_legacy(handle, nursery)
+            await _follow(handle, nursery)
         except Exception as exc:
-            # Raised from here, not from the nursery, which would wrap it in a group.
-            error = exc
+            follower.crashed(exc)
+            outcome = follower.outcome
+            assert outcome is not None
+            handle._finish(None, outcome.error)
         nursery.cancel_scope.cancel()
-    if error is not None:
-        raise error
 
 
-async def _follow_legacy(handle: ToolTask, nursery: trio.Nursery) -> None:
-    state = handle._state
-    opened = False
-    next_poll = handle._next_poll()
-    while not handle._done.is_set():
-        latest = state.latest
-        final = state.final
-        if final is not None and _ended(handle, final):
-            return
-        if not opened and latest is not None and (latest.status == "input_required" or final is not None):
-            # tasks/result blocks until the task ends; the server sends its
-            # requests for input while it is open.
-            opened = True
-            nursery.start_soon(_legacy_result, handle)
+async def _follow(handle: ToolTask, nursery: trio.Nursery) -> None:
+    """Do what the follower says until it says `Finish`."""
+    follower = handle._follower
+    ops = handle._ops
+    task_id = follower.task_id
+    while True:
+        handle._drain()
         await handle._deliver_progress()
-        if final is not None:
-            # Ended: tasks/result, open, gives the outcome; no more polls.
-            await handle._wait_until(math.inf)
-            continue
-        # A notification wakes the driver (its snapshot is taken already);
-        # only the clock, or a cancel, makes it poll.
-        await handle._wait_until(-math.inf if handle._poll_now else next_poll)
-        if handle._done.is_set() or not (handle._poll_now or trio.current_time() >= next_poll):
-            continue
-        handle._poll_now = False
-        handle._observe(decode_task(await _poll(handle), "legacy"))
-        next_poll = handle._next_poll()
-
-
-async def _legacy_result(handle: ToolTask) -> None:
-    assert handle.task_id is not None
-    task_id = handle.task_id
-    try:
-        raw = await handle._ops.send("tasks/result", {"taskId": task_id}, True)
-    except RpcError as exc:
-        final = handle._state.final
-        if final is not None and final.status == "cancelled":
-            _ended(handle, final)
-        elif exc.code == INVALID_PARAMS:
-            gone = TaskGone(f"task {task_id} of tool {handle.tool!r} is gone: {exc.message}", task_id=task_id)
-            gone.__cause__ = exc
-            handle._finish(None, gone)
+        action = follower.next(trio.current_time())
+        if isinstance(action, Finish):
+            await _conclude(handle, action)
+            return
+        if isinstance(action, SleepUntil):
+            await handle._wait_until(action.deadline)
+        elif isinstance(action, Poll):
+            try:
+                reply = await ops.send("tasks/get", {"taskId": task_id}, False)
+            except MCPError as exc:
+                follower.failed("tasks/get", exc)
+            else:
+                follower.polled(reply, trio.current_time())
+        elif isinstance(action, OpenResult):
+            nursery.start_soon(_open_result, handle)
+        elif isinstance(action, AnswerInput):
+            nursery.start_soon(_answer, handle, action.requests)
+        elif isinstance(action, StopInput):
+            for scope in handle._input_scopes:
+                scope.cancel()
         else:
-            handle._finish(
-                None, failure(task_id, {"code": exc.code, "message": exc.message, "data": exc.data})
-            )
-        return
-    except Exception as exc:
-        handle._finish(None, exc)
+            assert isinstance(action, SendUpdate)
+            try:
+                await ops.send("tasks/update", {"taskId": task_id, "inputResponses": action.answers}, False)
+            except MCPError as exc:
+                follower.failed("tasks/update", exc)
+            else:
+                follower.update_sent(trio.current_time())
+
+
+async def _conclude(handle: ToolTask, finish: Finish) -> None:
+    """Settle the handle: the error, or the result once read and checked against the output schema."""
+    if finish.error is not None or finish.result is None:
+        handle._finish(None, finish.error)
         return
     try:
-        result = structure(raw, CallToolResult)
+        result = structure(finish.result, CallToolResult)
         if not result.is_error:
             await handle._ops.check_output(handle.tool, result)
     except Exception as exc:
         handle._finish(None, exc)
         return
-    if handle._state.final is None:
-        # The answer means the task ended; say how, as the server sees it.
-        try:
-            handle._observe(decode_task(await _poll(handle), "legacy"))
-        except MCPError as exc:
-            handle._ops.log(f"cannot read the final status of task {task_id}: {exc}")
-    final = handle._state.final
-    if final is not None and final.status == "cancelled":
-        _ended(handle, final)
-        return
     handle._finish(result, None)
 
 
-async def _drive_modern(handle: ToolTask) -> None:
-    assert handle.task_id is not None
-    task_id = handle.task_id
-    ledger = InputLedger()
-    ops = handle._ops
-    latest = handle._state.latest
-    # The first poll too waits for the interval the server suggested, unless input is wanted.
-    asks = latest is not None and latest.status == "input_required"
-    next_poll = -math.inf if asks else handle._next_poll()
-    while not handle._done.is_set():
-        await handle._deliver_progress()
-        await handle._wait_until(-math.inf if handle._poll_now else next_poll)
-        if handle._done.is_set() or not (handle._poll_now or trio.current_time() >= next_poll):
-            continue
-        handle._poll_now = False
-        polled = decode_polled(await _poll(handle), "modern")
-        handle._observe(polled.task)
-        next_poll = handle._next_poll()
-        final = handle._state.final
-        if final is not None:
-            if _ended(handle, final):
-                return
-            if final.status == "failed":
-                handle._finish(None, failure(task_id, polled.error))
-                return
-            if final.status == "completed":
-                if polled.result is None:
-                    # Ended completed on an earlier snapshot, and this poll says otherwise.
-                    continue
-                result = structure(polled.result, CallToolResult)
-                if not result.is_error:
-                    await ops.check_output(handle.tool, result)
-                handle._finish(result, None)
-                return
-            # A terminal status this version does not know.
-            handle._finish(None, failure(task_id, {"message": f"the task ended {final.status!r}"}))
-            return
-        fresh = ledger.take(polled.input_requests)
-        if fresh:
-            requests = {
-                key: structure(
-                    {**asked, "params": with_related_task(asked.get("params") or {}, task_id)}, InputRequest
-                )
-                for key, asked in fresh.items()
-            }
-            with trio.CancelScope() as handle._input_scope:
-                answers = await ops.answer_all(requests)
-            handle._input_scope = None
-            if handle._poll_now:
-                # Cancelled meanwhile (the hooks were stopped): no answers to give.
-                continue
-            try:
-                await ops.send("tasks/update", {"taskId": task_id, "inputResponses": answers}, False)
-            except MCPError:
-                ledger.release(fresh)
-                raise
-            # Soon, to see the task go on (never faster than the floor).
-            next_poll = trio.current_time() + POLL_FLOOR
+async def _open_result(handle: ToolTask) -> None:
+    """2025-11-25: ``tasks/result``, which blocks until the task ends (beside the polls)."""
+    follower = handle._follower
+    try:
+        raw = await handle._ops.send("tasks/result", {"taskId": follower.task_id}, True)
+    except Exception as exc:
+        follower.failed("tasks/result", exc)
+    else:
+        follower.result_arrived(raw)
+    handle._poke_driver()
+
+
+async def _answer(handle: ToolTask, asked: dict[str, dict[str, JSON]]) -> None:
+    """2026-07-28: answer a round of input requests through the hooks (beside the polls)."""
+    follower = handle._follower
+    answers: dict[str, JSON] = {}
+    with trio.CancelScope() as scope:
+        handle._input_scopes.add(scope)
+        try:
+            requests = {key: structure(request, InputRequest) for key, request in asked.items()}
+            answers = await handle._ops.answer_all(requests)
+        except Exception as exc:
+            follower.crashed(exc)
+        finally:
+            handle._input_scopes.discard(scope)
+    follower.answered(asked, answers)
+    handle._poke_driver()
+
+
+async def _watch_session(handle: ToolTask) -> None:
+    """The connection's end is the task's: a hook still answering its input is stopped at once."""
+    failure = await handle._ops.session.wait_failed()
+    handle._follower.crashed(_fresh(failure))
+    handle._poke_driver()
 
 
 @asynccontextmanager
@@ -656,11 +590,19 @@ async def following(handle: ToolTask, registry: TaskRegistry) -> AsyncIterator[T
         task_id = handle.task_id
         if handle._detached:
             handle._finish(
-                None, TaskError(f"task {task_id} was detached; resume it to follow it", task_id=task_id)
+                None,
+                TaskError(
+                    f"task {task_id} of tool {handle.tool!r} was detached; resume it to follow it",
+                    task_id=task_id,
+                ),
             )
         else:
             handle._finish(
-                None, TaskCancelled(f"task {task_id} was cancelled as its block ended", task_id=task_id)
+                None,
+                TaskCancelled(
+                    f"task {task_id} of tool {handle.tool!r} was cancelled as its block ended",
+                    task_id=task_id,
+                ),
             )
 
 
@@ -668,7 +610,7 @@ async def _cancel_unfinished(handle: ToolTask) -> None:
     ops = handle._ops
     if (
         handle._detached
-        or handle._state.final is not None
+        or handle._follower.state.final is not None
         or isinstance(handle._error, TaskGone)
         or ops.session.failure is not None
     ):
@@ -681,3 +623,310 @@ async def _cancel_unfinished(handle: ToolTask) -> None:
                 ops.log(f"tasks/cancel of task {handle.task_id} failed as its block ended: {exc}")
         except MCPError as exc:
             ops.log(f"tasks/cancel of task {handle.task_id} failed as its block ended: {exc}")
+
+
+# ----------------------------------------------------- the client's tasks
+
+
+class TaskHost:
+    """What the client's task side needs of the client: narrow operations, read when used.
+
+    Args:
+        session: The connection.
+        connection: The negotiated ``(era, protocol_version)``, or ``(None, None)`` before it.
+        server_tasks: The server's ``tasks`` capability (initialize era), or `None`.
+        send: Sends a ``tasks/*`` request with the era's envelope (see `TaskOps`).
+        create: Sends one ``tools/call`` that asks for a task (the progress token,
+            and a callback for the notifications that name the call); returns its reply.
+        run_rounds: Runs a 2026-07-28 request to completion, answering its input requests.
+        call_tool: Calls a tool the ordinary way (for a call that takes no task).
+        list_tools: Lists the tools (their listing says which take tasks).
+        progress: A fresh progress token, and the callback for a call's notifications.
+        answer_all: Answers a round of input requests through the hooks.
+        check_output: Checks a final result against the tool's output schema.
+        log: Reports a diagnostic.
+    """
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        connection: Callable[[], tuple[Literal["modern", "legacy"] | None, str | None]],
+        server_tasks: Callable[[], Mapping[str, JSON] | None],
+        send: Callable[[str, dict[str, JSON], bool], Awaitable[dict[str, JSON]]],
+        create: Callable[
+            [dict[str, JSON], int | None, NotificationCallback | None], Awaitable[dict[str, JSON]]
+        ],
+        run_rounds: Callable[
+            [dict[str, JSON], Callable[[dict[str, JSON]], Awaitable[dict[str, JSON]]]],
+            Awaitable[CallToolResult],
+        ],
+        call_tool: Callable[
+            [str, Mapping[str, JSON] | None, ProgressCallback | None], Awaitable[CallToolResult]
+        ],
+        list_tools: Callable[[], Awaitable[object]],
+        progress: Callable[[ProgressCallback | None], tuple[int | None, NotificationCallback | None]],
+        answer_all: Callable[[Mapping[str, InputRequest]], Awaitable[dict[str, JSON]]],
+        check_output: Callable[[str, CallToolResult], Awaitable[None]],
+        log: Callable[[str], None],
+    ) -> None:
+        self.session = session
+        self.connection = connection
+        self.server_tasks = server_tasks
+        self.send = send
+        self.create = create
+        self.run_rounds = run_rounds
+        self.call_tool = call_tool
+        self.list_tools = list_tools
+        self.progress = progress
+        self.answer_all = answer_all
+        self.check_output = check_output
+        self.log = log
+
+
+#: A tool that may take a task, to ask whether the server runs tools as tasks at all.
+_OPTIONAL: Final = {"taskSupport": "optional"}
+
+
+class ClientTasks:
+    """The client's task side: creating tasks, following them, the ``tasks/*`` requests.
+
+    `Client.tool_task`, `Client.resume_task`, `Client.get_task`,
+    `Client.cancel_task` and `Client.list_tasks` are this, and `Client.call_tool`
+    asks it whether a tool must run as a task.
+    """
+
+    def __init__(self, host: TaskHost) -> None:
+        self._host = host
+        self._registry = TaskRegistry()
+        self._support: dict[str, str] = {}
+        """The ``taskSupport`` of each tool, from its latest listing (initialize era)."""
+        self._required: set[str] = set()
+        """The tools whose listing says they must be called as tasks (initialize era)."""
+        self._listed = False
+        """Whether the tools were listed (to learn their task support) since they last changed."""
+
+    # ------------------------------------------------------- the client's
+
+    def note(self, note: dict[str, JSON]) -> None:
+        """Take a notification no request claimed: task status and progress; a change of the tools."""
+        self._registry.note(note)
+        if note.get("method") == "notifications/tools/list_changed":
+            self._listed = False
+
+    def saw_tools(self, tools: Sequence[Tool]) -> None:
+        """Remember each listed tool's task support (initialize era)."""
+        server_tasks = self._host.server_tasks()
+        for tool in tools:
+            support = legacy_support(server_tasks, tool.execution)
+            self._support[tool.name] = support
+            if support == "required":
+                self._required.add(tool.name)
+            else:
+                self._required.discard(tool.name)
+
+    def may_require(self, name: str) -> bool:
+        """Whether tool ``name`` may have to run as a task (initialize era; no I/O): see `requires`."""
+        return name in self._required or self._support_unknown(name)
+
+    async def requires(self, name: str) -> bool:
+        """Whether tool ``name`` must be called as a task (initialize era).
+
+        Its listing says so: the tools are listed first when the server runs
+        tools as tasks and this one was not listed since they last changed.
+        """
+        if self._support_unknown(name):
+            try:
+                await self._host.list_tools()
+            except MCPError as exc:
+                self._host.log(
+                    f"cannot list the tools of {self._host.session.name} to learn which need a task: {exc}"
+                )
+            # Once per change of the tools: a tool not in the listing takes no task.
+            self._listed = True
+        return name in self._required
+
+    async def call_as_task(
+        self, name: str, arguments: Mapping[str, JSON] | None, on_progress: ProgressCallback | None
+    ) -> CallToolResult:
+        """Run a tool as a task, and wait for its result (`Client.call_tool` of a tool that needs one)."""
+        async with self.tool_task(name, arguments, on_progress=on_progress) as task:
+            return await task.result()
+
+    def _support_unknown(self, name: str) -> bool:
+        # On every initialize-era call_tool: the cheap tests first.
+        if self._listed or name in self._support:
+            return False
+        server_tasks = self._host.server_tasks()
+        return server_tasks is not None and legacy_support(server_tasks, _OPTIONAL) != "forbidden"
+
+    def _ops(self) -> TaskOps:
+        host = self._host
+        era, version = host.connection()
+        assert era is not None
+        assert version is not None
+        return TaskOps(
+            session=host.session,
+            era=era,
+            version=version,
+            send=host.send,
+            answer_all=host.answer_all,
+            check_output=host.check_output,
+            log=host.log,
+        )
+
+    async def _connected(self) -> Literal["modern", "legacy"]:
+        era, _ = self._host.connection()
+        if era is None:
+            await trio.lowlevel.checkpoint()
+            raise RuntimeError("use the client inside 'async with open_client(...)'")
+        return era
+
+    # ---------------------------------------------------------- creating
+
+    @asynccontextmanager
+    async def tool_task(
+        self,
+        name: str,
+        arguments: Mapping[str, JSON] | None = None,
+        *,
+        ttl_ms: int | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> AsyncIterator[ToolTask]:
+        """`Client.tool_task`."""
+        era = await self._connected()
+        ops = self._ops()
+        params: dict[str, JSON] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        token, callback = self._host.progress(on_progress)
+        registry = self._registry
+        registry.begin_creation()
+        try:
+            if era == "legacy":
+                handle = await self._create_legacy(ops, params, ttl_ms, token, callback, on_progress)
+            else:
+                handle = await self._create_modern(ops, params, token, callback)
+            if handle.task_id is not None:
+                handle._on_progress = on_progress
+                registry.register(handle, token)
+        finally:
+            registry.end_creation()
+        async with following(handle, registry) as followed:
+            yield followed
+
+    async def _create_legacy(
+        self,
+        ops: TaskOps,
+        params: dict[str, JSON],
+        ttl_ms: int | None,
+        token: int | None,
+        callback: NotificationCallback | None,
+        on_progress: ProgressCallback | None,
+    ) -> ToolTask:
+        name = params["name"]
+        # Whether the tool takes a task is in its listing.
+        await self.requires(name)
+        if self._support.get(name, "forbidden") == "forbidden":
+            # Not to be sent as a task: the server answers at once.
+            result = await self._host.call_tool(name, params.get("arguments"), on_progress)
+            return adopt_sync(ops, name, result)
+        body = {**params, "task": {} if ttl_ms is None else {"ttl": ttl_ms}}
+        reply = await self._host.create(body, token, callback)
+        handle = adopt(ops, name, reply)
+        if handle is None:
+            # A server that ignores the task asked for: the reply is the result.
+            done = structure(reply, CallToolResult)
+            if not done.is_error:
+                await ops.check_output(name, done)
+            return adopt_sync(ops, name, done)
+        return handle
+
+    async def _create_modern(
+        self,
+        ops: TaskOps,
+        params: dict[str, JSON],
+        token: int | None,
+        callback: NotificationCallback | None,
+    ) -> ToolTask:
+        name = params["name"]
+        created: list[dict[str, JSON]] = []
+
+        async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
+            reply = await self._host.create(round_params, token, callback)
+            if result_type("tools/call", reply, tasks=True) == "task":
+                created.append(reply)
+                raise _Created
+            return reply
+
+        try:
+            result = await self._host.run_rounds(params, send)
+        except _Created:
+            handle = adopt(ops, name, created[0])
+            assert handle is not None
+            return handle
+        if not result.is_error:
+            await ops.check_output(name, result)
+        return adopt_sync(ops, name, result)
+
+    # --------------------------------------------------------- following
+
+    @asynccontextmanager
+    async def resume_task(self, ref: TaskRef) -> AsyncIterator[ToolTask]:
+        """`Client.resume_task`."""
+        era = await self._connected()
+        if ref.era != era:
+            await trio.lowlevel.checkpoint()
+            raise NotSupported(
+                f"task {ref.task_id} was started in the {ref.era} era; this connection speaks the {era} era",
+                method="tasks/get",
+                era=era,
+            )
+        snapshot = await self.get_task(ref.task_id)
+        handle = ToolTask(self._ops(), ref.tool, ref.task_id)
+        handle._observe(snapshot)
+        self._registry.register(handle, None)
+        async with following(handle, self._registry) as followed:
+            yield followed
+
+    async def get_task(self, task_id: str) -> Task:
+        """`Client.get_task`."""
+        era = await self._connected()
+        try:
+            reply = await self._host.send("tasks/get", {"taskId": task_id}, False)
+        except RpcError as exc:
+            vanished = gone(task_id, exc)
+            if vanished is None:
+                raise
+            raise vanished from exc
+        return decode_polled(reply, era).task
+
+    async def cancel_task(self, task_id: str) -> Task | None:
+        """`Client.cancel_task`."""
+        era = await self._connected()
+        try:
+            reply = await self._host.send("tasks/cancel", {"taskId": task_id}, False)
+        except RpcError as exc:
+            if exc.code != INVALID_PARAMS:
+                raise
+            # Unknown, or (2025-11-25) ended already: its status says which.
+            return await self.get_task(task_id)
+        if era == "legacy" and "taskId" in reply:
+            return decode_task(reply, "legacy")
+        return None
+
+    async def list_tasks(self) -> list[Task]:
+        """`Client.list_tasks` (the era is checked by the client)."""
+        session = self._host.session
+
+        async def fetch(cursor: str | None) -> TaskPage:
+            return decode_list(
+                await session.request("tasks/list", {} if cursor is None else {"cursor": cursor})
+            )
+
+        tasks: Pages[Task] = Pages(fetch, "tasks/list", "tasks")
+        return await tasks.collect()
+
+
+class _Created(Exception):
+    """A task-augmented ``tools/call`` was answered with a task (leaves the rounds of input)."""

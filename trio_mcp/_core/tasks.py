@@ -15,11 +15,15 @@ Two generations of tasks exist, and they do not share a wire:
   input is answered with ``tasks/update``.
 
 Everything here reads those replies into one model (`Task`, with `TaskRef`
-to come back to a task later) and
-decides, without a clock or a socket: whether to ask for a task
-(`legacy_support`), how long to wait between polls (`poll_delay`), which
-snapshot is final (`TaskState`: the first terminal one wins), and which
-input requests still need an answer (`InputLedger`).
+to come back to a task later) and decides, without a clock or a socket:
+whether to ask for a task (`legacy_support`), how long to wait between polls
+(`poll_delay`), which snapshot is final (`TaskState`: the first terminal one
+wins), which input requests still need an answer (`InputLedger`), and, in
+`Follower`, what to do next to follow one task to its end in either era:
+the caller reports what happened (a status snapshot, a polled reply, a
+result, an RPC error, the answers of the hooks) and asks `Follower.next`
+with the time, which says `Poll`, `OpenResult`, `AnswerInput`,
+`StopInput`, `SendUpdate`, `SleepUntil` or `Finish`.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import attrs
 
-from .._errors import ProtocolError, TaskFailed
+from .._errors import ProtocolError, RpcError, TaskCancelled, TaskFailed, TaskGone
+from .jsonrpc import INVALID_PARAMS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -38,9 +43,19 @@ __all__ = [
     "EXTENSION",
     "RELATED_TASK",
     "TERMINAL_STATUSES",
+    "Action",
+    "AnswerInput",
+    "Finish",
+    "Follower",
     "InputLedger",
+    "OpenResult",
+    "Poll",
     "Polled",
+    "SendUpdate",
+    "SleepUntil",
+    "StopInput",
     "Task",
+    "TaskPage",
     "TaskRef",
     "TaskState",
     "created_task",
@@ -49,6 +64,7 @@ __all__ = [
     "decode_polled",
     "decode_task",
     "failure",
+    "gone",
     "legacy_support",
     "needs_extension",
     "poll_delay",
@@ -296,7 +312,16 @@ def decode_polled(result: dict[str, JSON], era: Era) -> Polled:
     )
 
 
-def decode_list(result: dict[str, JSON]) -> tuple[list[Task], str | None]:
+@attrs.frozen
+class TaskPage:
+    """One page of ``tasks/list`` (2025-11-25)."""
+
+    tasks: list[Task]
+    next_cursor: str | None = None
+    """The cursor of the next page, or `None` on the last one."""
+
+
+def decode_list(result: dict[str, JSON]) -> TaskPage:
     """Read a ``tasks/list`` page (2025-11-25): its tasks and ``nextCursor``.
 
     Raises:
@@ -306,13 +331,20 @@ def decode_list(result: dict[str, JSON]) -> tuple[list[Task], str | None]:
     if not isinstance(tasks, list):
         raise ProtocolError("a tasks/list result needs a tasks array")
     cursor = result.get("nextCursor")
-    return [decode_task(item, "legacy") for item in tasks], cursor if isinstance(cursor, str) else None
+    return TaskPage(
+        [decode_task(item, "legacy") for item in tasks], cursor if isinstance(cursor, str) else None
+    )
 
 
-def failure(task_id: str, error: object) -> TaskFailed:
-    """The `TaskFailed` of a failed task, from its JSON-RPC error object (or none)."""
+def failure(task_id: str, error: object, status_message: str | None = None) -> TaskFailed:
+    """The `TaskFailed` of a failed task, from its JSON-RPC error object (or none).
+
+    Without an error object, the message is the task's last status message
+    (``statusMessage``), when it has one.
+    """
     if not isinstance(error, dict):
-        return TaskFailed(-32603, "the task failed (the server gave no error)", task_id=task_id)
+        said = f": {status_message}" if status_message else ""
+        return TaskFailed(-32603, f"the task failed (the server gave no error){said}", task_id=task_id)
     code = error.get("code")
     message = error.get("message")
     return TaskFailed(
@@ -321,6 +353,19 @@ def failure(task_id: str, error: object) -> TaskFailed:
         error.get("data"),
         task_id=task_id,
     )
+
+
+def gone(task_id: str, error: RpcError, tool: str | None = None) -> TaskGone | None:
+    """The `TaskGone` that a ``-32602`` answer to a request about a task means, or `None` for another error.
+
+    Unknown or expired task ids are ``-32602`` in both eras.
+    """
+    if error.code != INVALID_PARAMS:
+        return None
+    whose = f"task {task_id} of tool {tool!r} is gone" if tool else f"the server does not know task {task_id}"
+    found = TaskGone(f"{whose}: {error.message}", task_id=task_id)
+    found.__cause__ = error
+    return found
 
 
 # ------------------------------------------------------------ the machine
@@ -480,3 +525,358 @@ def with_related_task(params: object, task_id: str) -> JSON:
         **params,
         "_meta": {**(meta if isinstance(meta, dict) else {}), RELATED_TASK: {"taskId": task_id}},
     }
+
+
+# ------------------------------------------------------------ the follower
+
+#: How many more polls a task said ``completed`` gets to inline its result
+#: (2026-07-28) before the follower gives up with a `ProtocolError`.
+POLLS_AFTER_END: Final = 3
+
+
+@attrs.frozen
+class Poll:
+    """Send ``tasks/get`` now; report its reply (`Follower.polled`) or its error (`Follower.failed`)."""
+
+
+@attrs.frozen
+class OpenResult:
+    """2025-11-25: open ``tasks/result`` beside the rest (it blocks until the task ends).
+
+    The server sends its requests for input while it is open. Report its
+    reply with `Follower.result_arrived`, or its error with `Follower.failed`.
+    """
+
+
+@attrs.frozen
+class AnswerInput:
+    """2026-07-28: answer these input requests (by key) through the hooks, beside the rest.
+
+    Each request's params carry the related-task ``_meta``. Report the
+    answers with `Follower.answered`.
+    """
+
+    requests: dict[str, dict[str, JSON]]
+
+
+@attrs.frozen
+class StopInput:
+    """Stop the hooks that are answering the task's input: the task was cancelled, no answer is wanted."""
+
+
+@attrs.frozen
+class SendUpdate:
+    """2026-07-28: send ``tasks/update`` with these answers, then report `Follower.update_sent`."""
+
+    answers: dict[str, JSON]
+
+
+@attrs.frozen
+class SleepUntil:
+    """Nothing to do before ``deadline`` (``inf``: nothing until something is reported)."""
+
+    deadline: float
+
+
+@attrs.frozen
+class Finish:
+    """The task's outcome: its final result (a ``CallToolResult`` on the wire), or the error to raise."""
+
+    result: dict[str, JSON] | None = None
+    error: Exception | None = None
+
+
+#: What `Follower.next` says to do.
+Action: TypeAlias = Poll | OpenResult | AnswerInput | StopInput | SendUpdate | SleepUntil | Finish
+
+
+class Follower:
+    """Follows one task to its outcome, in either era: what happened in, what to do next out.
+
+    The caller (one loop for both eras) reports each thing that happens:
+    a status snapshot (`snapshot`: a notification, a reply to
+    ``tasks/cancel``), a ``tasks/get`` reply (`polled`), the reply of
+    ``tasks/result`` (`result_arrived`), a request's error (`failed`), the
+    hooks' answers (`answered`), a ``tasks/update`` taken (`update_sent`),
+    a cancel asked for (`cancel_requested`). Then it asks `next` with the
+    time, and does what it says, until it says `Finish` (which it then
+    always says).
+
+    The rules, each in one place:
+
+    * polls follow the interval the server last suggested (`poll_delay`),
+      never closer together than the floor, whatever asks for one sooner
+      (a cancel, an answer given, a result to confirm);
+    * the first terminal snapshot is final (`TaskState`); ``cancelled``
+      ends the task at once, ``failed`` never gives a success;
+    * 2025-11-25: ``tasks/result`` is opened once, when the task asks for
+      input or ends; its reply is the outcome (a poll first says how the
+      task ended, when no snapshot has); a failed task whose result is not
+      flagged ``isError`` is a `TaskFailed`;
+    * 2026-07-28: the outcome is inlined in the ``tasks/get`` that says the
+      task ended; a task said ``completed`` without its result is polled
+      again (`POLLS_AFTER_END` times: then it is a `ProtocolError`); each input
+      request is answered once (`InputLedger`), and polling goes on while
+      the hooks answer; after a ``tasks/update`` the next poll comes at
+      the floor;
+    * ``-32602`` on any ``tasks/*`` request about the task means the
+      server no longer knows it (`TaskGone`); on ``tasks/cancel`` it means
+      the task ended or vanished, which the next poll tells.
+    """
+
+    def __init__(
+        self,
+        task_id: str,
+        tool: str,
+        era: Era,
+        *,
+        floor: float = POLL_FLOOR,
+        cap: float = POLL_CAP,
+    ) -> None:
+        self.task_id = task_id
+        self.tool = tool
+        self.era: Era = era
+        self.state = TaskState(task_id)
+        """The task's snapshots (the latest, and the final one)."""
+        self.ledger = InputLedger()
+        self.outcome: Finish | None = None
+        """The outcome, once known."""
+        self.problems: list[str] = []
+        """Diagnostics to report (a snapshot that contradicts the final one, ...); the caller empties it."""
+        self.fresh: list[Task] = []
+        """The snapshots that were news (a status or message not seen just before); the caller empties it."""
+        self._floor = floor
+        self._cap = cap
+        self._last_poll = -math.inf
+        self._next_poll: float | None = None
+        self._poll_soon = False
+        self._polls_after_end = 0
+        # 2025-11-25: tasks/result.
+        self._result_open = False
+        self._result: dict[str, JSON] | None = None
+        self._result_error: RpcError | None = None
+        # 2026-07-28: input.
+        self._to_answer: dict[str, dict[str, JSON]] = {}
+        self._answering: set[str] = set()
+        self._answers: list[dict[str, JSON]] = []
+        self._cancelled = False
+        self._stop_input = False
+
+    # -------------------------------------------------------- events in
+
+    def snapshot(self, task: Task) -> bool:
+        """Take a status snapshot; whether it is news (watchers should see it)."""
+        news, problem = self.state.observe(task)
+        if problem is not None:
+            self.problems.append(problem)
+        if news:
+            self.fresh.append(task)
+        return news
+
+    def polled(self, reply: dict[str, JSON], now: float) -> None:
+        """Take the reply of a ``tasks/get``."""
+        if self.outcome is not None:
+            return
+        self._poll_soon = False
+        try:
+            polled = decode_polled(reply, self.era)
+        except ProtocolError as exc:
+            self._finish(error=exc)
+            return
+        self.snapshot(polled.task)
+        latest = self.state.latest
+        self._next_poll = now + self._delay(latest.poll_interval_ms if latest is not None else None)
+        final = self.state.final
+        if self.era == "legacy":
+            if self._result is not None or self._result_error is not None:
+                # tasks/result came back before any snapshot said how the task ended.
+                self._settle_legacy()
+            return
+        if final is not None:
+            if final.status == "completed" and polled.result is None:
+                # Ended completed on an earlier snapshot; this one says otherwise.
+                self._polls_after_end += 1
+                if self._polls_after_end >= POLLS_AFTER_END:
+                    self._finish(
+                        error=ProtocolError(
+                            f"task {self.task_id} of tool {self.tool!r} completed, but tasks/get"
+                            " never gave its result"
+                        )
+                    )
+                else:
+                    self._poll_soon = True
+                return
+            self._settle_modern(final, polled)
+            return
+        if self._cancelled:
+            return
+        fresh = self.ledger.take(polled.input_requests)
+        for key, asked in fresh.items():
+            params = asked.get("params")
+            self._to_answer[key] = {
+                **asked,
+                "params": with_related_task(params if params is not None else {}, self.task_id),
+            }
+
+    def result_arrived(self, result: dict[str, JSON]) -> None:
+        """Take the reply of ``tasks/result`` (2025-11-25)."""
+        if self.outcome is not None:
+            return
+        self._result = result
+        self._after_result()
+
+    def failed(self, method: str, error: Exception) -> None:
+        """Take the error of a request about the task (``tasks/get``, ``tasks/result``, ...)."""
+        if self.outcome is not None:
+            return
+        if not isinstance(error, RpcError):
+            self._finish(error=error)
+            return
+        if method == "tasks/cancel":
+            if error.code == INVALID_PARAMS:
+                # It ended (or vanished) meanwhile: a poll says which.
+                self._poll_soon = True
+                return
+            self._finish(error=error)
+            return
+        vanished = gone(self.task_id, error, self.tool)
+        if vanished is not None:
+            self._finish(error=vanished)
+            return
+        if method == "tasks/result":
+            self._result_error = error
+            self._after_result()
+            return
+        self._finish(error=error)
+
+    def crashed(self, error: Exception) -> None:
+        """Something outside the protocol failed (a hook, the connection): that is the outcome."""
+        if self.outcome is None:
+            self._finish(error=error)
+
+    def answered(self, keys: Iterable[str], answers: dict[str, JSON]) -> None:
+        """Take the hooks' answers to the input requests of these keys (2026-07-28)."""
+        self._answering.difference_update(keys)
+        if self.outcome is None and not self._cancelled and answers:
+            self._answers.append(answers)
+
+    def update_sent(self, now: float) -> None:
+        """``tasks/update`` was taken: poll soon, to see the task go on (at the floor)."""
+        soon = now + self._floor
+        self._next_poll = soon if self._next_poll is None else min(self._next_poll, soon)
+
+    def cancel_requested(self, reply: dict[str, JSON] | None = None) -> None:
+        """``tasks/cancel`` was taken (with its reply): learn how the task ends without waiting."""
+        if self.outcome is not None:
+            return
+        if self.era == "legacy" and reply is not None and "taskId" in reply:
+            try:
+                self.snapshot(decode_task(reply, "legacy"))
+            except ProtocolError as exc:
+                self.problems.append(f"cannot read the reply to tasks/cancel of task {self.task_id}: {exc}")
+        self._cancelled = True
+        self._poll_soon = True
+        self._to_answer.clear()
+        self._answers.clear()
+        if self._answering:
+            self._stop_input = True
+
+    # ------------------------------------------------------ actions out
+
+    def next(self, now: float) -> Action:
+        """What to do now."""
+        if self.outcome is not None:
+            return self.outcome
+        final = self.state.final
+        if final is not None and final.status == "cancelled":
+            return self._finish(
+                error=TaskCancelled(
+                    f"task {self.task_id} of tool {self.tool!r} was cancelled", task_id=self.task_id
+                )
+            )
+        if self._stop_input:
+            self._stop_input = False
+            self._answering.clear()
+            return StopInput()
+        if self.era == "legacy":
+            latest = self.state.latest
+            asks = latest is not None and latest.status == "input_required"
+            if not self._result_open and (asks or final is not None):
+                self._result_open = True
+                return OpenResult()
+            if final is not None:
+                if self._result is not None or self._result_error is not None:
+                    # tasks/result came back, then a snapshot said how the task ended.
+                    self._settle_legacy()
+                    return self.next(now)
+                # tasks/result, open, gives the outcome: no more polls.
+                return SleepUntil(math.inf)
+        else:
+            if self._answers:
+                answers: dict[str, JSON] = {}
+                for batch in self._answers:
+                    answers.update(batch)
+                self._answers.clear()
+                return SendUpdate(answers)
+            if self._to_answer:
+                requests, self._to_answer = self._to_answer, {}
+                self._answering.update(requests)
+                return AnswerInput(requests)
+            if final is not None:
+                self._poll_soon = True
+        if self._next_poll is None:
+            latest = self.state.latest
+            if self.era == "modern" and latest is not None and latest.status == "input_required":
+                self._next_poll = now
+            else:
+                self._next_poll = now + self._delay(latest.poll_interval_ms if latest is not None else None)
+        due = max(now if self._poll_soon else self._next_poll, self._last_poll + self._floor)
+        if now >= due:
+            self._last_poll = now
+            return Poll()
+        return SleepUntil(due)
+
+    # --------------------------------------------------------- private
+
+    def _delay(self, interval_ms: object) -> float:
+        return poll_delay(interval_ms, floor=self._floor, cap=self._cap)
+
+    def _finish(self, result: dict[str, JSON] | None = None, error: Exception | None = None) -> Finish:
+        self.outcome = Finish(result, error)
+        self._to_answer.clear()
+        self._answers.clear()
+        return self.outcome
+
+    def _after_result(self) -> None:
+        if self.state.final is not None:
+            self._settle_legacy()
+        else:
+            # The answer means the task ended: a poll says how, as the server sees it.
+            self._poll_soon = True
+
+    def _settle_legacy(self) -> None:
+        final = self.state.final
+        if final is not None and final.status == "cancelled":
+            return  # next() says so
+        error = self._result_error
+        if error is not None:
+            self._finish(
+                error=failure(
+                    self.task_id, {"code": error.code, "message": error.message, "data": error.data}
+                )
+            )
+            return
+        result = self._result
+        assert result is not None
+        if final is not None and final.status == "failed" and result.get("isError") is not True:
+            self._finish(error=failure(self.task_id, None, final.status_message))
+            return
+        self._finish(result=result)
+
+    def _settle_modern(self, final: Task, polled: Polled) -> None:
+        if final.status == "cancelled":
+            return  # next() says so
+        if final.status == "failed":
+            self._finish(error=failure(self.task_id, polled.error, final.status_message))
+            return
+        self._finish(result=polled.result)

@@ -216,16 +216,16 @@ class TaskContext:
         return self._task.era
 
     async def progress(self, progress: float, total: float | None, message: str) -> None:
-        """Report progress: the task's status message, and (initialize era) a progress notification.
+        """Report progress: the task's status message, and a progress notification.
 
         The notification goes under the progress token of the ``tools/call``
-        that created the task, if it gave one; the 2026-07-28 extension has
-        no progress for tasks, so there the status message alone says it.
+        that created the task, if it gave one, in either era, with the
+        related-task ``_meta``.
         """
         task = self._task
         task.status_message = message
         task.touch()
-        if task.era == "legacy" and task.progress_token is not None:
+        if task.progress_token is not None:
             params: dict[str, JSON] = {"progressToken": task.progress_token, "progress": progress}
             if total is not None:
                 params["total"] = total

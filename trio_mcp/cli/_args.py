@@ -272,6 +272,8 @@ the background), or look after the tasks a server keeps:
   tasks result ID             wait for the task's end, and print its result
   tasks cancel ID             cancel it
 
+An id that begins with "-" is given as --id=ID (tasks status --id=-x1).
+
 "start" takes a tool's arguments as "call" does, shows the task's status
 changes on stderr, and prints the result; with --detach it prints the task's
 id instead and leaves the task running. Tasks live in the server: a server
@@ -554,6 +556,13 @@ def _command_parser(command: str) -> _ArgumentParser:
         parser.add_argument(
             "--detach", action="store_true", help="start: print the task's id and leave it running"
         )
+        parser.add_argument(
+            "--id",
+            dest="task_id",
+            metavar="ID",
+            help="status|result|cancel: the task's id, in place of ID; --id=ID names any id,"
+            " even one that begins with '-'",
+        )
     elif command == "read":
         parser = _ArgumentParser(
             usage=f"%(prog)s [OPTIONS] URI{server}",
@@ -630,6 +639,7 @@ _VALUED: Final = frozenset(
         "--scope",
         "-o",
         "--output",
+        "--id",
     }
 )
 
@@ -672,11 +682,22 @@ def _complete_words(words: list[str]) -> tuple[str, str, tuple[str, str], list[s
 _REF_NAME: Final = {"prompt": "name", "template": "URI template"}
 
 
-def _task_words(words: list[str], detach: bool) -> tuple[str, str, list[str]]:
-    """``tasks``'s words: the action, the tool or task id, the tool's arguments."""
+def _task_words(words: list[str], detach: bool, task_id: str | None = None) -> tuple[str, str, list[str]]:
+    """``tasks``'s words: the action, the tool or task id, the tool's arguments.
+
+    ``task_id`` is ``--id``'s, which names an id that looks like an option.
+    """
     if not words or words[0] not in TASK_ACTIONS:
         raise UsageError(f"expected one of {', '.join(TASK_ACTIONS)} after 'tasks'")
     action, *rest = words
+    if task_id is not None:
+        if not TASK_ACTIONS[action]:
+            raise UsageError("--id goes with 'tasks status|result|cancel'")
+        if not task_id:
+            raise UsageError("--id needs the task's id")
+        if rest:
+            raise UsageError(f"expected one task id: tasks {action} ID (or --id=ID)")
+        rest = [task_id]
     if action == "start" and not rest:
         raise UsageError("missing the tool's name: tasks start TOOL [KEY=VALUE...]")
     if TASK_ACTIONS[action] and len(rest) != 1:
@@ -775,7 +796,7 @@ def parse_args(argv: Sequence[str]) -> Options:
     elif command == "complete":
         ref, target, argument, pairs = _complete_words(ns.words)
     elif command == "tasks":
-        action, target, pairs = _task_words(ns.words, ns.detach)
+        action, target, pairs = _task_words(ns.words, ns.detach, ns.task_id)
     env: dict[str, str] = {}
     for item in ns.env:
         key, value = _key_value(item, "--env")

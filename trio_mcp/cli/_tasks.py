@@ -7,7 +7,7 @@
 * ``tasks list``: the server's tasks (revision 2025-11-25 has
   ``tasks/list``; the 2026-07-28 extension has none).
 * ``tasks status ID``, ``tasks result ID``, ``tasks cancel ID``: one task,
-  by its id.
+  by its id (``--id=ID`` names an id that begins with ``-``).
 
 The exit statuses are ``call``'s: a task that failed with a JSON-RPC error
 is 6, as is a task the server does not know (any more) or one that was
