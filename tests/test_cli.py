@@ -593,7 +593,7 @@ def test_verbose_shows_server_stderr_and_dropped_lines():
     assert quiet.stderr == ""
 
 
-def test_interrupt_exits_130_quietly():
+def test_interrupt_exits_130_and_says_so():
     argv = [sys.executable, "-m", "trio_mcp", "call", "hang", "--", *scripted("modern")]
     with subprocess.Popen(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env()
@@ -608,7 +608,7 @@ def test_interrupt_exits_130_quietly():
                 proc.kill()
     assert proc.returncode == cli.EXIT_INTERRUPTED
     assert out == b""
-    assert err == b""
+    assert err == b"trio-mcp: interrupted (tools/call): the request was cancelled and the server stopped\n"
 
 
 def test_broken_pipe_is_quiet():
@@ -1188,8 +1188,10 @@ def test_interrupted_while_asking():
     terminal.proc.send_signal(signal.SIGINT)  # Ctrl-C
     code, output = terminal.finish()
     assert code == cli.EXIT_INTERRUPTED
-    # Quietly, and the shell's prompt will start on a line of its own.
-    assert output.endswith("  Name [required]: \r\n")
+    # The question's line is ended, so that the shell's prompt starts on a line of its own
+    # (and what is said of the interruption, when it is, on one of its own too).
+    said = "trio-mcp: interrupted (tools/call): the request was cancelled and the server stopped\r\n"
+    assert output.endswith(("  Name [required]: \r\n", "  Name [required]: \r\n" + said))
 
 
 def test_url_elicitation_on_a_terminal():

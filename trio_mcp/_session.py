@@ -581,22 +581,6 @@ class Session:
             )
         return ""
 
-    def stray_lines_hint(self) -> str:
-        """What the server wrote instead of messages, for an error that says it never answered.
-
-        ``""`` when it wrote nothing of the kind, else, say, ``"; it wrote 2
-        lines that are not JSON-RPC messages, the first: 'Listening...'"``.
-        """
-        count = self._stray_lines
-        if not count:
-            return ""
-        lines = (
-            "1 line that is not a JSON-RPC message"
-            if count == 1
-            else f"{count} lines that are not JSON-RPC messages"
-        )
-        return f"; it wrote {lines}, the first: {self._first_stray}"
-
     def _abandon(self, request_id: int, reason: str, tell_server: bool = True) -> None:
         self._calls.pop(request_id, None)
         if not self._conn.is_pending(request_id):
@@ -942,3 +926,20 @@ def stop_serving_requests(session: Session) -> None:
 def report(session: Session, message: str) -> None:
     """Report a diagnostic through the session's ``on_log`` (rate-limited like its own)."""
     session._log(message)
+
+
+def stray_lines_hint(session: Session) -> str:
+    """What the server wrote instead of messages, for an error that says it never answered.
+
+    ``""`` when it wrote nothing of the kind, else, say, ``"; it wrote 2
+    lines that are not JSON-RPC messages, the first: 'Listening...'"``.
+    """
+    count = session._stray_lines
+    if not count:
+        return ""
+    lines = (
+        "1 line that is not a JSON-RPC message"
+        if count == 1
+        else f"{count} lines that are not JSON-RPC messages"
+    )
+    return f"; it wrote {lines}, the first: {session._first_stray}"

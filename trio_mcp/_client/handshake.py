@@ -27,7 +27,7 @@ from .._core.negotiation import (
 )
 from .._errors import ProtocolError, RpcError, ServerGone
 from .._models import DiscoverResult, InitializeResult, structure
-from .._session import RequestTimeout
+from .._session import RequestTimeout, stray_lines_hint
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -154,7 +154,7 @@ def _timed_out(session: Session, method: str, handshake_timeout: float | None) -
     budget = handshake_timeout or 0.0
     return RequestTimeout(
         f"{session.name} did not answer {method} within {budget:g} s (handshake_timeout)"
-        + session.stray_lines_hint(),
+        + stray_lines_hint(session),
         method=method,
         timeout=budget,
         server=session.name,

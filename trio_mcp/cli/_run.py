@@ -758,6 +758,7 @@ async def _connect_and_run(
                         code: int = await session.handler(session, client)
                     except KeyboardInterrupt:
                         closing.deadline = trio.current_time() + INTERRUPT_GRACE
+                        session.console.end_line()  # a question's line, left open
                         raise Failure(
                             EXIT_INTERRUPTED,
                             f"interrupted ({session.stage}): the request was cancelled and the server stopped",
