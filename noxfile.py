@@ -151,7 +151,9 @@ def bench(session: nox.Session) -> None:
     (``benchmarks/http_bench.py``, with the ``http`` extra: against a fast
     Node server, where the client is the bottleneck, when ``node`` is on the
     PATH; then against the Python test server), then server groups
-    (``benchmarks/group_bench.py``: 100 servers in one process).
+    (``benchmarks/group_bench.py``: 100 servers in one process), then what
+    OpenTelemetry costs a call (``benchmarks/telemetry_bench.py``: without
+    it, with the API alone, with the SDK recording).
     """
     # httpx (the older line) only as a baseline: the raw client on Trio is
     # measured on both httpx and httpx2, and the faster sets the target.
@@ -160,6 +162,12 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/http_bench.py", *session.posargs)
     # --quick (20 servers, 5 s of crashes) carries over.
     session.run("python", "benchmarks/group_bench.py", *[arg for arg in session.posargs if arg == "--quick"])
+    # What OpenTelemetry costs a call: without it, with the API alone, with the SDK recording.
+    session.run("python", "benchmarks/telemetry_bench.py", "--otel", "none")
+    session.install(*_extra("otel"))
+    session.run("python", "benchmarks/telemetry_bench.py", "--otel", "api")
+    session.install("opentelemetry-sdk")
+    session.run("python", "benchmarks/telemetry_bench.py", "--otel", "sdk")
 
 
 @nox.session

@@ -6,7 +6,8 @@ This module imports no Trio: the pure protocol core raises these types too.
 Trio edge and is re-exported beside these. `__all__` is what ``trio_mcp``
 exports; the errors of a login (`AuthorizationFailed`, `RedirectError`,
 `StorageError`) are defined here too, with the others, and exported by
-``trio_mcp.auth``.
+``trio_mcp.auth``; so are those of MCP Apps (`UIResourceError`,
+`AppCallRefused`), exported by ``trio_mcp.extensions.apps``.
 """
 
 from __future__ import annotations
@@ -544,6 +545,35 @@ class UnknownName(MCPError, LookupError):
         super().__init__(message)
         self.name = name
         self.kind = kind
+
+
+class UIResourceError(MCPError):
+    """An MCP Apps UI resource cannot be rendered: not a ``ui://`` URI, not
+    ``text/html;profile=mcp-app``, no content, or content that is not HTML text.
+
+    Attributes:
+        uri: The resource's URI, as the server gave it.
+    """
+
+    def __init__(self, message: str, *, uri: str = "") -> None:
+        super().__init__(message)
+        self.uri = uri
+
+
+class AppCallRefused(MCPError):
+    """A view asked for something the host must refuse: a tool whose
+    visibility lacks ``"app"``, a tool of another server, or a method views
+    may not use.
+
+    Attributes:
+        tool: The tool's name (``""`` when the refusal is not about a tool).
+        reason: Why, in a few words.
+    """
+
+    def __init__(self, message: str, *, tool: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.reason = reason
 
 
 class AuthorizationFailed(MCPError):

@@ -25,6 +25,7 @@ from ._errors import ServerGone, TrioMCPInternalError
 from ._options import ClientOptions, ConnectionOptions, SessionOptions
 from ._session import RequestTimeout, Session, report, start_in
 from ._targets import HTTPTarget, ProcessTarget, StreamTarget, Target, make_channel
+from ._telemetry import make_session
 
 if TYPE_CHECKING:
     import os
@@ -114,7 +115,7 @@ async def _connect(
     """
     first: ServerGone | None = None
     for attempt in range(2):
-        session = Session(_channel(target, options), options)
+        session = make_session(_channel(target, options), options, target)
         await running.start(session)
         if not handshake_too:
             return session, None

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 import attrs
 
 from ._core.eras import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
+from ._core.extensions import Extension, ExtensionSet
 from ._core.outputs import MODES as OUTPUT_MODES
 from ._models import (
     Implementation,
@@ -214,6 +215,14 @@ class ConnectionOptions:
     every message it reads, as ``("in", line)``: the raw bytes, for
     debugging and tracing (lines too long to keep are not shown). It runs
     inline with the traffic: keep it quick."""
+    telemetry: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    """Whether the connection reports to OpenTelemetry: a span for every
+    request and notification, the trace context in each request's
+    ``_meta``, and the ``mcp.client.*`` duration metrics, through the global
+    tracer and meter providers. It takes effect when the ``otel`` extra is
+    installed and the application has set an SDK's provider before the
+    connection opens; otherwise it costs nothing. `False` turns it off for
+    this connection. See :doc:`observability`."""
 
 
 @attrs.frozen(kw_only=True)
@@ -261,6 +270,20 @@ def _client_info(_: Any, __: Any, value: Any) -> None:
         )
 
 
+def _extensions(value: Sequence[Extension] | None) -> tuple[Extension, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, Mapping | str | Extension):
+        raise TypeError(
+            "extensions must be a sequence of Extension items (raw declarations go in capabilities)"
+        )
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, Extension):
+            raise TypeError(f"extensions holds Extension items, not {type(item).__name__}")
+    return items
+
+
 def _validate_output(_: Any, __: Any, value: Any) -> None:
     if value not in OUTPUT_MODES:
         raise ValueError(f"validate_output must be one of {list(OUTPUT_MODES)}, not {value!r}")
@@ -284,7 +307,7 @@ class ClientOptions(ConnectionOptions):
         async with trio_mcp.open_client(target, options) as client:
             ...
 
-    The first five options are the connection's (a `SessionOptions` has them
+    The first six options are the connection's (a `SessionOptions` has them
     too); the others are the client's.
     """
 
@@ -319,7 +342,8 @@ class ClientOptions(ConnectionOptions):
     ``elicitation`` capability."""
     on_sampling: SamplingHook | None = attrs.field(default=None, validator=callable_or_none("on_sampling"))
     """Answers sampling requests with your model's reply, sync or async, as
-    ``(params) -> CreateMessageResult | dict``; declares ``sampling``."""
+    ``(params) -> CreateMessageResult | dict``; declares ``sampling``.
+    Sampling is deprecated in the 2026-07-28 revision, and still answered."""
     sampling_tools: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     """Whether ``on_sampling`` takes requests that offer the model tools
     (``params.tools`` and ``params.tool_choice``) and may answer with
@@ -327,7 +351,8 @@ class ClientOptions(ConnectionOptions):
     later). Without it such requests are refused. Needs ``on_sampling``."""
     on_roots: RootsHook | None = attrs.field(default=None, validator=callable_or_none("on_roots"))
     """Returns your roots, sync or async, as ``() -> list[Root] | dict``;
-    declares ``roots``."""
+    declares ``roots``. Roots are deprecated in the 2026-07-28 revision, and
+    still answered."""
     on_notification: NotificationCallback | None = attrs.field(
         default=None, validator=callable_or_none("on_notification")
     )
@@ -339,7 +364,9 @@ class ClientOptions(ConnectionOptions):
     """The least severe log level wanted (``"debug"``, ``"info"``, ...).
     2026-07-28 era: the ``logLevel`` every request asks for; initialize era:
     sent once with ``logging/setLevel`` when the server has the ``logging``
-    capability. `None`: no logs are asked for."""
+    capability. `None`: no logs are asked for. The 2026-07-28 revision
+    deprecates the protocol's logging and names OpenTelemetry for observing
+    servers (:doc:`observability`)."""
     max_rounds: int = attrs.field(default=10, validator=at_least("max_rounds", 1))
     """The most requests one multi round-trip operation may take."""
     input_timeout: float | None = attrs.field(default=None, validator=seconds("input_timeout", none=True))
@@ -352,7 +379,17 @@ class ClientOptions(ConnectionOptions):
     capabilities: dict[str, JSON] | None = attrs.field(default=None, converter=_capabilities)
     """``ClientCapabilities`` to declare on top of those the hooks imply, for
     example ``{"elicitation": {"form": {}}}`` to answer input requests
-    yourself in manual mode, or extensions."""
+    yourself in manual mode. Its ``extensions`` object is declared as typed
+    extensions are (in ``initialize``, and on every 2026-07-28 request); give
+    `extensions` for an extension that claims results or observes
+    notifications."""
+    extensions: tuple[Extension, ...] = attrs.field(default=(), converter=_extensions)
+    """Typed client extensions (`trio_mcp.extensions.Extension`), such as MCP
+    Apps (`trio_mcp.extensions.apps.apps_extension`): each is declared
+    under ``capabilities.extensions`` in ``initialize`` and on every
+    2026-07-28 request that needs it (listings included), and may claim
+    result types, observe notifications and answer server requests. See
+    :doc:`extensions`."""
     validate_output: str = attrs.field(default="warn", validator=_validate_output)
     """How `Client.call_tool` checks a result's ``structuredContent``
     against the ``outputSchema`` of the tool, as listed by the server:
@@ -377,3 +414,8 @@ class ClientOptions(ConnectionOptions):
     def __attrs_post_init__(self) -> None:
         if self.sampling_tools and self.on_sampling is None:
             raise ValueError("sampling_tools=True needs an on_sampling hook")
+        raw = self.capabilities.get("extensions") if self.capabilities else None
+        if raw is not None and not isinstance(raw, Mapping):
+            raise TypeError("capabilities['extensions'] must be a mapping of identifiers to settings")
+        # Clashes between extensions are refused here, before anything starts.
+        ExtensionSet(self.extensions, raw)

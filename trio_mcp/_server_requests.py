@@ -19,7 +19,7 @@ from ._delivery import call_maybe_async
 from ._errors import RpcError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from ._options import RequestHandler
 
@@ -36,14 +36,21 @@ class ServerRequests:
         connection: The JSON-RPC connection (which writes the answers).
         send: Writes one line to the server.
         log: Reports a diagnostic.
+        serve: Runs a handler on a request, when the session has telemetry
+            (under a span of its own); `None` to call the handler directly.
     """
 
     def __init__(
-        self, connection: Connection, send: Callable[[bytes], None], log: Callable[[str], None]
+        self,
+        connection: Connection,
+        send: Callable[[bytes], None],
+        log: Callable[[str], None],
+        serve: Callable[[RequestHandler, ServerRequest], Awaitable[object]] | None = None,
     ) -> None:
         self._conn = connection
         self._send = send
         self._log = log
+        self._traced_serve = serve
         self._tasks: dict[tuple[bool, RequestId], trio.CancelScope] = {}
         self.received = 0
         """How many requests the server sent."""
@@ -97,7 +104,10 @@ class ServerRequests:
         line: bytes | None = None
         with scope:
             try:
-                result: object = await call_maybe_async(handler, event.method, event.params)
+                if self._traced_serve is None:
+                    result: object = await call_maybe_async(handler, event.method, event.params)
+                else:
+                    result = await self._traced_serve(handler, event)
             except RpcError as exc:
                 line = conn.respond_error(event.request_id, exc.code, exc.message, exc.data)
             except Exception as exc:

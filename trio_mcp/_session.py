@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import math
 import weakref
-from typing import TYPE_CHECKING, Any, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeAlias
 
 import attrs
 import trio
@@ -62,10 +62,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Attachment",
+    "Observer",
     "RequestTimeout",
     "Session",
     "SessionStatistics",
     "attach",
+    "next_request_id",
+    "observer_of",
     "report",
     "start_in",
     "start_soon",
@@ -130,6 +133,21 @@ class SessionStatistics:
     """Requests the server sent us (initialize era)."""
 
 
+class Observer(Protocol):
+    """What the session tells its telemetry (`trio_mcp._telemetry`), when it has one.
+
+    A session's own requests and notifications are traced by the traced
+    session (a subclass); these are the messages that do not pass through
+    `Session.request` or `Session.notify`.
+    """
+
+    def notified(self, method: str) -> None:
+        """The session sent the notification ``method`` by itself (``notifications/cancelled``)."""
+
+    async def serve(self, handler: RequestHandler, event: ServerRequest) -> object:
+        """Run ``handler`` on the server's request ``event`` and return what it returns."""
+
+
 class Attachment:
     """A client layer's hold on a session: its server-request handler and its notification handler.
 
@@ -174,7 +192,9 @@ class Session:
     ``request_timeout`` that ran out.
     """
 
-    def __init__(self, channel: Channel, options: ConnectionOptions | None = None) -> None:
+    def __init__(
+        self, channel: Channel, options: ConnectionOptions | None = None, *, observer: Observer | None = None
+    ) -> None:
         options = options if options is not None else ConnectionOptions()
         self._channel = channel
         self.request_timeout = options.request_timeout
@@ -211,7 +231,10 @@ class Session:
         self._last_deadline = -math.inf
         self._deadlines_ordered = True
 
-        self._server_requests = ServerRequests(self._conn, self._send, self._log)
+        self._observer = observer
+        self._server_requests = ServerRequests(
+            self._conn, self._send, self._log, None if observer is None else observer.serve
+        )
 
         self._requests_sent = 0
         self._notes_received = 0
@@ -595,6 +618,8 @@ class Session:
             return
         line = self._conn.abandon(request_id, reason)
         if line is not None:
+            if self._observer is not None:
+                self._observer.notified("notifications/cancelled")
             self._send(line, Outgoing("notifications/cancelled"))
 
     async def notify(self, method: str, params: dict[str, JSON] | None = None) -> None:
@@ -921,6 +946,16 @@ def stop_serving_requests(session: Session) -> None:
     One that comes anyway is ignored (never answered), ``ping`` included.
     """
     session._conn.serves_requests = False
+
+
+def next_request_id(session: Session) -> int:
+    """The JSON-RPC id the session's next request will have (for the telemetry's span)."""
+    return session._conn.next_id
+
+
+def observer_of(session: Session) -> Observer | None:
+    """The session's telemetry, or `None` when it has none."""
+    return session._observer
 
 
 def report(session: Session, message: str) -> None:

@@ -191,7 +191,7 @@ def _httpx2(kind: str) -> Callable[[Any, attrs.Attribute[Any], Any], None]:
 
     def check(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         if value is not None:
-            from ._transports.http_objects import require_httpx2
+            from ._http_objects import require_httpx2
 
             require_httpx2(value, attribute.name, kind)
 

@@ -224,7 +224,7 @@ async def _with_client(
     """Run ``work`` with the caller's client, or with one made and closed here."""
     _require_http()
     if http_client is not None:
-        from ._transports.http_objects import require_httpx2
+        from ._http_objects import require_httpx2
 
         require_httpx2(http_client, "http_client", "AsyncClient")
         return await work(http_client)

@@ -115,6 +115,20 @@ def sdk_server(peers: Peers) -> Peer:
 
 
 @pytest.fixture
+def apps_server(sdk_server: Peer) -> Peer:
+    """An MCP Apps server (servers/apps_server.py) on the official Python SDK, run by the ``sdk`` peer's Python."""
+    return Peer(
+        "apps", (sdk_server.command, str(HERE / "servers" / "apps_server.py")), sdk_server.env, "dual"
+    )
+
+
+@pytest.fixture
+def ext_apps_server(peers: Peers) -> Peer:
+    """ext-apps' basic MCP Apps example (npm ``@modelcontextprotocol/server-basic-vanillajs``): the initialize era."""
+    return peers["ext-apps-basic"]
+
+
+@pytest.fixture
 def time_server(peers: Peers) -> Peer:
     """mcp-server-time, on the Python SDK's low-level API: both eras."""
     return peers["time"]

@@ -10,9 +10,10 @@ dependency resolved as of a fixed date (``npm --before``); the Python packages
 exactly, with every transitive dependency fixed by a constraints list (the
 ``pip freeze`` of a working install). What goes into ``DEST``:
 
-* ``node/``: ``@modelcontextprotocol/server-everything`` and
+* ``node/``: ``@modelcontextprotocol/server-everything``,
   ``@modelcontextprotocol/server-filesystem`` (legacy-era servers on the
-  TypeScript SDK);
+  TypeScript SDK) and ``@modelcontextprotocol/server-basic-vanillajs``
+  (ext-apps' basic MCP Apps example, with its view);
 * ``venv/``: the official Python SDK ``mcp`` and ``mcp-server-time``
   (dual-era servers); ``tests/interop/servers/sdk_server.py`` runs on it;
 * ``venv-tasks/``: ``fastmcp-tasks`` (a server of the 2026-07-28 tasks
@@ -59,6 +60,8 @@ NPM_BEFORE = "2026-11-29T00:00:00Z"  # transitive npm versions as of this date
 NODE_PACKAGES = {
     "@modelcontextprotocol/server-everything": "2026.8.31",
     "@modelcontextprotocol/server-filesystem": "2026.8.31",
+    # An MCP Apps example of ext-apps (one tool with a view), bundled with its SDK.
+    "@modelcontextprotocol/server-basic-vanillajs": "2.0.3",
 }
 NODE_OVERRIDES = {"@modelcontextprotocol/sdk": "1.32.2"}
 NPM_ARGS = [
@@ -73,7 +76,8 @@ NPM_ARGS = [
 
 # ---------------------------------------------------------------- Python peers
 
-REQUIREMENTS = ["mcp==2.3.0", "mcp-types==2.3.0", "mcp-server-time==2026.10.19"]
+# The OpenTelemetry SDK lets the SDK's server record its spans (the telemetry test's trace across processes).
+REQUIREMENTS = ["mcp==2.3.0", "mcp-types==2.3.0", "mcp-server-time==2026.10.19", "opentelemetry-sdk==1.45.2"]
 # `pip freeze` of a working install of REQUIREMENTS (CPython 3.11, Linux x86_64).
 CONSTRAINTS = """\
 annotated-types==0.8.0
@@ -89,6 +93,8 @@ idna==3.20
 jsonschema==4.26.0
 jsonschema-specifications==2025.9.1
 opentelemetry-api==1.45.2
+opentelemetry-sdk==1.45.2
+opentelemetry-semantic-conventions==0.66b2
 pycparser==3.12
 pydantic==2.14.4
 pydantic_core==2.50.5
@@ -436,6 +442,8 @@ def manifest(
         "everything": node_peer("@modelcontextprotocol/server-everything", "stdio"),
         # Allowed directories are extra arguments; roots from the client replace them.
         "filesystem": node_peer("@modelcontextprotocol/server-filesystem"),
+        # ext-apps 2.0.3's basic example: an MCP Apps tool (get-time) and its view.
+        "ext-apps-basic": node_peer("@modelcontextprotocol/server-basic-vanillajs", "--stdio"),
         # Python SDK 2.3.0: 2026-07-28, and the older revisions after `initialize`.
         "sdk": {"cmd": [str(venv_bin / "python"), str(SDK_SERVER)], "env": {}, "era": "dual"},
         "time": {

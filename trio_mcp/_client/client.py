@@ -32,6 +32,7 @@ from .._core.eras import (
     modern_meta,
     result_type,
 )
+from .._core.extensions import ClaimContext, ExtensionSet, merge_declarations
 from .._core.outputs import OutputSchemas, validator_available
 from .._core.param_headers import HeaderParam, param_headers, screen_tools
 from .._core.tasks import (
@@ -39,7 +40,7 @@ from .._core.tasks import (
     needs_extension,
 )
 from .._delivery import call_maybe_async
-from .._errors import MCPError, NotSupported, OutputValidationError, RpcError
+from .._errors import MCPError, NotSupported, OutputValidationError, ProtocolError, RpcError
 from .._models import (
     CallToolResult,
     CompleteResult,
@@ -63,6 +64,7 @@ from .._models import (
     unstructure,
 )
 from .._session import attach, report, start_soon, stop_serving_requests
+from .._telemetry import negotiated as telemetry_negotiated
 from .handshake import negotiate
 from .input import InputHandler
 from .listen import Subscription, open_legacy_subscription, open_subscription
@@ -147,9 +149,22 @@ class Client:
             name, version = client_info
             self.client_info = {"name": name, "version": version}
         self.log_level = options.log_level
-        self._input = InputHandler(options, server=session.name)
+        raw = options.capabilities.get("extensions") if options.capabilities else None
+        self._ext = ExtensionSet(options.extensions, raw)
+        """The client's extensions, folded (the one place the client asks about them)."""
+        self._input = InputHandler(
+            options,
+            server=session.name,
+            requests={method: binding.handler for method, (_, binding) in self._ext.requests.items()},
+            resolve=self._resolve_claim if self._ext.claims else None,
+        )
         self._cache = TtlCache() if options.cache else None
-        self._notes = NotificationRouter(options.on_notification, self._invalidate, self._log)
+        self._notes = NotificationRouter(
+            options.on_notification,
+            self._invalidate,
+            self._log,
+            bindings={method: binding.handler for method, (_, binding) in self._ext.notifications.items()},
+        )
         self._validate_output = options.validate_output
         self._outputs = OutputSchemas()
         self._checks_output = False
@@ -269,6 +284,7 @@ class Client:
         negotiated = outcome.negotiated
         self.era = negotiated.era
         self.protocol_version = negotiated.version
+        telemetry_negotiated(self.session, negotiated.version)
         self._input.version = negotiated.version
         self._input_caps = self._declared(negotiated.version)
         # outputSchema and structuredContent came with 2025-06-18.
@@ -301,7 +317,36 @@ class Client:
             await self.session.request("logging/setLevel", {"level": self.log_level})
 
     def _declared(self, version: str) -> dict[str, JSON]:
-        return {**declare(self._input.hooks, version), **self._extra_caps}
+        caps = {**declare(self._input.hooks, version), **self._extra_caps}
+        if self._ext.extensions:
+            caps = merge_declarations(caps, self._ext.declared)
+        return caps
+
+    def _plain_caps(self, method: str) -> dict[str, JSON]:
+        """What a 2026-07-28 request that asks for no input declares: the extensions it needs."""
+        if not self._ext:
+            return {}
+        extensions = self._ext.for_method(method)
+        return {"extensions": extensions} if extensions else {}
+
+    async def _resolve_claim(
+        self, method: str, params: dict[str, JSON], result: dict[str, JSON]
+    ) -> dict[str, JSON]:
+        """A result whose ``resultType`` an extension claims, turned into an ordinary one by it."""
+        claim = self._ext.claim(method, result)
+        if claim is None:
+            return result
+        context = ClaimContext(method=method, params=params, request=self._claim_request)
+        answer = await claim.resolve(result, context)
+        if not isinstance(answer, dict):
+            raise ProtocolError(
+                f"the extension {self._ext.owner_of_claim(claim)!r} resolved a {claim.result_type!r}"
+                f" result of {method} to a {type(answer).__name__}, not a result object"
+            )
+        return answer
+
+    async def _claim_request(self, method: str, params: Mapping[str, JSON]) -> dict[str, JSON]:
+        return await self.request(method, params)
 
     # ------------------------------------------------------------ sending
 
@@ -339,7 +384,8 @@ class Client:
         """Send any request and return its raw result.
 
         In the 2026-07-28 era the ``_meta`` envelope is added (with the
-        hooks' capabilities when ``for_input`` is true); ``resultType`` is not
+        hooks' capabilities when ``for_input`` is true, and the extensions
+        that ride on ``method`` in any case); ``resultType`` is not
         interpreted. Use it for methods this class has no wrapper for.
 
         Args:
@@ -372,7 +418,7 @@ class Client:
             )
         headers = self._tool_headers(body) if method == "tools/call" else ()
         assert self.protocol_version is not None
-        caps = self._input_caps if for_input else {}
+        caps = self._input_caps if for_input else self._plain_caps(method)
         envelope = modern_meta(
             self.protocol_version,
             caps,
@@ -1244,7 +1290,12 @@ class Client:
 
         async def send(params: dict[str, JSON], callback: NotificationCallback) -> dict[str, JSON]:
             assert self.protocol_version is not None
-            body = {**params, "_meta": modern_meta(self.protocol_version, {}, self.client_info)}
+            body = {
+                **params,
+                "_meta": modern_meta(
+                    self.protocol_version, self._plain_caps("subscriptions/listen"), self.client_info
+                ),
+            }
 
             async def deliver(note: dict[str, JSON]) -> None:
                 invalidate(note)

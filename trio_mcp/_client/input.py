@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 import trio
 
@@ -57,6 +57,12 @@ __all__ = ["InputHandler"]
 JSON: TypeAlias = Any
 M = TypeVar("M")
 
+Resolve: TypeAlias = Callable[[str, dict[str, JSON], dict[str, JSON]], Awaitable[dict[str, JSON]]]
+"""``(method, params, result) -> result``: resolves a result an extension claims."""
+
+#: The ``resultType`` values the rounds read themselves.
+_PLAIN: Final = (None, "complete", "input_required")
+
 SendRound: TypeAlias = Callable[[dict[str, JSON]], Awaitable[dict[str, JSON]]]
 """Sends one round of a request (its params) and returns the raw result."""
 
@@ -70,8 +76,19 @@ class InputHandler:
         server: Who the requests go to, as errors name it.
     """
 
-    def __init__(self, options: ClientOptions, *, server: str = "") -> None:
+    def __init__(
+        self,
+        options: ClientOptions,
+        *,
+        server: str = "",
+        requests: Mapping[str, Callable[[JSON], object]] | None = None,
+        resolve: Resolve | None = None,
+    ) -> None:
         self.server = server
+        self.requests = dict(requests) if requests else {}
+        """The extensions' handlers of server requests, by method (initialize era)."""
+        self.resolve = resolve
+        """Turns a result whose ``resultType`` an extension claims into an ordinary one, or `None`."""
         self.on_elicitation = options.on_elicitation
         self.on_sampling = options.on_sampling
         self.on_roots = options.on_roots
@@ -120,6 +137,12 @@ class InputHandler:
             RpcError: The request cannot be answered (an unknown method, a
                 missing hook, invalid params): its error answer.
         """
+        handler = self.requests.get(method) if self.requests else None
+        if handler is not None:
+            answer = await call_maybe_async(handler, params)
+            if not isinstance(answer, Mapping):
+                raise TypeError(f"the handler of {method} returned a {type(answer).__name__}, not a dict")
+            return dict(answer)
         version = self.version or LEGACY_VERSIONS[0]
         hooks = self.hooks
         problem = input_problem(method, params, hooks, version)
@@ -215,6 +238,9 @@ class InputHandler:
             start = started if started is not None else trio.current_time()
             result = first_result
         rounds = 1
+        resolve = self.resolve
+        if resolve is not None and result.get("resultType") not in _PLAIN:
+            result = await resolve(method, params, result)
         if result_type(method, result) == "complete":
             return structure(result, model), rounds
         deadline = start + budget if budget is not None else math.inf
@@ -243,6 +269,8 @@ class InputHandler:
                     await trio.sleep(min(0.01 * 2 ** (rounds - 2), 1.0))
                 result = await send(retry_params(params, answers, asked.request_state))
                 rounds += 1
+                if resolve is not None and result.get("resultType") not in _PLAIN:
+                    result = await resolve(method, params, result)
                 if result_type(method, result) == "complete":
                     return structure(result, model), rounds
         assert scope.cancelled_caught

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from .._delivery import call_maybe_async
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from .._options import NotificationCallback
 
@@ -56,15 +56,28 @@ class NotificationRouter:
         on_notification: NotificationCallback | None,
         invalidate: Callable[[dict[str, JSON]], None] | None,
         log: Callable[[str], object],
+        bindings: Mapping[str, Callable[[dict[str, JSON]], object]] | None = None,
     ) -> None:
         self.on_notification = on_notification
         self.invalidate = invalidate
         self.log = log
+        self.bindings = dict(bindings) if bindings else {}
+        """The extensions' observers, by method: they take those notifications instead of ``on_notification``."""
 
     async def connection_note(self, note: dict[str, JSON]) -> None:
         """Rule 3: a notification that names no call of ours."""
         if self.invalidate is not None:
             self.invalidate(note)
+        if self.bindings:
+            method = note.get("method")
+            bound = self.bindings.get(method) if isinstance(method, str) else None
+            if bound is not None:
+                params = note.get("params")
+                try:
+                    await call_maybe_async(bound, params if isinstance(params, dict) else {})
+                except Exception as exc:
+                    self.log(f"the extension's handler of {method!r} raised {exc!r}")
+                return
         if self.on_notification is not None:
             await call_maybe_async(self.on_notification, note)
         elif note.get("method") == "notifications/message":

@@ -298,6 +298,11 @@ class Connection:
         """Whether ``request_id`` still awaits an answer."""
         return request_id in self._pending
 
+    @property
+    def next_id(self) -> int:
+        """The id the next request will be given."""
+        return self._next_id
+
     def start_request(
         self, method: str, params: dict[str, JSON] | None, wants_notes: bool = False
     ) -> tuple[int, bytes]:

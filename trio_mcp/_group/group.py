@@ -20,12 +20,14 @@ import trio
 
 from .._client import start_beside
 from .._config import ConfigError, LoadedConfig, ServerSpec
+from .._core.apps import model_visible
 from .._core.naming import assign_names, exposed_name
 from .._core.restart import RestartPolicy, RestartTracker
 from .._errors import AuthRequired, MCPError, ServerGone, name_entry
 from .._nursery import reraise
 from .._options import ClientOptions, callable_or_none, seconds
 from .._session import RequestTimeout
+from .._telemetry import restarting
 from .connect import connect, startup_timeout
 from .members import (
     Listener,
@@ -466,7 +468,11 @@ class ServerGroup:
 
     @property
     def tools(self) -> list[Listed[Tool]]:
-        """Every tool of every ready server (allow and deny lists applied), in the configuration's order."""
+        """Every tool of every ready server (allow and deny lists applied), in the configuration's order.
+
+        Tools for MCP Apps views alone (visibility without ``"model"``) are
+        left out: this is what a model chooses from.
+        """
         return [entry for member in self._ready() for entry in member.tools]
 
     @property
@@ -660,7 +666,11 @@ class ServerGroup:
 
     def _publish(self, member: Member, listing: Listing, *, announce: bool) -> None:
         spec = member.spec
-        listing.tools = unique(member, [t for t in listing.tools if spec.allows_tool(t.name)])
+        # Tools for MCP Apps views alone (visibility without "model") are
+        # never offered where a model chooses tools.
+        listing.tools = unique(
+            member, [t for t in listing.tools if spec.allows_tool(t.name) and model_visible(t.meta)]
+        )
         listing.prompts = unique(member, listing.prompts)
         member.listing = listing
         self._name_all()
@@ -775,6 +785,7 @@ class ServerGroup:
                 await member.sleep()
                 continue
             self._set(member, "restarting", error=error, delay=decision.delay)
+            restarting(member.name, member.tracker.restarts, error, decision.delay)
             await member.sleep(decision.delay)
         self._set(member, "stopped")
 

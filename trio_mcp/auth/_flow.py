@@ -35,6 +35,7 @@ import trio
 from .._core import oauth
 from .._core.http_wire import parse_challenge, same_origin
 from .._core.oauth import AuthorizationFailed, AuthServer, ProtectedResource
+from .._telemetry import token_refreshed
 from ._protocols import ClientInfo, MemoryTokenStorage, RedirectHandler, Tokens, TokenStorage
 
 if TYPE_CHECKING:
@@ -514,6 +515,7 @@ class _Flow(httpx2.Auth):
             scope=new.scope if new.scope is not None else tokens.scope,
         )
         await self._keep(context, client.client_id, new)
+        token_refreshed(context.issuer)
 
     def _signing_key(self) -> SigningKey | None:
         """The client's private key (``private_key_jwt``), loaded once, when a flow first signs."""
