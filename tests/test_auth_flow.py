@@ -10,6 +10,7 @@ following redirects, and the redirect's query is handed back, as a
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -29,6 +30,7 @@ from trio_mcp.auth import (
     ClientCredentials,
     ClientInfo,
     EnterpriseManaged,
+    FileTokenStorage,
     JWTBearer,
     MemoryTokenStorage,
     OAuth,
@@ -215,6 +217,7 @@ async def test_refresh_rotates_without_a_new_login(server):
     with trio.fail_after(GUARD):
         async with connected(url, oauth(url, browser)) as client:
             for _ in range(3):
+                await trio.sleep(0.8)  # past the last quarter of the token's second
                 await client.list_tools()
     report = await stats(server)
     # Tokens live 1 s: each request refreshed first, each with the newest
@@ -245,6 +248,49 @@ async def test_absolute_expiry_is_stored(server):
     assert isinstance(tokens, Tokens)
     assert tokens.expires_at is not None
     assert tokens.expires_at > 1_000_000_000  # an epoch time, not a lifetime
+
+
+async def test_an_expiry_of_nan_is_treated_as_absent_and_the_store_stays_json(server, tmp_path):
+    url = url_of(server, "nan-expiry")
+    storage = FileTokenStorage(tmp_path)
+    auth = oauth(url, storage=storage)
+    with trio.fail_after(GUARD):
+        async with connected(url, auth) as client:
+            await client.list_tools()
+    assert auth.tokens is not None
+    assert auth.tokens.expires_at is None
+
+    def no_constants(name: str) -> None:
+        raise AssertionError(f"the store holds a bare {name}")
+
+    document = json.loads(storage.path.read_text(), parse_constant=no_constants)
+    assert "NaN" not in json.dumps(document)
+
+
+async def test_a_dpop_token_to_a_request_without_a_proof_is_refused(server):
+    url = url_of(server, "unproven-binding")
+    with trio.fail_after(GUARD), pytest.raises(AuthorizationFailed) as info:
+        async with connected(url, oauth(url)):
+            pass
+    assert info.value.reason == "token"
+    assert "DPoP" in str(info.value)
+
+
+async def test_a_registration_the_server_forgot_is_made_again_once(server):
+    scenario = "ok+forgetful"
+    url = url_of(server, scenario)
+    browser = Browser()
+    with trio.fail_after(GUARD):
+        async with connected(url, oauth(url, browser)) as client:
+            await client.list_tools()
+            async with httpx2.AsyncClient(trust_env=False) as http:
+                await http.post(f"{server.base}/auth-forget")
+            # The kept token is refused, its refresh answers invalid_client: register again, log in again.
+            await client.list_tools()
+    report = await stats(server)
+    assert len(browser.visits) == 2
+    assert report["clients"] == 1
+    assert seen(report, scenario, "granted-authorization_code") == 2
 
 
 async def test_step_up_gives_up_when_the_scope_is_never_granted(server):
@@ -395,6 +441,9 @@ async def test_hostile_authorization_server(server, scenario, reason):
     if reason in ("state_mismatch", "iss_mismatch", "authorization_denied"):
         # The code never reaches the token endpoint.
         assert seen(report, scenario, "token") == 0
+    if reason == "authorization_denied":
+        # A login the user refused is not started again (the handshake's next request included).
+        assert len(browser.visits) == 1
     text = f"{info.value} {info.value!r}"
     for answer in browser.answers:
         for value in (answer.get("code"), answer.get("state")):
@@ -484,8 +533,13 @@ async def test_tokens_go_only_to_the_servers_origin():
         seen_headers.append((request.url.host, request.headers.get("authorization")))
         return httpx2.Response(200, json={})
 
-    auth = OAuth("https://mcp.example.com/mcp")
-    auth._tokens = Tokens("AT-secret", "Bearer")
+    # A login kept in the store: the first request carries its token, no 401 needed.
+    storage = MemoryTokenStorage()
+    await storage.set_client("https://mcp.example.com/mcp", "https://as.example.com", ClientInfo("c"))
+    await storage.set_tokens(
+        "https://mcp.example.com/mcp", "https://as.example.com", "c", Tokens("AT-secret", "Bearer")
+    )
+    auth = OAuth("https://mcp.example.com/mcp", storage=storage)
     async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler), auth=auth) as http:
         await http.get("https://mcp.example.com/mcp")
         await http.get("https://other.example.com/mcp")
@@ -525,3 +579,37 @@ def test_the_plain_http_path_does_not_import_the_signing_extra():
 def test_sync_clients_are_refused():
     with pytest.raises(RuntimeError, match="AsyncClient"), httpx2.Client(auth=OAuth("https://x/mcp")) as http:
         http.get("https://x/mcp")
+
+
+async def test_the_flows_own_requests_follow_same_origin_redirects_only():
+    """The package's one redirect rule: a moved metadata document is found, another origin is not followed."""
+    asked: list[str] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        asked.append(str(request.url))
+        path = request.url.path
+        if request.url.host == "mcp.example.com":
+            if path == "/mcp":
+                return httpx2.Response(401, headers={"www-authenticate": "Bearer"})
+            if path == "/.well-known/oauth-protected-resource/mcp":
+                return httpx2.Response(308, headers={"location": "/moved/prm.json"})
+            if path == "/moved/prm.json":
+                doc = {
+                    "resource": "https://mcp.example.com/mcp",
+                    "authorization_servers": ["https://as.example.com"],
+                }
+                return httpx2.Response(200, json=doc)
+        if request.url.host == "as.example.com":
+            return httpx2.Response(302, headers={"location": "https://elsewhere.example.com/metadata"})
+        return httpx2.Response(404)
+
+    transport = httpx2.MockTransport(handler)
+    auth = OAuth(
+        "https://mcp.example.com/mcp", redirect=Browser(), http_client=httpx2.AsyncClient(transport=transport)
+    )
+    async with httpx2.AsyncClient(transport=transport, auth=auth) as http:
+        with pytest.raises(AuthorizationFailed, match="another origin") as info:
+            await http.post("https://mcp.example.com/mcp", json={})
+    assert info.value.reason == "metadata"
+    assert "https://mcp.example.com/moved/prm.json" in asked
+    assert not any("elsewhere" in url for url in asked)

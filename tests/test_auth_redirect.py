@@ -162,6 +162,32 @@ async def test_loopback_error_callback_is_returned() -> None:
     assert dict(params) == {"error": "access_denied", "state": "STATE-123"}
 
 
+async def test_loopback_refusal_without_state_on_the_exact_path_ends_the_login() -> None:
+    """Some servers send ``error=access_denied`` without ``state``: it ends this login, nothing else does."""
+    handler = LoopbackRedirect(open_browser=None, output=io.StringIO())
+    with trio.fail_after(20):
+        async with handler.listen() as pending, httpx2.AsyncClient() as browser:
+            async with trio.open_nursery() as nursery:
+
+                async def user() -> None:
+                    base = pending.redirect_uri
+                    other = base.rsplit("/", 1)[0] + "/elsewhere"
+                    assert (await browser.get(other, params={"error": "access_denied"})).status_code == 404
+                    # A code without the state is still no answer of this login.
+                    assert (await browser.get(base, params={"code": "c"})).status_code == 400
+                    await browser.get(base, params={"error": "access_denied"})
+
+                nursery.start_soon(user)
+                params = await pending.complete(AUTH_URL)
+    assert dict(params) == {"error": "access_denied"}
+
+
+async def test_headless_takes_a_refusal_without_state() -> None:
+    handler = HeadlessRedirect(output=io.StringIO(), read_line=lines("?error=access_denied\n"))
+    async with handler.listen() as pending:
+        assert dict(await pending.complete(AUTH_URL)) == {"error": "access_denied"}
+
+
 async def test_loopback_silent_and_broken_connections_do_not_block_the_callback() -> None:
     handler = LoopbackRedirect(open_browser=None, output=io.StringIO())
     with trio.fail_after(20):

@@ -465,3 +465,36 @@ async def test_a_person_may_take_longer_than_the_probe_and_the_timeout(tmp_path:
         assert done.stdout.decode() == f"logged in to {url}\n"
         # One authorization, not a second one after a cut first.
         assert done.stderr.decode().count("To log in, open this URL") == 1
+
+
+def test_a_configuration_entry_chooses_dpop_for_its_login() -> None:
+    from trio_mcp import parse_config
+
+    config = parse_config(
+        {
+            "mcpServers": {
+                "off": {"url": "https://a.example/mcp", "dpop": False},
+                "on": {"url": "https://b.example/mcp", "dpop": True},
+                "default": {"url": "https://c.example/mcp"},
+                "local": {"command": "x", "dpop": True},
+                "wrong": {"url": "https://d.example/mcp", "dpop": "yes"},
+            }
+        },
+        environ={},
+    )
+    assert config.servers["off"].dpop is False
+    assert config.servers["on"].dpop is True
+    assert config.servers["default"].dpop is None
+    assert config.servers["local"].dpop is None
+    assert any("dpop" in warning for warning in config.warnings)
+    assert "dpop" in str(config.invalid["wrong"])
+
+
+def test_login_takes_dpop_or_no_dpop_but_not_both() -> None:
+    from trio_mcp.cli._args import UsageError, parse_args
+
+    assert parse_args(["login", "--no-dpop", "https://x.example/mcp"]).dpop is False
+    assert parse_args(["login", "--dpop", "https://x.example/mcp"]).dpop is True
+    assert parse_args(["login", "https://x.example/mcp"]).dpop is None
+    with pytest.raises((UsageError, SystemExit)):
+        parse_args(["login", "--dpop", "--no-dpop", "https://x.example/mcp"])

@@ -11,8 +11,10 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import math
 import re
 
+import attrs
 import pytest
 from hypothesis import given, strategies as st
 
@@ -511,13 +513,46 @@ def test_token_response_expiry_is_absolute():
 
 def test_token_response_without_expiry_and_with_scope():
     body = b'{"access_token": "AT", "token_type": "DPoP", "scope": "x"}'
-    granted = oauth.parse_token_response(200, body, now=5.0, requested_scope="a")
+    granted = oauth.parse_token_response(200, body, now=5.0, requested_scope="a", proof_sent=True)
     assert (granted.expires_at, granted.scope, granted.token_type, granted.refresh_token) == (
         None,
         "x",
         "DPoP",
         None,
     )
+
+
+def test_a_dpop_token_to_a_request_without_a_proof_is_refused():
+    body = b'{"access_token": "AT", "token_type": "DPoP", "expires_in": 60}'
+    with pytest.raises(AuthorizationFailed) as info:
+        oauth.parse_token_response(200, body, now=5.0, requested_scope=None)
+    assert info.value.reason == "token"
+    assert "AT" not in str(info.value)
+    # Bearer to a request with a proof: the server declined to bind it; usable as Bearer.
+    body = b'{"access_token": "AT", "token_type": "Bearer"}'
+    assert (
+        oauth.parse_token_response(200, body, now=5.0, requested_scope=None, proof_sent=True).token_type
+        == "Bearer"
+    )
+
+
+@pytest.mark.parametrize(
+    "expires_in",
+    ["NaN", "Infinity", "-Infinity", "-5", "true", '"12x"', '"99999999999999999999"', "null", '"NaN"'],
+)
+def test_expires_in_that_is_not_a_lifetime_is_treated_as_absent(expires_in):
+    body = ('{"access_token": "AT", "token_type": "Bearer", "expires_in": ' + expires_in + "}").encode()
+    granted = oauth.parse_token_response(200, body, now=5.0, requested_scope=None)
+    assert granted.expires_at is None
+    tokens = oauth.Tokens("AT", expires_at=granted.expires_at, issued_at=granted.issued_at)
+    json.dumps(attrs.asdict(tokens), allow_nan=False)  # never a bare NaN
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True) | st.integers(-(10**12), 10**12))
+def test_kept_times_are_finite_or_none(value):
+    tokens = oauth.Tokens("AT", expires_at=value, issued_at=value)
+    for kept in (tokens.expires_at, tokens.issued_at):
+        assert kept is None or math.isfinite(kept)
 
 
 @pytest.mark.parametrize(

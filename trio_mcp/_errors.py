@@ -589,7 +589,9 @@ class AuthorizationFailed(MCPError):
             ``"insecure_endpoint"``, ``"state_mismatch"``, ``"iss_mismatch"``,
             ``"authorization_denied"``, ``"registration"``, ``"token"``,
             ``"invalid_grant"``, ``"step_up_limit"``, ``"no_redirect"``,
-            ``"no_key"``.
+            ``"no_key"``, ``"timeout"`` (a request of the flow's own took
+            over its ``request_timeout``), ``"dpop"`` (DPoP was asked for
+            and the server refuses DPoP-bound tokens).
         error: The OAuth ``error`` code the server gave, if any.
     """
 

@@ -23,6 +23,8 @@ exactly, with every transitive dependency fixed by a constraints list (the
 * ``venv-sdk1/``: the official Python SDK v1 (``mcp`` 1.30.0), whose
   experimental 2025-11-25 tasks the 2.x line dropped;
   ``tests/interop/servers/sdk_v1_tasks_server.py`` runs on it;
+* ``auth-node/`` and ``venv-auth/``: authorization servers, node
+  ``oidc-provider`` and PyPI ``oidc-provider-mock`` (see "auth peers" below);
 * ``peers.json``: for each peer, the command that starts it (``cmd``), extra
   environment (``env``) and its protocol era (``era``: ``"legacy"``,
   ``"modern"`` for a server of 2026-07-28 only, or ``"dual"`` for a server
@@ -401,6 +403,127 @@ def install_venv(
     log(f"python peers ({name}): installed in {time.monotonic() - started:.1f} s")
 
 
+# -------------------------------------------------------------- auth peers
+#
+# Authorization servers for the auth interop tests, in parts of their own:
+# ``auth-node/`` (node ``oidc-provider``, certified, with dynamic
+# registration, PKCE, resource indicators, rotating refresh tokens and DPoP
+# offered by default; ``tests/interop/servers/oidc_provider.mjs`` runs it)
+# and ``venv-auth/`` (PyPI ``oidc-provider-mock``). The protected MCP server
+# in front of them runs on the SDK's virtualenv
+# (``tests/interop/servers/sdk_protected_server.py``).
+
+AUTH_NODE_PACKAGES = {"oidc-provider": "9.13.3"}
+AUTH_REQUIREMENTS = ["oidc-provider-mock==0.3.4"]
+# `pip freeze` of a working install of AUTH_REQUIREMENTS (CPython 3.11, Linux x86_64).
+AUTH_CONSTRAINTS = """\
+annotated-types==0.8.0
+anyio==4.16.0
+Authlib==1.9.10
+blinker==1.9.0
+certifi==2026.10.19.post1
+cffi==2.1.1
+click==8.5.1
+cryptography==51.0.1
+Flask==3.1.3
+h11==0.16.0
+htpy==26.5.1
+httpcore==1.0.9
+httpx==0.29.0
+idna==3.21
+itsdangerous==2.2.0
+Jinja2==3.1.6
+joserfc==1.8.0
+MarkupSafe==3.0.4
+oidc-provider-mock==0.3.4
+pycparser==3.12
+pydantic==2.14.4
+pydantic_core==2.50.5
+typing-inspection==0.4.5
+typing_extensions==4.16.0
+uvicorn==0.55.0
+Werkzeug==3.1.9
+"""
+OIDC_PROVIDER_SERVER = Path(__file__).resolve().parent / "servers" / "oidc_provider.mjs"
+SDK_PROTECTED_SERVER = Path(__file__).resolve().parent / "servers" / "sdk_protected_server.py"
+
+
+def install_auth(dest: Path, *, lenient: bool) -> dict[str, dict[str, object]]:
+    """Install the authorization servers; their entries of the manifest."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    node_dir = dest / "auth-node"
+    entries: dict[str, dict[str, object]] = {}
+    missing: str | None = None
+    if node is None or npm is None:
+        missing = "Node.js (node and npm) was not found on PATH when the peers were installed"
+    else:
+        package_json = json.dumps(
+            {
+                "name": "trio-mcp-auth-peers",
+                "version": "0.0.0",
+                "private": True,
+                "dependencies": AUTH_NODE_PACKAGES,
+            },
+            indent=2,
+        )
+        want = digest(package_json, NPM_ARGS)
+        try:
+            if stamp_ok(node_dir, want):
+                log("auth node peers: up to date")
+            else:
+                log("auth node peers: installing")
+                shutil.rmtree(node_dir, ignore_errors=True)
+                node_dir.mkdir(parents=True)
+                (node_dir / "package.json").write_text(package_json + "\n")
+                run([npm, *NPM_ARGS], cwd=node_dir)
+                for name, version in AUTH_NODE_PACKAGES.items():
+                    got = json.loads((node_dir / "node_modules" / name / "package.json").read_text())[
+                        "version"
+                    ]
+                    if got != version:
+                        raise InstallError(f"npm installed {name} {got}, not {version}")
+                write_stamp(node_dir, want)
+        except InstallError as exc:
+            if not lenient:
+                raise
+            missing = f"oidc-provider could not be installed: {exc}"
+    if missing is not None:
+        if not lenient:
+            raise InstallError(f"{missing} (--lenient leaves the auth peers out)")
+        log(f"auth node peers: left out: {missing}")
+        entries["oidc-provider"] = {"cmd": None, "env": {}, "era": "auth", "unavailable": missing}
+    else:
+        entries["oidc-provider"] = {
+            "cmd": [node, str(OIDC_PROVIDER_SERVER)],
+            "env": {"OIDC_PROVIDER_DIR": str(node_dir)},
+            "era": "auth",
+        }
+    try:
+        install_venv(dest, "venv-auth", AUTH_REQUIREMENTS, AUTH_CONSTRAINTS)
+        entries["oidc-provider-mock"] = {
+            "cmd": [str(dest / "venv-auth" / "bin" / "oidc-provider-mock")],
+            "env": {},
+            "era": "auth",
+        }
+    except InstallError as exc:
+        if not lenient:
+            raise
+        log(f"python peers (venv-auth): left out: {exc}")
+        entries["oidc-provider-mock"] = {
+            "cmd": None,
+            "env": {},
+            "era": "auth",
+            "unavailable": f"oidc-provider-mock could not be installed: {exc}",
+        }
+    # The protected MCP server runs on the SDK's virtualenv; its first argument is the issuer.
+    entries["sdk-protected"] = {
+        "cmd": [str(dest / "venv" / "bin" / "python"), str(SDK_PROTECTED_SERVER)],
+        "env": {},
+        "era": "dual",
+    }
+    return entries
+
+
 # ------------------------------------------------------------------ manifest
 
 
@@ -495,6 +618,7 @@ def install(dest: Path, *, lenient: bool) -> None:
             raise
         node.finish()
         peers = manifest(dest, node, node_missing, tasks_missing, sdk1_missing)
+        peers.update(install_auth(dest, lenient=lenient))
         tmp = dest / "peers.json.tmp"
         tmp.write_text(json.dumps(peers, indent=2) + "\n")
         os.replace(tmp, dest / "peers.json")

@@ -74,6 +74,8 @@ BEHAVIOURS = {
     "no-dcr": "the AS has no registration endpoint",
     "dpop": "the AS issues DPoP-bound tokens; the MCP server checks the proofs",
     "dpop-nonce": "with dpop: both servers want a nonce first",
+    "nan-expiry": "the token endpoint says expires_in: NaN",
+    "unproven-binding": "the token endpoint says token_type DPoP to a request without a proof",
     "cc": "the AS grants client_credentials (client 'machine', secret 'machine-secret', or a JWT by TEST_KEY),"
     " and the JWT bearer grant (WORKLOAD_JWT, or an ID-JAG from its IdP at /s/<scenario>/idp-token)",
 }
@@ -201,6 +203,13 @@ class AuthState(State):
             exchange.keep = False
             await exchange.json(200, self.auth_stats())
             return
+        if path == "/auth-forget":
+            # As after a restart that lost the registrations and the access tokens (not the refresh tokens).
+            exchange.keep = False
+            self.clients.clear()
+            self.access.clear()
+            await exchange.json(200, {})
+            return
         if path.startswith("/.well-known/oauth-protected-resource/s/"):
             scenario = path.removeprefix("/.well-known/oauth-protected-resource/s/").removesuffix("/mcp")
             await self.prm(exchange, scenario)
@@ -237,6 +246,9 @@ class AuthState(State):
     ) -> str:
         prm = f"http://127.0.0.1:{self.mcp_port}/.well-known/oauth-protected-resource/s/{scenario}/mcp"
         parts = [f'resource_metadata="{prm}"', f'scope="{scope}"']
+        if "dpop" in scenario.split("+")[0] and scheme == "Bearer":
+            # A resource that takes DPoP-bound tokens says so in its challenge (RFC 9449 §7.1).
+            scheme = "DPoP"
         if error:
             parts.append(f'error="{error}"')
         return f"{scheme} " + ", ".join(parts)
@@ -565,8 +577,8 @@ class AuthState(State):
         self.access[access] = grant
         answer: dict[str, Any] = {
             "access_token": access,
-            "token_type": "DPoP" if jkt else "Bearer",
-            "expires_in": lifetime,
+            "token_type": "DPoP" if jkt or "unproven-binding" in flags else "Bearer",
+            "expires_in": float("nan") if "nan-expiry" in flags else lifetime,
             "scope": scope,
         }
         if grant_type != "client_credentials":

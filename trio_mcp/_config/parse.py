@@ -60,6 +60,7 @@ _KNOWN: Final = frozenset(
         "excludeTools",
         "startup_timeout",
         "request_timeout",
+        "dpop",
     }
 )
 #: Fields other clients write for themselves: kept in ``extra`` without a warning.
@@ -422,6 +423,13 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
     for key in ("startup_timeout", "request_timeout"):
         if key in raw:
             kwargs[key] = _seconds(raw[key], key, fail)
+    if "dpop" in raw:
+        if not isinstance(raw["dpop"], bool) and raw["dpop"] is not None:
+            raise fail("dpop", "must be true, false or null (as the server asks)")
+        if transport == "stdio":
+            ctx.warn("ignored: the server is local (stdio)", server=name, field="dpop")
+        else:
+            kwargs["dpop"] = raw["dpop"]
 
     extra: dict[str, Any] = {}
     cline = "transportType" in raw

@@ -165,6 +165,9 @@ class ServerSpec:
         startup_timeout: Seconds the server has to start and finish its
             handshake before it counts as failed.
         request_timeout: Default per-request timeout in seconds, or ``None``.
+        dpop: For a remote server's login, whether its tokens are bound
+            with DPoP (RFC 9449): ``True`` always, ``False`` never, ``None``
+            (the default) when the server asks for it.
         tools_allow: When not ``None``, only these tools (server-side names)
             are offered.
         tools_deny: Tools (server-side names) never offered.
@@ -198,6 +201,9 @@ class ServerSpec:
     enabled: bool = attrs.field(default=True, validator=_check_bool)
     startup_timeout: float = attrs.field(default=60.0, validator=_check_seconds)
     request_timeout: float | None = attrs.field(default=None, validator=_check_seconds)
+    dpop: bool | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_check_bool), kw_only=True
+    )
     tools_allow: frozenset[str] | None = attrs.field(
         default=None,
         converter=attrs.converters.optional(_names),

@@ -13,5 +13,6 @@ in this package imports Trio):
 * `~trio_mcp._core.negotiation`: which era a server speaks;
 * `~trio_mcp._core.cache`: the ``ttlMs`` cache;
 * `~trio_mcp._core.limits`: rate limits for diagnostics.
-* `~trio_mcp._core.outputs`: structured tool output checked against its ``outputSchema``.
+* `~trio_mcp._core.outputs`: structured tool output checked against its ``outputSchema``;
+* `~trio_mcp._core.redirects`: which HTTP redirects are followed (the same origin only).
 """

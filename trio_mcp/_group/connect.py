@@ -118,7 +118,7 @@ def connect(
             ) from exc
 
         # The user's kept login (trio-mcp login), unless the entry sends its own Authorization.
-        target = attrs.evolve(target, auth=stored_login(target.url, spec.headers))
+        target = attrs.evolve(target, auth=stored_login(target.url, spec.headers, dpop=spec.dpop))
     return open_client(target, options)
 
 

@@ -47,7 +47,8 @@ import trio
 
 from .._channel import Channel, Outgoing
 from .._core.http_sse import HttpSse
-from .._core.http_wire import BadLocation, media_type, redirect_target, same_origin
+from .._core.http_wire import media_type
+from .._core.redirects import Follow, NotFollowed, follow
 from .._core.sse import EventParser
 from .._core.streamable_http import (
     FALL_BACK,
@@ -85,8 +86,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_TIMEOUT", "HTTPChannel"]
 
-#: Redirects (307 and 308, same origin) followed for one request.
-MAX_REDIRECTS: Final = 5
 #: How long closing waits for the ``DELETE`` of a session (and the pool's close).
 CLOSE_GRACE: Final = 2.0
 #: How long closing lets the notifications and answers in flight finish.
@@ -300,10 +299,11 @@ class HTTPChannel(Channel):
     async def _exchange(
         self, method: str, url: str, headers: httpx2.Headers, content: bytes | None = None
     ) -> AsyncIterator[httpx2.Response]:
-        """One HTTP exchange, streaming, following same-origin 307 and 308 redirects."""
+        """One HTTP exchange, streaming, following redirects to the same origin (`trio_mcp._core.redirects`)."""
         client = self._client
         assert client is not None
-        for hop in range(MAX_REDIRECTS + 1):
+        hops = 0
+        while True:
             request = client.build_request(
                 method, url, headers=headers, content=content, timeout=self._timeout
             )
@@ -328,29 +328,25 @@ class HTTPChannel(Channel):
                 raise HTTPError(
                     f"{method} {display_url(url)} failed: {type(exc).__name__}: {exc}", url=display_url(url)
                 ) from exc
-            status = response.status_code
-            location = response.headers.get("location")
-            if status in (307, 308) and location is not None and hop < MAX_REDIRECTS:
-                try:
-                    target = redirect_target(url, location)
-                except BadLocation as exc:
-                    await response.aclose()
-                    raise HTTPError(
-                        f"{self.name} redirected {method} to a Location that is not a usable URL: {exc}",
-                        url=display_url(url),
-                        status=status,
-                        headers=lower_headers(response.headers),
-                    ) from None
-                if same_origin(url, target):
-                    await response.aclose()
-                    url = target
-                    continue
+            step = follow(url, method, response.status_code, response.headers.get("location"), hops)
+            if isinstance(step, Follow):
+                await response.aclose()
+                url, hops = step.url, step.hops
+                continue
+            if isinstance(step, NotFollowed) and step.unusable:
+                await response.aclose()
+                raise HTTPError(
+                    f"{self.name} redirected {method}, but {step.reason}",
+                    url=display_url(url),
+                    status=response.status_code,
+                    headers=lower_headers(response.headers),
+                )
+            # Not a redirect, or one not followed: the core reads it as the answer.
             try:
                 yield response
             finally:
                 await response.aclose()
             return
-        raise AssertionError("unreachable")  # pragma: no cover
 
     # ------------------------------------------------------------ requests
 

@@ -1,84 +1,56 @@
 """The MCP authorization flow as an `httpx2.Auth`, on Trio.
 
 `OAuth` runs the authorization code flow with PKCE for a user;
-`ClientCredentials` and `JWTBearer` obtain tokens for a program. All three
-share `_Flow`: the token on every request to the MCP server's origin, and,
-when the server answers 401 or 403, discovery, the grant, and one retry.
+`ClientCredentials`, `JWTBearer` and `EnterpriseManaged` obtain tokens for a
+program. Every decision of the flow (discovery order and fallbacks,
+registration, the grant, refresh, step-up, DPoP, every budget) is made by
+the pure `trio_mcp._core.oauth.AuthFlow`; this module only carries its
+actions out:
 
-How it stays Trio-safe:
-
-* The flow overrides ``async_auth_flow`` and never reads the MCP server's
-  response body, which may be an endless event stream, nor a refusal's
-  (whose connection is then closed, not reused for the retry).
-* Its own requests (metadata, registration, tokens) go through a client of
-  their own, each with its own timeout, following redirects only on the
-  same origin; nothing it holds (a client, a listener, a cancel scope)
-  lives across a ``yield``.
-* One authorization at a time: the first request that needs one runs it,
-  the others wait on a `trio.Event` and retry with its token.
-* Tokens and rotated refresh tokens are stored under a shield, so that a
+* the MCP request goes out with the headers the flow gives; its response
+  body is never read (it may be an endless event stream), nor a refusal's
+  (whose connection is then closed, not reused for the retry);
+* the flow's own requests (metadata, registration, tokens) go through a
+  client of their own, each bounded by one deadline (``request_timeout``),
+  following redirects only on the same origin; nothing it holds (a client,
+  a listener, a cancel scope) lives across a ``yield``;
+* one grant at a time: the first request that needs one runs it, the
+  others wait on a `trio.Event` and retry with its token;
+* tokens and rotated refresh tokens are stored under a shield, so that a
   cancellation cannot lose a grant half-way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import secrets
 import time
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import urlsplit
 
 import attrs
 import httpx2
 import trio
 
-from .._core import oauth
-from .._core.http_wire import parse_challenge, same_origin
-from .._core.oauth import AuthorizationFailed, AuthServer, ProtectedResource
+from .._core import oauth, redirects
+from .._core.oauth import AuthorizationFailed, FlowSettings
 from .._telemetry import token_refreshed
 from ._protocols import ClientInfo, MemoryTokenStorage, RedirectHandler, Tokens, TokenStorage
 
 if TYPE_CHECKING:
     import ssl
-    from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+    from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 
     from ._jose import SigningKey
 
 __all__ = ["ClientCredentials", "EnterpriseManaged", "JWTBearer", "OAuth"]
 
-#: The default timeout of each request the flow makes itself, in seconds.
+#: The default deadline of each request the flow makes itself, in seconds.
 DEFAULT_TIMEOUT: Final = 30.0
 #: The largest metadata, registration or token response read, in bytes.
 MAX_BODY: Final = 256 * 1024
-#: Same-origin redirects followed on the flow's own requests.
-MAX_REDIRECTS: Final = 3
-#: Step-ups (403 ``insufficient_scope``) tried per request.
-MAX_STEP_UPS: Final = 1
-#: New grants tried per request after a 401.
-MAX_RENEWALS: Final = 2
-#: Retries with a server's DPoP nonce, per request and per token request.
-MAX_NONCE_RETRIES: Final = 2
 #: How long storing tokens may take once they are granted (shielded), in seconds.
 STORE_TIMEOUT: Final = 10.0
-
-JWT_BEARER: Final = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-ASSERTION_TYPE: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-
-
-class _CannotAuthorize(Exception):
-    """Nothing more to try: the refusal goes back to the caller as it is (`AuthRequired`)."""
-
-
-@attrs.define
-class _Challenge:
-    status: int
-    scheme: str
-    params: dict[str, str]
-
-    @classmethod
-    def of(cls, response: httpx2.Response) -> _Challenge:
-        scheme, params = parse_challenge(response.headers.get("www-authenticate", ""))
-        return cls(response.status_code, scheme, params)
 
 
 class _Unread(httpx2.AsyncByteStream):
@@ -104,58 +76,61 @@ class _Unread(httpx2.AsyncByteStream):
         await self._stream.aclose()
 
 
-@attrs.define
-class _Context:
-    """What discovery found for one MCP server."""
-
-    resource: str
-    issuer: str
-    server: AuthServer
-    prm: ProtectedResource | None
+def _can_sign() -> bool:
+    """Whether the ``auth`` extra is there (looked for, not imported: the plain path never loads it)."""
+    return importlib.util.find_spec("cryptography") is not None
 
 
 class _Flow(httpx2.Auth):
-    """The part every grant shares: tokens on requests, discovery, token requests, single flight."""
+    """The part every grant shares: the driver of the pure flow, single flight, storage."""
 
     def __init__(
         self,
-        server_url: str,
+        settings: FlowSettings,
         *,
         storage: TokenStorage | None,
-        scope: str | None,
-        timeout: float,
+        request_timeout: float,
         http_client: httpx2.AsyncClient | None,
-        dpop: bool | None,
+        redirect: RedirectHandler | None = None,
+        private_key: str | bytes | None = None,
+        alg: str | None = None,
+        kid: str | None = None,
+        signer: Callable[[bytes], bytes] | None = None,
     ) -> None:
-        self._server_url = server_url
+        if request_timeout <= 0:
+            raise ValueError("request_timeout must be positive")
+        if signer is not None and private_key is not None:
+            raise ValueError("give a private_key or a signer, not both")
+        if signer is not None and alg is None:
+            raise ValueError("a signer needs its algorithm (alg=)")
+        self._private_key = private_key
+        self._alg = alg
+        self._kid = kid
+        self._signer = signer
+        self._key: SigningKey | None = None
+        if private_key is not None:
+            self._client_key()  # a bad key is the caller's error, said at once
+        has_key = private_key is not None or signer is not None
+        self._core = oauth.AuthFlow(
+            attrs.evolve(settings, has_key=has_key, can_dpop=_can_sign()),
+            now=time.time,
+            random=secrets.token_bytes,
+        )
+        self._server_url = settings.server_url
         self._storage: TokenStorage = storage if storage is not None else MemoryTokenStorage()
-        self._scope = scope
-        self._timeout = timeout
+        self._request_timeout = request_timeout
         self._http = http_client
-        self._dpop = dpop
-        self._tokens: Tokens | None = None
-        self._context: _Context | None = None
-        self._client: ClientInfo | None = None
-        self._requested: str | None = None
+        self._redirect = redirect
         self._busy: trio.Event | None = None
         self._dpop_key: SigningKey | None = None
-        #: A grant that signs its client assertions sets this; `_signing_key` loads it.
-        self._private_key: str | bytes | None = None
-        self._key: SigningKey | None = None
-        self._rs_nonce: str | None = None
-        self._as_nonce: str | None = None
-        self._revision: str = oauth.REVISIONS[-1]
-        self._bound_issuer: str | None = None
 
     def __repr__(self) -> str:
-        return (
-            f"<{type(self).__name__} for {self._server_url!r}: {'a token' if self._tokens else 'no token'}>"
-        )
+        return f"<{type(self).__name__} for {self._server_url!r}: {'a token' if self.tokens else 'no token'}>"
 
     @property
     def tokens(self) -> Tokens | None:
         """The tokens in use, or `None` before the first grant."""
-        return self._tokens
+        return self._core.tokens
 
     # ------------------------------------------------------------ httpx2
 
@@ -167,384 +142,245 @@ class _Flow(httpx2.Auth):
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """Send ``request`` with a token; on a 401 or 403, obtain one and send it again."""
-        version = request.headers.get("mcp-protocol-version")
-        if version in oauth.REVISIONS:
-            self._revision = version
-        await self._ready()
-        used = self._apply(request)
-        response = yield request
-        renewals = step_ups = nonces = 0
-        while response.status_code in (401, 403):
-            challenge = _Challenge.of(response)
+        steps = self._core.request(
+            request.method, str(request.url), request.headers.get("mcp-protocol-version")
+        )
+        answer: Any = None
+        response: httpx2.Response | None = None
+        while True:
             try:
-                if (
-                    challenge.status == 401
-                    and challenge.params.get("error") == "use_dpop_nonce"
-                    and response.headers.get("dpop-nonce")
-                    and used is not None
-                    and nonces < MAX_NONCE_RETRIES
-                ):
-                    nonces += 1
-                    self._rs_nonce = response.headers["dpop-nonce"]
-                elif challenge.status == 403:
-                    if challenge.params.get("error") != "insufficient_scope" or step_ups >= MAX_STEP_UPS:
-                        return
-                    step_ups += 1
-                    await self._renew(used, challenge, step_up=True)
-                elif renewals < MAX_RENEWALS:
-                    renewals += 1
-                    await self._renew(used, challenge, step_up=False, reuse=renewals == 1)
-                else:
-                    return
-            except _CannotAuthorize:
+                action = steps.send(answer)
+            except StopIteration:
                 return
-            response.stream = _Unread(response.stream)
-            used = self._apply(request)
-            response = yield request
+            if isinstance(action, oauth.SendResource):
+                for name in ("authorization", "dpop"):
+                    if name in request.headers:
+                        del request.headers[name]
+                request.headers.update(action.headers)
+                if response is not None:
+                    response.stream = _Unread(response.stream)
+                response = yield request
+                answer = oauth.Answer(response.status_code, _headers(response.headers))
+            elif isinstance(action, oauth.Sign):
+                answer = self._sign(action)
+                await trio.lowlevel.checkpoint()
+            elif isinstance(action, oauth.Renew):
+                answer = await self._single_flight(action)
+            else:  # pragma: no cover - the request flow yields nothing else
+                raise AssertionError(f"unexpected action {action!r}")
 
-    # ------------------------------------------------------------ tokens on requests
+    # ------------------------------------------------------------ one grant at a time
 
-    def _apply(self, request: httpx2.Request) -> Tokens | None:
-        """Put the token (and a DPoP proof) on ``request``, if it goes to the MCP server's origin."""
-        tokens = self._tokens
-        if tokens is None or not same_origin(str(request.url), self._server_url):
-            return None
-        if tokens.token_type == "DPoP" and self._dpop_key is not None:
-            request.headers["authorization"] = f"DPoP {tokens.access_token}"
-            request.headers["dpop"] = self._proof(
-                request.method, str(request.url), tokens.access_token, self._rs_nonce
-            )
-        else:
-            request.headers["authorization"] = f"Bearer {tokens.access_token}"
-        return tokens
-
-    async def _ready(self) -> None:
-        """Wait for an authorization under way; refresh a token about to expire."""
+    async def _single_flight(self, renew: oauth.Renew) -> str:
+        """Run the grant ``renew`` asks for, unless another task replaced ``renew.used`` meanwhile."""
         while self._busy is not None:
             await self._busy.wait()
-        tokens = self._tokens
-        if (
-            tokens is not None
-            and tokens.refresh_token is not None
-            and oauth.needs_refresh(tokens.expires_at, time.time())
-        ):
-            # On failure the request goes out with what there is; a 401 starts over.
-            with contextlib.suppress(AuthorizationFailed, _CannotAuthorize):
-                await self._single_flight(tokens, lambda http: self._refresh_only(http))
-        else:
+            if self._core.tokens is not renew.used:
+                return "changed"
+        if self._core.tokens is not renew.used:
             await trio.lowlevel.checkpoint()
-
-    async def _renew(
-        self, used: Tokens | None, challenge: _Challenge, *, step_up: bool, reuse: bool = True
-    ) -> None:
-        await self._single_flight(used, lambda http: self._obtain(http, used, challenge, step_up, reuse))
-
-    async def _single_flight(
-        self, used: Tokens | None, run: Callable[[httpx2.AsyncClient], Awaitable[None]]
-    ) -> None:
-        """Run ``run`` unless another task is already renewing ``used``; then just take its result."""
-        while self._busy is not None:
-            await self._busy.wait()
-            if self._tokens is not used:
-                return
-        if self._tokens is not used:
-            await trio.lowlevel.checkpoint()
-            return
+            return "changed"
         busy = self._busy = trio.Event()
         try:
+            outcome: str
             if self._http is not None:
-                await run(self._http)
+                outcome = await self._drive(self._core.grant(renew), self._http)
             else:
                 async with httpx2.AsyncClient(
-                    follow_redirects=False, timeout=self._timeout, verify=_ssl_context()
+                    follow_redirects=False, timeout=self._request_timeout, verify=_ssl_context()
                 ) as http:
-                    await run(http)
+                    outcome = await self._drive(self._core.grant(renew), http)
         finally:
             self._busy = None
             busy.set()
+        return outcome
 
-    async def _obtain(
-        self, http: httpx2.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
-    ) -> None:
-        raise NotImplementedError
+    async def _drive(self, steps: Generator[oauth.Action, Any, Any], http: httpx2.AsyncClient) -> Any:
+        """Carry out a grant's actions; its result."""
+        async with contextlib.AsyncExitStack() as stack:
+            pending: Any = None
+            answer: Any = None
+            while True:
+                try:
+                    action = steps.send(answer)
+                except StopIteration as stop:
+                    return stop.value
+                if isinstance(action, oauth.Send):
+                    answer = await self._send(http, action)
+                elif isinstance(action, oauth.Sign):
+                    answer = self._sign(action)
+                    await trio.lowlevel.checkpoint()
+                elif isinstance(action, oauth.Listen):
+                    if self._redirect is None:  # pragma: no cover - the flow knows it is not interactive
+                        raise AuthorizationFailed("no redirect handler to log in with", reason="no_redirect")
+                    pending = await stack.enter_async_context(self._redirect.listen())
+                    answer = pending.redirect_uri
+                elif isinstance(action, oauth.Browse):
+                    answer = await pending.complete(action.url)
+                else:
+                    answer = await self._store(action)
 
-    async def _refresh_only(self, http: httpx2.AsyncClient) -> None:
-        context, client, tokens = self._context, self._client, self._tokens
-        if context is None or client is None or tokens is None or tokens.refresh_token is None:
-            raise _CannotAuthorize
-        await self._refresh(http, context, client, tokens)
+    async def _store(self, action: oauth.Action) -> Any:
+        storage = self._storage
+        if isinstance(action, oauth.KeepTokens):
+            # A cancellation cannot stop the store half-way: a rotated refresh token must not be lost.
+            with trio.CancelScope(shield=True), trio.move_on_after(STORE_TIMEOUT):
+                await storage.set_tokens(action.resource, action.issuer, action.client_id, action.tokens)
+            if action.refreshed:
+                token_refreshed(action.issuer)
+            return None
+        if isinstance(action, oauth.KeepClient):
+            with trio.CancelScope(shield=True), trio.move_on_after(STORE_TIMEOUT):
+                await storage.set_client(action.resource, action.issuer, action.client)
+            return None
+        if isinstance(action, oauth.Forget):
+            with trio.CancelScope(shield=True), trio.move_on_after(STORE_TIMEOUT):
+                await storage.forget(action.resource, action.issuer)
+            return None
+        if isinstance(action, oauth.LoadClient):
+            return await storage.get_client(action.resource, action.issuer)
+        if isinstance(action, oauth.LoadTokens):
+            return await storage.get_tokens(action.resource, action.issuer, action.client_id)
+        if isinstance(action, oauth.Restore):
+            return await kept_login(storage, action.server_url)
+        if isinstance(action, oauth.Assertion):
+            return await self._assertion(action.kind)
+        raise AssertionError(f"unexpected action {action!r}")  # pragma: no cover
 
-    # ------------------------------------------------------------ HTTP
+    async def _assertion(self, kind: str) -> str:
+        raise AuthorizationFailed(f"this flow has no {kind}", reason="token")
 
-    async def _send(
-        self,
-        http: httpx2.AsyncClient,
-        method: str,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        data: Mapping[str, str] | None = None,
-        json: Any = None,
-    ) -> httpx2.Response:
-        """One request of the flow's own, body read (capped), same-origin redirects followed."""
-        for _ in range(MAX_REDIRECTS + 1):
-            request = http.build_request(
-                method,
-                url,
-                headers=headers,
-                data=data,
-                json=json,
-                timeout=httpx2.Timeout(self._timeout),
-            )
-            try:
-                response = await http.send(request, stream=True, follow_redirects=False)
-            except httpx2.HTTPError as exc:
-                raise AuthorizationFailed(
-                    f"{method} {_where(url)} failed: {type(exc).__name__}", reason="metadata"
-                ) from None
-            try:
-                location = response.headers.get("location")
-                redirect = response.status_code in (307, 308) or (
-                    method == "GET" and response.status_code in (301, 302, 303)
-                )
-                if redirect and location is not None:
-                    target = str(httpx2.URL(url).join(location))
-                    if not same_origin(url, target):
-                        raise AuthorizationFailed(
-                            f"{method} {_where(url)} was redirected to another origin; not followed",
-                            reason="metadata",
-                        )
-                    url = target
-                    continue
-                body = bytearray()
-                async for chunk in response.aiter_raw():
-                    body += chunk
-                    if len(body) > MAX_BODY:
-                        raise AuthorizationFailed(
-                            f"{method} {_where(url)} answered with over {MAX_BODY} bytes", reason="metadata"
-                        )
-                return httpx2.Response(
-                    response.status_code, headers=response.headers, content=bytes(body), request=request
-                )
-            finally:
-                await response.aclose()
-        raise AuthorizationFailed(f"{method} {_where(url)}: too many redirects", reason="metadata")
+    # ------------------------------------------------------------ signing
 
-    # ------------------------------------------------------------ discovery
-
-    async def _discover(
-        self, http: httpx2.AsyncClient, challenge: _Challenge | None, *, pkce: bool
-    ) -> _Context:
-        """The resource and authorization server of the MCP server, found anew."""
-        server_url = self._server_url
-        headers = {"mcp-protocol-version": self._revision}
-        prm: ProtectedResource | None = None
-        hint = challenge.params.get("resource_metadata") if challenge is not None else None
-        if hint is not None and not same_origin(hint, server_url) and not hint.startswith("https://"):
-            hint = None
-        for url in oauth.prm_urls(server_url, hint):
-            response = await self._send(http, "GET", url, headers=headers)
-            if response.status_code == 200:
-                prm = oauth.parse_resource_metadata(response.content, server_url)
-                break
-            if not 400 <= response.status_code < 500:
-                raise AuthorizationFailed(
-                    f"the protected resource metadata at {_where(url)} answered HTTP {response.status_code}",
-                    reason="metadata",
-                )
-        if prm is None:
-            return await self._legacy(http, headers)
-        issuer = prm.authorization_servers[0]
-        if not oauth.secure_endpoint(issuer):
-            raise AuthorizationFailed(
-                f"the authorization server {_where(issuer)} is neither https nor on this machine",
-                reason="insecure_endpoint",
-            )
-        for url in oauth.server_metadata_urls(issuer, self._revision):
-            response = await self._send(http, "GET", url, headers=headers)
-            if response.status_code == 200:
-                server = oauth.parse_server_metadata(
-                    response.content, issuer, require_pkce=pkce and self._revision >= "2025-11-25"
-                )
-                if pkce and server.code_challenge_methods_supported is not None:
-                    oauth.check_pkce(server)
-                return _Context(prm.resource, issuer, server, prm)
-            if not 400 <= response.status_code < 500:
-                raise AuthorizationFailed(
-                    f"the authorization server metadata at {_where(url)} answered HTTP {response.status_code}",
-                    reason="metadata",
-                )
-        raise AuthorizationFailed(
-            f"the authorization server {_where(issuer)} publishes no metadata", reason="metadata"
-        )
-
-    async def _legacy(self, http: httpx2.AsyncClient, headers: Mapping[str, str]) -> _Context:
-        """The 2025-03-26 discovery: metadata at the server's origin, else the default endpoints."""
-        url = oauth.legacy_metadata_url(self._server_url)
-        response = await self._send(http, "GET", url, headers=headers)
-        if response.status_code == 200:
-            server = oauth.legacy_server(response.content, self._server_url)
-            if server.code_challenge_methods_supported is not None:
-                oauth.check_pkce(server)
-        elif 400 <= response.status_code < 500:
-            server = oauth.fallback_server(self._server_url)
-        else:
-            raise AuthorizationFailed(
-                f"the authorization server metadata at {_where(url)} answered HTTP {response.status_code}",
-                reason="metadata",
-            )
-        return _Context(oauth.canonical_resource(self._server_url), server.issuer, server, None)
-
-    # ------------------------------------------------------------ token requests
-
-    def _use_dpop(self, server: AuthServer) -> bool:
-        """Whether to bind tokens with DPoP: asked for, or (by default) offered with ES256 and signable here."""
-        if self._dpop is False:
-            return False
-        offered = "ES256" in server.dpop_algs
-        if self._dpop is None and not offered:
-            return False
-        if self._dpop_key is None:
-            try:
-                from ._jose import generate_ec_key
-            except ImportError:
-                if self._dpop is None:
-                    return False
-                raise AuthorizationFailed(
-                    "DPoP needs the auth extra (pip install 'trio-mcp[auth]')", reason="no_key"
-                ) from None
-            self._dpop_key = generate_ec_key("ES256")
-        return True
-
-    def _proof(self, method: str, url: str, access_token: str | None, nonce: str | None) -> str:
-        key = self._dpop_key
-        assert key is not None
-        claims = oauth.dpop_claims(
-            method=method,
-            url=url,
-            now=time.time(),
-            jti=secrets.token_urlsafe(16),
-            access_token=access_token,
-            nonce=nonce,
-        )
-        return key.sign(claims, typ="dpop+jwt", jwk=key.public_jwk())
-
-    async def _token_request(
-        self,
-        http: httpx2.AsyncClient,
-        context: _Context,
-        form: dict[str, str],
-        *,
-        client: ClientInfo | None,
-        signing_key: SigningKey | None = None,
-        scope: str | None = None,
-    ) -> Tokens:
-        """POST ``form`` to the token endpoint with the client's authentication; the tokens granted."""
-        server = context.server
-        if not oauth.secure_endpoint(server.token_endpoint):
-            raise AuthorizationFailed(
-                "the token endpoint is neither https nor on this machine", reason="insecure_endpoint"
-            )
-        headers: dict[str, str] = {"accept": "application/json"}
-        if client is not None:
-            method = client.token_endpoint_auth_method
-            auth_headers, auth_form = oauth.client_auth(method, client.client_id, client.client_secret)
-            headers.update(auth_headers)
-            form = {**form, **auth_form}
-            if method == "private_key_jwt":
-                if signing_key is None:
-                    raise AuthorizationFailed(
-                        "the client authenticates with private_key_jwt but has no private key",
-                        reason="no_key",
-                    )
-                claims = oauth.assertion_claims(
-                    client_id=client.client_id,
-                    audience=context.issuer,
-                    now=time.time(),
-                    jti=secrets.token_urlsafe(16),
-                )
-                form["client_assertion_type"] = ASSERTION_TYPE
-                form["client_assertion"] = signing_key.sign(claims, typ="JWT")
-        dpop = self._use_dpop(server)
-        for attempt in range(MAX_NONCE_RETRIES + 1):
-            if dpop:
-                headers["dpop"] = self._proof("POST", server.token_endpoint, None, self._as_nonce)
-            response = await self._send(http, "POST", server.token_endpoint, headers=headers, data=form)
-            nonce = response.headers.get("dpop-nonce")
-            if dpop and nonce and response.status_code in (400, 401) and attempt < MAX_NONCE_RETRIES:
-                error = oauth.parse_token_error(response.content)
-                if error is not None and error[0] == "use_dpop_nonce":
-                    self._as_nonce = nonce
-                    continue
-            if dpop and nonce:
-                self._as_nonce = nonce
-            granted = oauth.parse_token_response(
-                response.status_code, response.content, now=time.time(), requested_scope=scope
-            )
-            return Tokens(
-                granted.access_token,
-                granted.token_type,
-                granted.refresh_token,
-                granted.scope,
-                granted.expires_at,
-            )
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _keep(self, context: _Context, client_id: str, tokens: Tokens) -> None:
-        """Use ``tokens`` from now on, and store them; a cancellation cannot stop the store half-way."""
-        self._tokens = tokens
-        with trio.CancelScope(shield=True), trio.move_on_after(STORE_TIMEOUT):
-            await self._storage.set_tokens(context.resource, context.issuer, client_id, tokens)
-
-    async def _refresh(
-        self, http: httpx2.AsyncClient, context: _Context, client: ClientInfo, tokens: Tokens
-    ) -> None:
-        """A refresh grant; the new tokens (the old refresh token kept unless rotated) are stored first."""
-        assert tokens.refresh_token is not None
-        form = {
-            "grant_type": "refresh_token",
-            "refresh_token": tokens.refresh_token,
-            "resource": context.resource,
-        }
-        new = await self._token_request(
-            http, context, form, client=client, signing_key=self._signing_key(), scope=tokens.scope
-        )
-        new = attrs.evolve(
-            new,
-            refresh_token=new.refresh_token if new.refresh_token is not None else tokens.refresh_token,
-            scope=new.scope if new.scope is not None else tokens.scope,
-        )
-        await self._keep(context, client.client_id, new)
-        token_refreshed(context.issuer)
-
-    def _signing_key(self) -> SigningKey | None:
-        """The client's private key (``private_key_jwt``), loaded once, when a flow first signs."""
+    def _client_key(self) -> SigningKey | None:
+        """The client's private key (``private_key_jwt``), loaded once."""
         if self._private_key is None:
             return None
         if self._key is None:
             from ._jose import load_private_key
 
-            self._key = load_private_key(self._private_key)
+            self._key = load_private_key(self._private_key, self._alg, kid=self._kid)
         return self._key
 
-    def _pin(self, issuer: str, pinned: str | None) -> None:
-        """Refuse to send the client's credentials to another authorization server than theirs.
+    def _sign(self, action: oauth.Sign) -> str:
+        claims = dict(action.claims)
+        if action.key == "dpop":
+            if self._dpop_key is None:
+                from ._jose import generate_ec_key
 
-        Credentials given without an issuer belong to the first one they are
-        used with: a protected resource that names another later (a hostile
-        one, say) does not get them.
-        """
-        bound = pinned or self._bound_issuer
-        if bound is None:
-            self._bound_issuer = issuer
-        elif bound != issuer:
-            raise AuthorizationFailed(
-                f"the client's credentials are for {_where(bound)}, but the server now names {_where(issuer)}",
-                reason="registration",
+                self._dpop_key = generate_ec_key("ES256")
+            return self._dpop_key.sign(claims, **action.header, jwk=self._dpop_key.public_jwk())
+        if self._signer is not None:
+            from ._jose import sign_with
+
+            assert self._alg is not None
+            return sign_with(self._signer, self._alg, claims, kid=self._kid, **action.header)
+        key = self._client_key()
+        if key is None:  # pragma: no cover - the flow knows there is no key
+            raise AuthorizationFailed("the client has no private key", reason="no_key")
+        return key.sign(claims, **action.header)
+
+    # ------------------------------------------------------------ HTTP
+
+    async def _send(self, http: httpx2.AsyncClient, action: oauth.Send) -> oauth.Answer:
+        """One request of the flow's own, within one deadline: redirects, body and all."""
+        with trio.move_on_after(self._request_timeout) as deadline:
+            return await self._exchange(http, action)
+        assert deadline.cancelled_caught
+        raise AuthorizationFailed(
+            f"{action.method} {oauth._where(action.url)} took over {self._request_timeout:g} s"
+            " (the flow's request_timeout)",
+            reason="timeout",
+        )
+
+    async def _exchange(self, http: httpx2.AsyncClient, action: oauth.Send) -> oauth.Answer:
+        method, url, hops = action.method, action.url, 0
+        while True:
+            request = http.build_request(
+                method,
+                url,
+                headers=dict(action.headers),
+                data=dict(action.form) if action.form is not None else None,
+                json=action.json,
+                timeout=httpx2.Timeout(self._request_timeout),
             )
+            try:
+                response = await http.send(request, stream=True, follow_redirects=False)
+            except httpx2.HTTPError as exc:
+                raise AuthorizationFailed(
+                    f"{method} {oauth._where(url)} failed: {type(exc).__name__}", reason="metadata"
+                ) from None
+            try:
+                # The package's one rule: the same origin only, and so many in a row.
+                decision = redirects.follow(
+                    url,
+                    method,
+                    response.status_code,
+                    response.headers.get("location"),
+                    hops,
+                )
+                if isinstance(decision, redirects.Follow):
+                    url, hops = decision.url, decision.hops
+                    continue
+                if isinstance(decision, redirects.NotFollowed):
+                    raise AuthorizationFailed(
+                        f"{method} {oauth._where(url)} was redirected, not followed: {decision.reason}",
+                        reason="metadata",
+                    )
+                return oauth.Answer(
+                    response.status_code, _headers(response.headers), await self._body(response, method, url)
+                )
+            finally:
+                with trio.CancelScope(shield=True):
+                    await response.aclose()
 
-    async def _stored(self, context: _Context, client: ClientInfo) -> Tokens | None:
-        return await self._storage.get_tokens(context.resource, context.issuer, client.client_id)
+    async def _body(self, response: httpx2.Response, method: str, url: str) -> bytes:
+        """The body of one of the flow's own responses, at most `MAX_BODY` bytes."""
+        too_big = AuthorizationFailed(
+            f"{method} {oauth._where(url)} answered with over {MAX_BODY} bytes", reason="metadata"
+        )
+        body = bytearray()
+        try:
+            async for chunk in response.aiter_raw():
+                body += chunk
+                if len(body) > MAX_BODY:
+                    raise too_big
+        except httpx2.StreamConsumed:
+            # A transport that hands back a response already read (httpx2.MockTransport).
+            body = bytearray(response.content[: MAX_BODY + 1])
+            if len(body) > MAX_BODY:
+                raise too_big from None
+        except httpx2.HTTPError as exc:
+            raise AuthorizationFailed(
+                f"{method} {oauth._where(url)} failed: {type(exc).__name__}", reason="metadata"
+            ) from None
+        return bytes(body)
+
+
+def _headers(headers: httpx2.Headers) -> dict[str, str]:
+    return {name.lower(): value for name, value in headers.items()}
+
+
+async def kept_login(storage: TokenStorage, server_url: str) -> oauth.Kept | None:
+    """The login ``storage`` keeps for the server at ``server_url``, if it can list what it keeps.
+
+    A storage with a ``resources()`` method (`FileTokenStorage`,
+    `MemoryTokenStorage`) is asked; the resource nearest the server's URL
+    (the longest that covers it) wins.
+    """
+    listing: Callable[[], Awaitable[list[tuple[str, str]]]] | None = getattr(storage, "resources", None)
+    if listing is None:
+        await trio.lowlevel.checkpoint()
+        return None
+    found = [(r, i) for r, i in await listing() if oauth.covers(r, server_url)]
+    for resource, issuer in sorted(found, key=lambda pair: len(pair[0]), reverse=True):
+        client = await storage.get_client(resource, issuer)
+        if client is None:
+            continue
+        tokens = await storage.get_tokens(resource, issuer, client.client_id)
+        if tokens is not None:
+            return oauth.Kept(resource, issuer, client, tokens)
+    return None
 
 
 _SSL_CONTEXT: ssl.SSLContext | None = None
@@ -558,28 +394,19 @@ def _ssl_context() -> ssl.SSLContext:
     return _SSL_CONTEXT
 
 
-def _where(url: str) -> str:
-    """A URL fit for a message: no query, no fragment, no user info."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "(an unreadable URL)"
-    return f"{parts.scheme}://{host}{port}{parts.path}"
-
-
 class OAuth(_Flow):
     """The MCP authorization flow for a user: authorization code with PKCE, as an `httpx2.Auth`.
 
-    Give it to a `trio_mcp.HTTPTarget` (``auth=``). The first request goes out
-    without a token; when the server answers 401, the flow finds the
-    server's authorization server (protected resource metadata, then
-    authorization server metadata, or the 2025-03-26 fallback), reuses the
-    tokens in ``storage`` or refreshes them, and otherwise registers the
-    client (pre-registered, a Client ID Metadata Document, or dynamic
-    registration) and sends the user to log in through ``redirect``. A 403
-    ``insufficient_scope`` asks once for the union of the scopes.
+    Give it to a `trio_mcp.HTTPTarget` (``auth=``). The first request carries
+    the token kept in ``storage`` for the server, if any; when the server
+    answers 401, the flow finds the server's authorization server
+    (protected resource metadata, then authorization server metadata, or
+    the 2025-03-26 fallback), refreshes the tokens when it can, and
+    otherwise registers the client (pre-registered, a Client ID Metadata
+    Document, or dynamic registration) and sends the user to log in through
+    ``redirect``, once per request. A 403 ``insufficient_scope`` asks once
+    for the union of the scopes. A login the user refused is not started
+    again by the same flow.
 
     The login runs within the request that needed it, under that request's
     cancel scope: give it time for a person to log in, or log in beforehand
@@ -604,15 +431,29 @@ class OAuth(_Flow):
         client_name: The name a dynamic registration gives.
         scope: The scope to ask for, instead of the spec's choice (the
             challenge's, else every scope the server names).
-        private_key: A PEM private key for ``private_key_jwt`` (needs the
-            ``auth`` extra).
-        dpop: Whether to bind tokens with DPoP (RFC 9449): `None` (the
-            default) when the authorization server supports ES256; needs the
-            ``auth`` extra.
-        timeout: The timeout of each request the flow makes itself, in seconds.
+        dpop: Whether to bind tokens to a key of this flow with DPoP (RFC
+            9449): `None` (the default) when the MCP server asks for it (its
+            metadata says ``dpop_bound_access_tokens_required``, or it
+            challenges with ``DPoP``), `True` always, `False` never. Needs
+            the ``auth`` extra.
+        request_timeout: The deadline of each request the flow makes itself
+            (metadata, registration, token), in seconds, from the first byte
+            sent to the last byte read; past it, `AuthorizationFailed`
+            (reason ``"timeout"``).
         http_client: An `httpx2.AsyncClient` for those requests (proxies,
             TLS); not closed. By default one is made for each grant (it
             honours the proxy variables of the environment).
+        private_key: A PEM private key for ``private_key_jwt`` (needs the
+            ``auth`` extra): EC P-256, P-384 or P-521, RSA of 2048 bits or
+            more, or Ed25519.
+        alg: The algorithm it signs with, instead of the key's default
+            (ES256, ES384, ES512 by curve; RS256 for RSA, or RS384, RS512,
+            PS256, PS384, PS512; Ed25519, or EdDSA).
+        kid: The key's identifier, put in the assertion's header.
+        signer: Instead of ``private_key``, for a key kept elsewhere (a
+            key store, a hardware key): a function of the JWS signing input
+            (bytes) that returns the signature in JWS form (for ECDSA, ``r``
+            then ``s``); give ``alg`` with it.
     """
 
     def __init__(
@@ -626,159 +467,68 @@ class OAuth(_Flow):
         client_name: str = "trio-mcp",
         scope: str | None = None,
         private_key: str | bytes | None = None,
+        alg: str | None = None,
+        kid: str | None = None,
+        signer: Callable[[bytes], bytes] | None = None,
         dpop: bool | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        request_timeout: float = DEFAULT_TIMEOUT,
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
-        super().__init__(
-            server_url, storage=storage, scope=scope, timeout=timeout, http_client=http_client, dpop=dpop
-        )
-        self._redirect = redirect
-        self._preregistered = client
-        self._cimd = client_metadata_url
-        self._client_name = client_name
-        self._private_key = private_key
-
-    async def _obtain(
-        self, http: httpx2.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
-    ) -> None:
-        previous = self._context
-        context = self._context = await self._discover(http, challenge, pkce=True)
-        moved = previous is not None and previous.issuer != context.issuer
-        if moved:
-            self._client = None
-        if not step_up and reuse:
-            client = self._client or await self._known_client(context)
-            if client is not None:
-                self._client = client
-                stored = await self._stored(context, client)
-                if (
-                    stored is not None
-                    and stored != used
-                    and not oauth.needs_refresh(stored.expires_at, time.time())
-                ):
-                    self._tokens = stored
-                    return
-                current = stored if stored is not None else used
-                if current is not None and current.refresh_token is not None and not moved:
-                    try:
-                        await self._refresh(http, context, client, current)
-                        return
-                    except AuthorizationFailed as exc:
-                        if exc.reason not in ("invalid_grant", "token"):
-                            raise
-        if step_up:
-            granted = used.scope if used is not None else None
-            scope = oauth.step_up_scope(self._requested, granted, challenge.params.get("scope"))
-            if scope is None:
-                raise _CannotAuthorize
-        else:
-            scope = self._scope or oauth.initial_scope(challenge.params.get("scope"), context.prm)
-        await self._authorize(http, context, oauth.with_offline_access(scope, context.server))
-
-    async def _known_client(self, context: _Context) -> ClientInfo | None:
-        pre = self._preregistered
-        if pre is not None:
-            self._pin(context.issuer, pre.issuer or None)
-            return attrs.evolve(pre, issuer=context.issuer)
-        return await self._storage.get_client(context.resource, context.issuer)
-
-    async def _authorize(self, http: httpx2.AsyncClient, context: _Context, scope: str | None) -> None:
-        """The authorization code grant: the user logs in through the redirect handler."""
-        if self._redirect is None:
-            raise _CannotAuthorize
-        server = context.server
-        if not oauth.secure_endpoint(server.authorization_endpoint):
-            raise AuthorizationFailed(
-                "the authorization endpoint is neither https nor on this machine", reason="insecure_endpoint"
-            )
-        verifier = oauth.pkce_verifier(secrets.token_bytes(32))
-        state = secrets.token_urlsafe(32)
-        async with self._redirect.listen() as pending:
-            redirect_uri = pending.redirect_uri
-            client = await self._client_for(http, context, redirect_uri, scope)
-            params = oauth.authorization_params(
-                client_id=client.client_id,
-                redirect_uri=redirect_uri,
-                state=state,
-                verifier=verifier,
-                resource=context.resource,
-                scope=scope,
-            )
-            self._requested = scope
-            answer = await pending.complete(oauth.authorization_url(server.authorization_endpoint, params))
-        code = oauth.check_callback(
-            answer, state=state, issuer=server.issuer, iss_supported=server.iss_parameter_supported
-        )
-        form = {
-            "grant_type": "authorization_code",
-            "code": code,
-            "redirect_uri": redirect_uri,
-            "code_verifier": verifier,
-            "resource": context.resource,
-        }
-        tokens = await self._token_request(
-            http, context, form, client=client, signing_key=self._signing_key(), scope=scope
-        )
-        await self._keep(context, client.client_id, tokens)
-
-    async def _client_for(
-        self, http: httpx2.AsyncClient, context: _Context, redirect_uri: str, scope: str | None
-    ) -> ClientInfo:
-        """The client to authorize as: pre-registered, known, a metadata document, or registered now."""
-        client = self._client or await self._known_client(context)
-        if client is not None and (
-            self._preregistered is not None
-            or client.client_id == self._cimd
-            or not client.redirect_uris
-            or redirect_uri in client.redirect_uris
-        ):
-            self._client = client
-            return client
-        server = context.server
-        if self._cimd is not None and server.cimd_supported:
-            client = ClientInfo(self._cimd, None, "none", (redirect_uri,), context.issuer)
-        elif server.registration_endpoint is not None:
-            client = await self._register(http, context, redirect_uri, scope)
-        else:
-            raise AuthorizationFailed(
-                "the authorization server offers no registration and no client is configured; give a"
-                " pre-registered client",
-                reason="registration",
-            )
-        self._client = client
-        with trio.CancelScope(shield=True), trio.move_on_after(STORE_TIMEOUT):
-            await self._storage.set_client(context.resource, context.issuer, client)
-        return client
-
-    async def _register(
-        self, http: httpx2.AsyncClient, context: _Context, redirect_uri: str, scope: str | None
-    ) -> ClientInfo:
-        server = context.server
-        assert server.registration_endpoint is not None
-        methods = server.token_endpoint_auth_methods_supported
-        method = next(
-            (m for m in ("client_secret_basic", "client_secret_post", "none") if m in methods), "none"
-        )
-        if self._private_key is not None and "private_key_jwt" in methods:
-            method = "private_key_jwt"
-        body = oauth.registration_body(
-            client_name=self._client_name,
-            redirect_uris=[redirect_uri],
-            server=server,
+        settings = FlowSettings(
+            server_url,
+            "authorization_code",
             scope=scope,
-            method=method,
+            dpop=dpop,
+            interactive=redirect is not None,
+            client=client,
+            client_issuer=(client.issuer or None) if client is not None else None,
+            cimd=client_metadata_url,
+            client_name=client_name,
         )
-        response = await self._send(http, "POST", server.registration_endpoint, json=body)
-        registered = oauth.parse_registration(response.status_code, response.content, body)
-        return ClientInfo(
-            registered.client_id,
-            registered.client_secret,
-            registered.token_endpoint_auth_method,
-            registered.redirect_uris,
-            context.issuer,
-            registered.extra,
+        super().__init__(
+            settings,
+            storage=storage,
+            request_timeout=request_timeout,
+            http_client=http_client,
+            redirect=redirect,
+            private_key=private_key,
+            alg=alg,
+            kid=kid,
+            signer=signer,
         )
+
+    async def logout(self) -> list[str]:
+        """Forget the logins kept for the server, revoking their tokens where the authorization server offers revocation (RFC 7009).
+
+        Returns the resources forgotten. Revocation is best effort: a
+        server that refuses it, or cannot be reached within
+        ``request_timeout``, does not keep the login from being forgotten.
+        """
+        forgotten: list[str] = []
+        listing = getattr(self._storage, "resources", None)
+        pairs: list[tuple[str, str]] = list(await listing()) if listing is not None else []
+        for resource, issuer in pairs:
+            if not oauth.covers(resource, self._server_url):
+                continue
+            client = await self._storage.get_client(resource, issuer)
+            tokens = (
+                None if client is None else await self._storage.get_tokens(resource, issuer, client.client_id)
+            )
+            if client is not None and tokens is not None and oauth.secure_endpoint(issuer):
+                with contextlib.suppress(AuthorizationFailed):
+                    async with (
+                        httpx2.AsyncClient(
+                            follow_redirects=False, timeout=self._request_timeout, verify=_ssl_context()
+                        )
+                        if self._http is None
+                        else contextlib.nullcontext(self._http) as http
+                    ):
+                        await self._drive(self._core.revoke(issuer, client, tokens), http)
+            with trio.CancelScope(shield=True), trio.move_on_after(STORE_TIMEOUT):
+                await self._storage.forget(resource, issuer)
+            forgotten.append(resource)
+        self._core.tokens = None
+        return sorted(set(forgotten))
 
 
 class ClientCredentials(_Flow):
@@ -786,21 +536,32 @@ class ClientCredentials(_Flow):
 
     The client authenticates with its secret (``client_secret_basic`` or
     ``client_secret_post``, as the authorization server supports) or with a
-    private key (``private_key_jwt``: give ``private_key``, which needs the
-    ``auth`` extra). A 403 ``insufficient_scope`` is returned as it is.
+    private key (``private_key_jwt``: give ``private_key`` or ``signer``,
+    which need the ``auth`` extra). A 403 ``insufficient_scope`` is returned
+    as it is.
 
     Args:
         server_url: The MCP server's URL.
         client_id: The client's identifier at the authorization server.
-        client_secret: Its secret, or `None` with ``private_key``.
-        private_key: A PEM private key (EC P-256 signs ES256, RSA RS256).
+        client_secret: Its secret, or `None` with a key.
         method: The authentication method, instead of the flow's choice.
         issuer: The issuer of the authorization server the credentials are
             for; by default the first one the server names. They are never
             sent to another.
         scope: The scope to ask for (by default the challenge's, else every
             scope the server names).
-        storage, timeout, http_client, dpop: As for `OAuth`.
+        storage, request_timeout, http_client, dpop: As for `OAuth`.
+        private_key: A PEM private key for ``private_key_jwt`` (needs the
+            ``auth`` extra): EC P-256, P-384 or P-521, RSA of 2048 bits or
+            more, or Ed25519.
+        alg: The algorithm it signs with, instead of the key's default
+            (ES256, ES384, ES512 by curve; RS256 for RSA, or RS384, RS512,
+            PS256, PS384, PS512; Ed25519, or EdDSA).
+        kid: The key's identifier, put in the assertion's header.
+        signer: Instead of ``private_key``, for a key kept elsewhere (a
+            key store, a hardware key): a function of the JWS signing input
+            (bytes) that returns the signature in JWS form (for ECDSA, ``r``
+            then ``s``); give ``alg`` with it.
     """
 
     def __init__(
@@ -810,48 +571,38 @@ class ClientCredentials(_Flow):
         client_id: str,
         client_secret: str | None = None,
         private_key: str | bytes | None = None,
+        alg: str | None = None,
+        kid: str | None = None,
+        signer: Callable[[bytes], bytes] | None = None,
         method: str | None = None,
         issuer: str | None = None,
         scope: str | None = None,
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        request_timeout: float = DEFAULT_TIMEOUT,
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
+        if client_secret is None and private_key is None and signer is None:
+            raise ValueError("client credentials need a client_secret, a private_key or a signer")
+        settings = FlowSettings(
+            server_url,
+            "client_credentials",
+            scope=scope,
+            dpop=dpop,
+            client=ClientInfo(client_id, client_secret),
+            client_issuer=issuer,
+            method=method,
+        )
         super().__init__(
-            server_url, storage=storage, scope=scope, timeout=timeout, http_client=http_client, dpop=dpop
+            settings,
+            storage=storage,
+            request_timeout=request_timeout,
+            http_client=http_client,
+            private_key=private_key,
+            alg=alg,
+            kid=kid,
+            signer=signer,
         )
-        self._issuer = issuer
-        if client_secret is None and private_key is None:
-            raise ValueError("client credentials need a client_secret or a private_key")
-        self._client_id = client_id
-        self._secret = client_secret
-        self._private_key = private_key
-        self._method = method
-
-    async def _obtain(
-        self, http: httpx2.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
-    ) -> None:
-        if step_up:
-            raise _CannotAuthorize
-        context = self._context = await self._discover(http, challenge, pkce=False)
-        self._pin(context.issuer, self._issuer)
-        method = oauth.choose_auth_method(
-            context.server,
-            has_secret=self._secret is not None,
-            has_key=self._private_key is not None,
-            registered=self._method,
-        )
-        client = self._client = ClientInfo(self._client_id, self._secret, method, (), context.issuer)
-        scope = self._scope or oauth.initial_scope(challenge.params.get("scope"), context.prm)
-        form = {"grant_type": "client_credentials", "resource": context.resource}
-        if scope:
-            form["scope"] = scope
-        self._requested = scope
-        tokens = await self._token_request(
-            http, context, form, client=client, signing_key=self._signing_key(), scope=scope
-        )
-        await self._keep(context, client.client_id, tokens)
 
 
 class JWTBearer(_Flow):
@@ -867,7 +618,7 @@ class JWTBearer(_Flow):
         client_id: The client's identifier, sent along (or with
             ``client_secret``, as ``client_secret_basic``).
         client_secret: The client's secret, if the server authenticates it.
-        scope, storage, timeout, http_client, dpop: As for `OAuth`.
+        scope, storage, request_timeout, http_client, dpop: As for `OAuth`.
     """
 
     def __init__(
@@ -880,54 +631,31 @@ class JWTBearer(_Flow):
         scope: str | None = None,
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        request_timeout: float = DEFAULT_TIMEOUT,
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
-        super().__init__(
-            server_url, storage=storage, scope=scope, timeout=timeout, http_client=http_client, dpop=dpop
+        settings = FlowSettings(
+            server_url,
+            "jwt_bearer",
+            scope=scope,
+            dpop=dpop,
+            client=ClientInfo(client_id, client_secret) if client_id is not None else None,
         )
-        self._assertion = assertion
-        self._client_id = client_id
-        self._secret = client_secret
-        self._failed = False
+        super().__init__(settings, storage=storage, request_timeout=request_timeout, http_client=http_client)
+        self._assertion_source = assertion
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} for {self._server_url!r}>"
 
-    async def _get_assertion(self, http: httpx2.AsyncClient, context: _Context, scope: str | None) -> str:
-        return self._assertion if isinstance(self._assertion, str) else await self._assertion()
-
-    async def _obtain(
-        self, http: httpx2.AsyncClient, used: Tokens | None, challenge: _Challenge, step_up: bool, reuse: bool
-    ) -> None:
-        if step_up or self._failed:
-            raise _CannotAuthorize
-        context = self._context = await self._discover(http, challenge, pkce=False)
-        self._pin(context.issuer, None)
-        scope = self._scope or oauth.initial_scope(challenge.params.get("scope"), context.prm)
-        try:
-            assertion = await self._get_assertion(http, context, scope)
-            form = {"grant_type": JWT_BEARER, "assertion": assertion, "resource": context.resource}
-            if scope:
-                form["scope"] = scope
-            client = None
-            if self._client_id is not None and self._secret is not None:
-                client = ClientInfo(self._client_id, self._secret, "client_secret_basic", (), context.issuer)
-            elif self._client_id is not None:
-                form["client_id"] = self._client_id
-            tokens = await self._token_request(http, context, form, client=client, scope=scope)
-        except AuthorizationFailed:
-            self._failed = True
-            raise
-        await self._keep(context, self._client_id or "", tokens)
+    async def _assertion(self, kind: str) -> str:
+        source = self._assertion_source
+        if isinstance(source, str):
+            await trio.lowlevel.checkpoint()
+            return source
+        return await source()
 
 
-TOKEN_EXCHANGE: Final = "urn:ietf:params:oauth:grant-type:token-exchange"
-ID_JAG: Final = "urn:ietf:params:oauth:token-type:id-jag"
-ID_TOKEN: Final = "urn:ietf:params:oauth:token-type:id_token"
-
-
-class EnterpriseManaged(JWTBearer):
+class EnterpriseManaged(_Flow):
     """Tokens through the enterprise's identity provider (SEP-990, Enterprise-Managed Authorization).
 
     The user's ID token from the enterprise's identity provider (IdP) is
@@ -946,7 +674,7 @@ class EnterpriseManaged(JWTBearer):
         client_id, client_secret: The client's registration at the MCP
             server's authorization server.
         idp_client_id: The client's identifier at the IdP, if it wants one.
-        scope, storage, timeout, http_client, dpop: As for `OAuth`.
+        scope, storage, request_timeout, http_client, dpop: As for `OAuth`.
     """
 
     def __init__(
@@ -961,62 +689,27 @@ class EnterpriseManaged(JWTBearer):
         scope: str | None = None,
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        request_timeout: float = DEFAULT_TIMEOUT,
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
-        super().__init__(
+        settings = FlowSettings(
             server_url,
-            assertion="",
-            client_id=client_id,
-            client_secret=client_secret,
+            "enterprise",
             scope=scope,
-            storage=storage,
             dpop=dpop,
-            timeout=timeout,
-            http_client=http_client,
+            client=ClientInfo(client_id, client_secret),
+            idp_token_endpoint=idp_token_endpoint,
+            idp_client_id=idp_client_id,
         )
+        super().__init__(settings, storage=storage, request_timeout=request_timeout, http_client=http_client)
         self._id_token = id_token
-        self._idp_token_endpoint = idp_token_endpoint
-        self._idp_client_id = idp_client_id
 
-    async def _get_assertion(self, http: httpx2.AsyncClient, context: _Context, scope: str | None) -> str:
-        """The ID-JAG, from the IdP's token exchange."""
-        if not oauth.secure_endpoint(self._idp_token_endpoint):
-            raise AuthorizationFailed(
-                "the identity provider's token endpoint is neither https nor on this machine",
-                reason="insecure_endpoint",
-            )
-        id_token = self._id_token if isinstance(self._id_token, str) else await self._id_token()
-        form = {
-            "grant_type": TOKEN_EXCHANGE,
-            "requested_token_type": ID_JAG,
-            "subject_token": id_token,
-            "subject_token_type": ID_TOKEN,
-            "audience": context.issuer,
-            "resource": context.resource,
-        }
-        if scope:
-            form["scope"] = scope
-        if self._idp_client_id is not None:
-            form["client_id"] = self._idp_client_id
-        response = await self._send(
-            http, "POST", self._idp_token_endpoint, headers={"accept": "application/json"}, data=form
-        )
-        if response.status_code != 200:
-            error = oauth.parse_token_error(response.content)
-            raise AuthorizationFailed(
-                f"the identity provider refused the token exchange (HTTP {response.status_code}"
-                + (f", {error[0][:40]!r})" if error else ")"),
-                reason="token",
-                error=error[0] if error else None,
-            )
-        try:
-            doc = response.json()
-        except ValueError:
-            doc = None
-        assertion = doc.get("access_token") if isinstance(doc, dict) else None
-        if not isinstance(assertion, str) or not assertion:
-            raise AuthorizationFailed(
-                "the identity provider's token exchange gave no assertion", reason="token"
-            )
-        return assertion
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} for {self._server_url!r}>"
+
+    async def _assertion(self, kind: str) -> str:
+        source = self._id_token
+        if isinstance(source, str):
+            await trio.lowlevel.checkpoint()
+            return source
+        return await source()

@@ -20,13 +20,13 @@ None of these objects shows a secret, a token or a code in its ``repr``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping  # noqa: TC003 (the docs resolve the annotation)
 from contextlib import AbstractAsyncContextManager  # noqa: TC003 (the docs resolve the annotation)
-from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
-import attrs
 import trio
+
+from .._core.oauth import ClientInfo as ClientInfo, Tokens as Tokens
 
 __all__ = [
     "ClientInfo",
@@ -36,64 +36,6 @@ __all__ = [
     "TokenStorage",
     "Tokens",
 ]
-
-
-def _string_tuple(value: Iterable[str]) -> tuple[str, ...]:
-    return tuple(value)
-
-
-def _frozen_mapping(value: Mapping[str, object]) -> Mapping[str, object]:
-    return MappingProxyType(dict(value))
-
-
-@attrs.frozen
-class ClientInfo:
-    """A client's registration at one authorization server.
-
-    Attributes:
-        client_id: The client identifier (for a Client ID Metadata Document,
-            the document's HTTPS URL).
-        client_secret: The client secret, or `None` for a public client.
-            Never shown in the ``repr``.
-        token_endpoint_auth_method: How the client authenticates at the token
-            endpoint: ``"none"``, ``"client_secret_basic"``,
-            ``"client_secret_post"`` or ``"private_key_jwt"``.
-        redirect_uris: The redirect URIs registered for the client.
-        issuer: The issuer of the authorization server the registration
-            belongs to.
-        extra: Any other fields the registration response carried (values
-            the server substituted or added, RFC 7591 §3.2.1).
-    """
-
-    client_id: str
-    client_secret: str | None = attrs.field(default=None, repr=False)
-    token_endpoint_auth_method: str = "none"
-    redirect_uris: tuple[str, ...] = attrs.field(default=(), converter=_string_tuple)
-    issuer: str = ""
-    extra: Mapping[str, object] = attrs.field(
-        factory=dict, converter=_frozen_mapping, repr=False, eq=False, hash=False
-    )
-
-
-@attrs.frozen
-class Tokens:
-    """What a token endpoint granted.
-
-    Attributes:
-        access_token: The access token. Never shown in the ``repr``.
-        token_type: ``"Bearer"`` or ``"DPoP"``.
-        refresh_token: The refresh token, or `None`. Never shown in the ``repr``.
-        scope: The scope granted (space-separated), or `None` when the server
-            did not say (then it is the scope requested).
-        expires_at: When the access token expires, in seconds since the epoch
-            (wall clock, absolute), or `None` when the server did not say.
-    """
-
-    access_token: str = attrs.field(repr=False)
-    token_type: str = "Bearer"
-    refresh_token: str | None = attrs.field(default=None, repr=False)
-    scope: str | None = None
-    expires_at: float | None = None
 
 
 @runtime_checkable
@@ -192,6 +134,12 @@ class MemoryTokenStorage:
         """Keep ``tokens`` for ``resource``, ``issuer`` and ``client_id``."""
         await trio.lowlevel.checkpoint()
         self._tokens[(resource, issuer, client_id)] = tokens
+
+    async def resources(self) -> list[tuple[str, str]]:
+        """The ``(resource, issuer)`` pairs that have a registration or tokens kept."""
+        await trio.lowlevel.checkpoint()
+        pairs = [*self._clients, *((r, i) for r, i, _ in self._tokens)]
+        return list(dict.fromkeys(pairs))
 
     async def forget(self, resource: str, issuer: str | None = None) -> None:
         """Drop what is kept for ``resource`` (at ``issuer`` alone, if given)."""

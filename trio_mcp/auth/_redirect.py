@@ -116,10 +116,19 @@ def _expected_state(authorization_url: str) -> str | None:
 
 
 def _state_matches(params: Mapping[str, str], expected: str | None) -> bool:
+    """Whether ``params`` answer this login: its ``state``, or a refusal that carries none.
+
+    Some authorization servers send ``error=access_denied`` without the
+    ``state`` (RFC 6749 §4.1.2.1 says they must not). On the listener's exact
+    path it still ends this login, as a refusal: the flow reads nothing from
+    it but the error code.
+    """
     if expected is None:
         return True
     got = params.get("state")
-    return got is not None and hmac.compare_digest(got.encode(), expected.encode())
+    if got is None:
+        return "error" in params and "code" not in params
+    return hmac.compare_digest(got.encode(), expected.encode())
 
 
 # ---------------------------------------------------------------- loopback
@@ -139,7 +148,9 @@ class LoopbackRedirect:
     browser is being opened and the URL to visit if it does not open, opens
     it (``open_browser``, default ``webbrowser.open`` in a worker thread,
     never a shell), and waits for a ``GET`` of the exact path carrying a ``code``
-    or an ``error`` and the ``state`` of the authorization URL. That request
+    or an ``error`` and the ``state`` of the authorization URL, or an
+    ``error`` without any ``state`` (a refusal some servers send so: the
+    login then ends with `AuthorizationFailed`). That request
     gets a short page, the listener is closed, and its parameters are
     returned. Any other request (another path, another method, a wrong or
     missing ``state``) gets an error page and changes nothing; a connection

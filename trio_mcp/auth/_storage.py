@@ -127,6 +127,7 @@ def _tokens_to_json(tokens: Tokens) -> dict[str, Any]:
         "refresh_token": tokens.refresh_token,
         "scope": tokens.scope,
         "expires_at": tokens.expires_at,
+        "issued_at": tokens.issued_at,
     }
 
 
@@ -136,13 +137,15 @@ def _tokens_from_json(data: Any) -> Tokens:
     refresh = data.get("refresh_token")
     scope = data.get("scope")
     expires_at = data.get("expires_at")
+    issued_at = data.get("issued_at")
     if (
         not isinstance(data.get("access_token"), str)
         or not isinstance(data.get("token_type"), str)
         or not (refresh is None or isinstance(refresh, str))
         or not (scope is None or isinstance(scope, str))
-        or not (
-            expires_at is None or (isinstance(expires_at, int | float) and not isinstance(expires_at, bool))
+        or not all(
+            value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+            for value in (expires_at, issued_at)
         )
     ):
         raise ValueError("tokens have a field of the wrong type")
@@ -151,7 +154,8 @@ def _tokens_from_json(data: Any) -> Tokens:
         token_type=data["token_type"],
         refresh_token=refresh,
         scope=scope,
-        expires_at=None if expires_at is None else float(expires_at),
+        expires_at=expires_at,
+        issued_at=issued_at,
     )
 
 
@@ -388,7 +392,7 @@ class FileTokenStorage:
 
     def _store(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
         document = {"format": _FORMAT, "version": _VERSION, "servers": list(entries.values())}
-        data = json.dumps(document, indent=1, sort_keys=True).encode()
+        data = json.dumps(document, indent=1, sort_keys=True, allow_nan=False).encode()
         directory = self._directory
         try:
             fd, temp = tempfile.mkstemp(prefix=".credentials-", suffix=".tmp", dir=directory)
@@ -418,7 +422,9 @@ def _open_dir(directory: Path) -> Iterator[int]:
         os.close(fd)
 
 
-def stored_login(url: str, headers: Mapping[str, str] | None = None) -> httpx2.Auth | None:
+def stored_login(
+    url: str, headers: Mapping[str, str] | None = None, *, dpop: bool | None = None
+) -> httpx2.Auth | None:
     """The authorization the command line and configuration entries use for the server at ``url``.
 
     An `OAuth` flow on the user's file store (`FileTokenStorage`) with no
@@ -430,13 +436,14 @@ def stored_login(url: str, headers: Mapping[str, str] | None = None) -> httpx2.A
     (the ``login`` command then says why).
 
     `None` when ``headers`` carry an ``Authorization`` header of their own,
-    which then goes as it is.
+    which then goes as it is. ``dpop`` is the flow's choice of DPoP (a
+    configuration entry's ``dpop``), `None` for the default.
     """
     if headers is not None and any(name.lower() == "authorization" for name in headers):
         return None
     from ._flow import OAuth
 
-    return _KeptLogin(OAuth(url, storage=FileTokenStorage()))
+    return _KeptLogin(OAuth(url, storage=FileTokenStorage(), dpop=dpop))
 
 
 class _KeptLogin(httpx2.Auth):

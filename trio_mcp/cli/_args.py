@@ -259,7 +259,13 @@ command waits (up to five minutes) for it to come back to a listener on
 127.0.0.1. With --headless, the URL is printed instead: open it anywhere,
 log in, and paste back the address the browser ends on (its page does not
 load). A server given with --server NAME is the configuration's entry of
-that name.
+that name (its "dpop" field, if any, applies unless --dpop or --no-dpop is
+given).
+
+DPoP (tokens bound to a key of the login) is used when the server asks for
+it; --dpop uses it always, --no-dpop never. A kept DPoP login is bound to a
+key that lives only as long as the command: later commands refresh it or
+ask for a new login.
 """
 
 _TASKS_DESCRIPTION = """\
@@ -377,6 +383,8 @@ class Options:
         """``login --headless``: print the URL and read the redirect back."""
         self.scope: str | None = None
         """``login --scope``: the scopes to ask for (a new login)."""
+        self.dpop: bool | None = None
+        """``login --dpop`` / ``--no-dpop``: bind the tokens with DPoP, or never; `None`: as the server asks."""
         self.task_action = ""
         """What ``tasks`` does (one of `TASK_ACTIONS`); `target` is then the tool or the task id."""
         self.detach = False
@@ -497,7 +505,8 @@ def _command_parser(command: str) -> _ArgumentParser:
         )
     elif command in LOGIN_COMMANDS:
         parser = _ArgumentParser(
-            usage=f"%(prog)s [OPTIONS]{' [--headless] [--scope SCOPE]' if command == 'login' else ''} URL | --server NAME",
+            usage=f"%(prog)s [OPTIONS]{' [--headless] [--scope SCOPE] [--dpop | --no-dpop]' if command == 'login' else ''}"
+            " URL | --server NAME",
             description=_LOGIN_DESCRIPTION if command == "login" else _LOGOUT_DESCRIPTION,
             **kwargs,
         )
@@ -513,6 +522,23 @@ def _command_parser(command: str) -> _ArgumentParser:
                 action="store_true",
                 help="print the URL to open, and read back the address the browser ends on"
                 " (for a machine without a browser)",
+            )
+            dpop = parser.add_mutually_exclusive_group()
+            dpop.add_argument(
+                "--dpop",
+                dest="dpop",
+                action="store_const",
+                const=True,
+                default=None,
+                help="bind the tokens to a key of this login (DPoP, RFC 9449); by default, only when"
+                " the server asks for it",
+            )
+            dpop.add_argument(
+                "--no-dpop",
+                dest="dpop",
+                action="store_const",
+                const=False,
+                help="never use DPoP, even when the server asks for it",
             )
     elif command == "shell":
         parser = _ArgumentParser(
@@ -834,6 +860,7 @@ def parse_args(argv: Sequence[str]) -> Options:
     options.output_check = getattr(ns, "output_check", True)
     options.headless = getattr(ns, "headless", False)
     options.scope = getattr(ns, "scope", None)
+    options.dpop = getattr(ns, "dpop", None)
     if command == "tasks":
         options.task_action, options.detach = action, ns.detach
     if options.uses_configs and not demo:

@@ -54,7 +54,7 @@ COMMAND_OPTIONS: Final = {
     "call": ("--output", "--no-output-check"),
     "read": ("--output",),
     "prompt": ("--output",),
-    "login": ("--headless", "--scope"),
+    "login": ("--headless", "--scope", "--dpop", "--no-dpop"),
     "tasks": ("--detach",),
 }
 #: The options of one command that take a value (a file, scopes).

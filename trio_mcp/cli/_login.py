@@ -6,12 +6,16 @@ browser (or, with ``--headless``, by printing the URL and reading back the
 address the browser ends on), and keeps the tokens in the user's file store
 (`trio_mcp.auth.FileTokenStorage`), where every later command, every
 configuration entry with that URL, and every application using the file
-store finds them. ``logout`` forgets what is kept for the server.
+store finds them. ``--dpop`` / ``--no-dpop`` choose DPoP (by default, as
+the server asks). ``logout`` revokes the tokens at the authorization server
+when it offers revocation (RFC 7009), and forgets what is kept for the
+server.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import urllib.parse
 from typing import TYPE_CHECKING, Any, Final
 
@@ -103,6 +107,14 @@ def login_target(options: Options, console: Console) -> tuple[str, dict[str, str
 
 
 async def _logout(options: Options, url: str, storage: FileTokenStorage) -> list[str]:
+    """Forget the logins kept for ``url``, revoking their tokens where the server offers revocation."""
+    import trio
+
+    from ..auth import OAuth
+
+    with trio.move_on_after(options.timeout if options.timeout is not None else math.inf):
+        return await OAuth(url, storage=storage).logout()
+    # Out of time while revoking: the logins are forgotten all the same.
     forgotten: list[str] = []
     for resource, issuer in await storage.resources():
         if resource_covers(resource, url):
@@ -197,12 +209,15 @@ async def _login(options: Options, url: str, headers: dict[str, str], storage: F
     budget = Budget(options.timeout)
     handler: RedirectHandler = HeadlessRedirect() if options.headless else LoopbackRedirect()
     watched = _Watched(handler, budget)
+    # --dpop / --no-dpop, else the configuration entry's choice, else as the server asks.
+    spec = options.spec
+    dpop = options.dpop if options.dpop is not None else (spec.dpop if spec is not None else None)
     if options.scope:
         # More scope: a new login, for what the kept one has and what is asked (step-up is a union).
         scope = " ".join(dict.fromkeys([*await _kept_scopes(storage, url), *options.scope.split()]))
-        auth = OAuth(url, redirect=watched, storage=_FreshLogin(storage), scope=scope)
+        auth = OAuth(url, redirect=watched, storage=_FreshLogin(storage), scope=scope, dpop=dpop)
     else:
-        auth = OAuth(url, redirect=watched, storage=storage)
+        auth = OAuth(url, redirect=watched, storage=storage, dpop=dpop)
     with budget.scope:
         budget.start()
         # The login runs inside the first request, the era probe: the probe's
