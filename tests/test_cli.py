@@ -107,7 +107,8 @@ BOTH_ERAS = {
     "info-json": ["--json", "info"],
     "echo": ["call", "echo", "text=hi there"],
     "fail": ["call", "fail"],
-    "unknown-tool": ["call", "nope"],
+    "unknown-tool": ["call", "ech", "text=hi"],
+    "missing-argument": ["call", "echo"],
     "read-missing": ["read", "mem://missing"],
     "prompt": ["prompt", "greet", "name=Bob"],
     "ask": ["call", "ask"],
@@ -131,6 +132,8 @@ MODERN_ONLY = {
     "fail-json": ["--json", "call", "fail"],
     "odd": ["call", "odd"],
     "unknown-tool-json": ["call", "nope", "--json"],
+    "rpc-error": ["call", "needs", "cap=nothing"],
+    "rpc-error-json": ["call", "needs", "cap=nothing", "--json"],
     "read": ["read", "mem://a"],
     "read-dir": ["read", "mem://dir"],
     "read-blob": ["read", "mem://blob"],
@@ -286,18 +289,38 @@ def test_unknown_content_and_images(matrix, era):
     )
 
 
+def test_an_unknown_tool_is_refused_before_sending_with_the_closest_names(matrix, era):
+    # The server's list says there is no such tool: nothing goes out, exit 2.
+    line = one_error_line(matrix[era, "unknown-tool"], cli.EXIT_USAGE)
+    assert line == "trio-mcp: the server has no tool 'ech' (did you mean 'echo'?); nothing was sent"
+
+
+def test_a_missing_required_argument_is_refused_before_sending(matrix, era):
+    line = one_error_line(matrix[era, "missing-argument"], cli.EXIT_USAGE)
+    assert line == "trio-mcp: the tool 'echo' needs the argument 'text' (text=...); nothing was sent"
+
+
+@modern_only
 def test_rpc_error(matrix, era):
-    line = one_error_line(matrix[era, "unknown-tool"], cli.EXIT_RPC_ERROR)
-    assert line == "trio-mcp: the server answered tools/call with error -32602: Unknown tool: nope"
+    line = one_error_line(matrix[era, "rpc-error"], cli.EXIT_RPC_ERROR)
+    assert line.startswith("trio-mcp: the server answered tools/call with error -32021: ")
+
+
+@modern_only
+def test_an_unknown_tool_in_json_mode(matrix, era):
+    result = matrix[era, "unknown-tool-json"]
+    one_error_line(result, cli.EXIT_USAGE)
+    error = json.loads(result.stdout)["error"]
+    assert error["kind"] == "usage"
+    assert error["exitCode"] == cli.EXIT_USAGE
 
 
 @modern_only
 def test_rpc_error_in_json_mode(matrix, era):
-    result = matrix[era, "unknown-tool-json"]
+    result = matrix[era, "rpc-error-json"]
     one_error_line(result, cli.EXIT_RPC_ERROR)
     error = json.loads(result.stdout)["error"]
     assert error["kind"] == "rpc"
-    assert error["code"] == -32602
     assert error["exitCode"] == cli.EXIT_RPC_ERROR
 
 
@@ -570,7 +593,7 @@ def test_verbose_shows_server_stderr_and_dropped_lines():
     assert quiet.stderr == ""
 
 
-def test_interrupt_exits_130_quietly():
+def test_interrupt_exits_130_and_says_so():
     argv = [sys.executable, "-m", "trio_mcp", "call", "hang", "--", *scripted("modern")]
     with subprocess.Popen(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env()
@@ -585,7 +608,7 @@ def test_interrupt_exits_130_quietly():
                 proc.kill()
     assert proc.returncode == cli.EXIT_INTERRUPTED
     assert out == b""
-    assert err == b""
+    assert err == b"trio-mcp: interrupted (tools/call): the request was cancelled and the server stopped\n"
 
 
 def test_broken_pipe_is_quiet():
@@ -796,6 +819,23 @@ def test_render_call_result_skips_structured_content_already_in_the_text():
     only = CallToolResult(structured_content={"sum": 3})
     assert _render.render_call_result(only) == '{\n  "sum": 3\n}\n'
     assert _render.render_call_result(CallToolResult()) == ""
+
+
+def test_a_result_whose_structured_content_says_what_its_text_says_is_printed_once():
+    # filesystem's read_text_file: {"content": TEXT} beside the text.
+    text = CallToolResult(content=[TextContent(text="hello\n")], structured_content={"content": "hello\n"})
+    assert _render.render_call_result(text) == "hello\n"
+    # memory's create_entities: the list as JSON text, and {"entities": [...]}.
+    entities = [{"name": "Ada", "entityType": "person", "observations": []}]
+    listed = CallToolResult(
+        content=[TextContent(text=json.dumps(entities, indent=2))], structured_content={"entities": entities}
+    )
+    assert _render.render_call_result(listed) == json.dumps(entities, indent=2) + "\n"
+    # Content that says something else is still shown.
+    other = CallToolResult(content=[TextContent(text="done")], structured_content={"content": "hello"})
+    assert _render.render_call_result(other) == 'done\nstructured content:\n{\n  "content": "hello"\n}\n'
+    two = CallToolResult(content=[TextContent(text="hello")], structured_content={"content": "hello", "n": 1})
+    assert "structured content:" in _render.render_call_result(two)
 
 
 def test_render_read_and_prompt_results():
@@ -1148,8 +1188,10 @@ def test_interrupted_while_asking():
     terminal.proc.send_signal(signal.SIGINT)  # Ctrl-C
     code, output = terminal.finish()
     assert code == cli.EXIT_INTERRUPTED
-    # Quietly, and the shell's prompt will start on a line of its own.
-    assert output.endswith("  Name [required]: \r\n")
+    # The question's line is ended, so that the shell's prompt starts on a line of its own
+    # (and what is said of the interruption, when it is, on one of its own too).
+    said = "trio-mcp: interrupted (tools/call): the request was cancelled and the server stopped\r\n"
+    assert output.endswith(("  Name [required]: \r\n", "  Name [required]: \r\n" + said))
 
 
 def test_url_elicitation_on_a_terminal():
@@ -1209,3 +1251,62 @@ def test_demo_server_ask_on_a_terminal():
     code, output = terminal.finish()
     assert code == 0, output
     assert "Hello, Ada!" in output
+
+
+BANNER = "import sys, time; print('Weather server v1.2 starting...'); print('Listening on stdio'); sys.stdout.flush(); time.sleep(600)"
+
+
+def test_a_server_that_prints_a_banner_and_never_answers_gives_up_after_20_s():
+    # By default: the whole handshake in 20 s (not 60 s after a 10 s probe),
+    # and the error says what the server printed instead, without -v.
+    result = run("tools", server=[sys.executable, "-c", BANNER], timeout=LIMIT + 20)
+    line = one_error_line(result, 5)
+    assert "within 20 s (handshake_timeout)" in line
+    assert (
+        "it wrote 2 lines that are not JSON-RPC messages, the first: 'Weather server v1.2 starting...'"
+        in line
+    )
+
+
+def test_a_typo_of_a_demo_tool_is_refused_with_the_closest_name():
+    result = run("call", "ad", "a=1", "b=2")
+    assert one_error_line(result, cli.EXIT_USAGE) == (
+        "trio-mcp: the server has no tool 'ad' (did you mean 'add'?); nothing was sent"
+    )
+    result = run("call", "add", "a=1", "bb=2")
+    assert one_error_line(result, cli.EXIT_USAGE) == (
+        "trio-mcp: the tool 'add' has no argument 'bb' (did you mean 'b'?); nothing was sent"
+    )
+    # A schema that does not forbid other names: the missing one is named, with the likely typo.
+    result = run("call", "echo", "txt=hi", server=scripted("modern"))
+    assert result.returncode == cli.EXIT_USAGE
+    assert result.stderr.splitlines()[-1] == (
+        "trio-mcp: the tool 'echo' needs the argument 'text' (text=...; did you mean 'text' instead of 'txt'?);"
+        " nothing was sent"
+    )
+
+
+def test_ctrl_c_on_a_call_cancels_it_and_says_so():
+    # SIGINT, as Ctrl-C sends it: the request is withdrawn (the server says it
+    # was cancelled), the server is stopped, and the command says so, 130.
+    argv = [sys.executable, "-m", "trio_mcp", "-v", "call", "slow", "steps=100", "delay=0.1"]
+    argv += ["--", sys.executable, "-m", "trio_mcp.demo", "--verbose"]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    try:
+        assert process.stderr is not None
+        seen = ""
+        while "progress" not in seen:
+            line = process.stderr.readline()
+            assert line, "the command ended before its first progress"
+            seen += line
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=LIMIT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == cli.EXIT_INTERRUPTED
+    assert "cancelled by the client" in stderr
+    assert stderr.endswith(
+        "trio-mcp: interrupted (tools/call): the request was cancelled and the server stopped\n"
+    )

@@ -18,6 +18,7 @@ import re
 import signal
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -118,7 +119,8 @@ def test_no_output_check_skips_it():
     result = run("call", "add", "a=1", "b=2", "--no-output-check", server=[*DEMO, "--wrong-output"])
     assert result.returncode == cli.EXIT_OK, result.stderr
     assert result.stderr == ""
-    assert '"sum": "3"' in result.stdout
+    # {"sum": "3"} says what the text "3" says: printed once.
+    assert result.stdout == "3\n"
 
 
 def test_a_result_that_fits_its_output_schema_passes():
@@ -127,15 +129,29 @@ def test_a_result_that_fits_its_output_schema_passes():
     assert result.stderr == ""
 
 
-def test_without_the_validation_extra_the_output_is_shown_unchecked():
+def test_the_check_works_on_a_plain_install():
+    # pip install trio-mcp brings the validator: the check the command makes
+    # by default never turns into a notice on each call.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert any(re.match(r"jsonschema-rs\b", requirement) for requirement in project["dependencies"])
+
+
+def test_without_the_validator_the_notice_comes_once_per_process():
+    # An install without the package's dependencies (pip install --no-deps).
     prefix = [sys.executable, "-c", WITHOUT_HTTPX.replace("httpx2", "jsonschema_rs")]
+    notice = (
+        "trio-mcp: structured output is not checked against the tools' outputSchema:"
+        " jsonschema-rs is not installed (pip install jsonschema-rs)\n"
+    )
     result = run("call", "add", "a=1", "b=2", server=[*DEMO, "--wrong-output"], prefix=prefix)
     assert result.returncode == cli.EXIT_OK, result.stderr
-    assert '"sum": "3"' in result.stdout
-    assert result.stderr == (
-        "trio-mcp: the structured output was not checked against the tool's outputSchema:"
-        " the validation extra is not installed (pip install 'trio-mcp[validation]')\n"
-    )
+    assert result.stdout == "3\n"
+    assert result.stderr == notice
+    # A whole shell session says it once, however many calls it makes.
+    calls = "call add a=1 b=2\ncall add a=3 b=4\ncall add a=5 b=6\n"
+    result = run("shell", server=[*DEMO, "--wrong-output"], prefix=prefix, stdin=calls)
+    assert result.returncode == cli.EXIT_OK, result.stderr
+    assert result.stderr == notice
     # A tool without an outputSchema has nothing to check, and nothing is said.
     quiet = run("call", "echo", "text=x", prefix=prefix)
     assert (quiet.returncode, quiet.stderr) == (cli.EXIT_OK, "")
@@ -526,7 +542,7 @@ STATUS_CASES: dict[int, tuple[list[str], list[str] | None, list[str] | None]] = 
     cli.EXIT_SPAWN: (["info"], ["no-such-server-command-anywhere"], None),
     cli.EXIT_SERVER_GONE: (["info"], [sys.executable, "-c", "import sys; sys.exit('no API key')"], None),
     cli.EXIT_TIMEOUT: (["--timeout", "1", "call", "slow", "steps=2", "delay=10"], None, None),
-    cli.EXIT_RPC_ERROR: (["call", "nope"], None, None),
+    cli.EXIT_RPC_ERROR: (["read", "demo://nope"], None, None),
     cli.EXIT_PROTOCOL: (["--protocol", "2026-07-28", "info"], scripted("legacy"), None),
     cli.EXIT_INPUT: (["call", "sample"], scripted(), None),
     cli.EXIT_CONFIG: (["--config", "/nonexistent/mcp.json", "tools"], None, None),

@@ -181,6 +181,9 @@ def test_bash_completes_commands_tools_arguments_and_uris(on_path):
     assert bash_complete(environ, project, "trio-mcp call ha", scripted) == ["hang"]
     # A configuration named after the cursor, too.
     assert bash_complete(environ, project, "trio-mcp call one__e", " --config mcp.json") == ["one__echo"]
+    # A value with a space is inserted quoted (bash takes "location=" as a word of its own).
+    enum = f" -- {sys.executable} {ROOT / 'tests' / 'servers' / 'enum_server.py'}"
+    assert bash_complete(environ, project, "trio-mcp call weather location=Lo", enum) == ["'Los Angeles'"]
 
 
 # ------------------------------------------------------------------ zsh
@@ -373,3 +376,24 @@ def test_candidates_with_the_servers_suggestions():
     )
     assert asked == [("demo://greeting/{name}", "name", "")]
     assert candidates("read demo://greeting/A", CATALOG, suggest) == (["demo://greeting/Ada"], True)
+
+
+@needs_bash
+@unix_only
+def test_bash_completion_starts_only_the_server_the_word_names(on_path, tmp_path):
+    # "call one__" or "call one.": only "one" is started, not every server
+    # of the configuration (the spy leaves a mark when it starts).
+    environ, project = on_path
+    mark = tmp_path / "spy-started"
+    spy = {
+        "command": sys.executable,
+        "args": ["-c", f"import pathlib; pathlib.Path({str(mark)!r}).touch()"],
+    }
+    (project / "mcp.json").write_text(json.dumps({"mcpServers": {"one": DEMO, "spy": spy}}))
+    assert bash_complete(environ, project, "trio-mcp --config mcp.json call one__e") == ["one__echo"]
+    assert bash_complete(environ, project, "trio-mcp --config mcp.json call one.e") == ["one.echo"]
+    assert bash_complete(environ, project, "trio-mcp --config mcp.json call one.add a=1 ") == ["b="]
+    assert not mark.exists()
+    # A word that names no server: every server is asked.
+    assert "one__echo" in bash_complete(environ, project, "trio-mcp --config mcp.json call ")
+    assert mark.exists()

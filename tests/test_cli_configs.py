@@ -246,8 +246,8 @@ def test_call_server_dot_tool(project):
         check(run(project, "--config", ".mcp.json", "call", "demo.v2.echo", "text=there")).stdout == "there\n"
     )
     # Without --config (or --server), "call" talks to the demo server as always.
-    result = check(run(project, "call", "demo.echo"), cli.EXIT_RPC_ERROR)
-    assert "unknown tool 'demo.echo'" in result.stderr
+    result = check(run(project, "call", "demo.echo"), cli.EXIT_USAGE)
+    assert "the server has no tool 'demo.echo' (did you mean 'echo'?)" in result.stderr
     result = check(run(project, "--config", ".mcp.json", "call", "demo.add", "a=1", "b=2", "--json"))
     assert json.loads(result.stdout)["structuredContent"] == {"sum": 3}
 

@@ -202,15 +202,13 @@ def test_an_rpc_error_shows_what_the_server_wrote_to_stderr_meanwhile():
 
 def test_the_stderr_of_an_rpc_error_stops_at_the_answer():
     # The demo, verbose, says on stderr why it refused; and "end of input" once stopped, which is not shown.
-    result = run("call", "nope", server=[sys.executable, "-m", "trio_mcp.demo", "--verbose"])
+    result = run("read", "demo://nope", server=[sys.executable, "-m", "trio_mcp.demo", "--verbose"])
     assert result.returncode == cli.EXIT_RPC_ERROR
     first, *tail = result.stderr.splitlines()
     assert first.endswith("; its last stderr lines:")
     assert len(tail) == 1
-    assert tail[0].startswith("  | trio-mcp-demo: tools/call (id ")
-    assert tail[0].endswith(
-        ") failed: unknown tool 'nope'; this server has ['add', 'ask', 'batch', 'echo', 'report', 'slow']"
-    )
+    assert tail[0].startswith("  | trio-mcp-demo: resources/read (id ")
+    assert tail[0].endswith(") failed: resource not found: demo://nope")
 
 
 def test_verbose_streams_stderr_and_does_not_repeat_it():
@@ -279,6 +277,8 @@ def test_shell_goes_on_after_errors_and_exits_with_the_last_status():
         "--json shell",
         "call add a=1 b=2",
         "call add a=1",
+        "read demo://nope",
+        "call slow steps=0",
     )
     assert result.returncode == cli.EXIT_TOOL_ERROR
     assert result.stdout.startswith("3\n")
@@ -289,8 +289,8 @@ def test_shell_goes_on_after_errors_and_exits_with_the_last_status():
         ),
         "trio-mcp: argument 'b': expected a number, got 'x' (the tool 'add')",
         (
-            "trio-mcp: the server answered tools/call with error -32602: unknown tool 'nope'; this server has"
-            " ['add', 'ask', 'batch', 'echo', 'report', 'slow']"
+            "trio-mcp: the server has no tool 'nope' (its tools: echo, add, slow, ask, report, batch);"
+            " nothing was sent"
         ),
         "trio-mcp: cannot read the line: No closing quotation",
         "trio-mcp call: error: --protocol is an option of the shell, given when it starts",
@@ -300,13 +300,18 @@ def test_shell_goes_on_after_errors_and_exits_with_the_last_status():
             " prompt, complete, log-level, tasks, help, exit, quit)"
         ),
         "trio-mcp: error: this is the shell already",
-        "trio-mcp: the tool 'add' reported an error: Invalid arguments for the add tool: missing argument 'b'.",
+        "trio-mcp: the tool 'add' needs the argument 'b' (b=...); nothing was sent",
+        (
+            "trio-mcp: the server answered resources/read with error -32602: resource not found: demo://nope"
+            ' (data: {"uri":"demo://nope"})'
+        ),
+        "trio-mcp: the tool 'slow' reported an error: Invalid arguments for the slow tool: 'steps' must be at least 1, not 0.",
     ]
 
 
 @pytest.mark.parametrize(("last", "status"), [("exit", cli.EXIT_RPC_ERROR), ("quit 0", 0), ("exit 3", 3)])
 def test_shell_exit(last, status):
-    result = shell("call nope", last, "call echo text=never")
+    result = shell("read demo://nope", last, "call echo text=never")
     assert result.returncode == status, result.stderr
     assert "never" not in result.stdout
 
@@ -503,6 +508,24 @@ def test_shell_on_a_terminal_completes_and_keeps_history(tmp_path):
     terminal.expect("3\r\n")
     terminal.expect_count("trio-mcp> ", 2)
     terminal.send("\x04")  # Ctrl-D
+    code, output = terminal.finish()
+    assert code == 0, output
+
+
+def test_shell_on_a_terminal_quotes_the_enum_values_it_completes():
+    # Tab inserts "location='Los Angeles'": the line the shell reads back is
+    # one argument, not "location=Los" and a stray "Angeles".
+    pytest.importorskip("readline", reason="this Python has no readline")
+    server = [sys.executable, str(Path(__file__).parent / "servers" / "enum_server.py")]
+    terminal = Terminal("shell", "--", *server, environ=env())
+    terminal.expect("trio-mcp> ")
+    terminal.send("call weather location=Lo\t\r")
+    terminal.expect("weather in Los Angeles\r\n")
+    terminal.expect_count("trio-mcp> ", 2)
+    terminal.send("call weather location=O\t\r")
+    terminal.expect("weather in O'Hare\r\n")
+    terminal.expect_count("trio-mcp> ", 3)
+    terminal.send("exit\r")
     code, output = terminal.finish()
     assert code == 0, output
 
@@ -853,3 +876,34 @@ def test_history_path(monkeypatch):
         assert history_path({"XDG_STATE_HOME": "/s"}) == Path("/s/trio-mcp/shell_history")
         monkeypatch.setenv("HOME", "/home/someone")
         assert history_path({}) == Path("/home/someone/.local/state/trio-mcp/shell_history")
+
+
+def test_shell_on_a_terminal_offers_to_start_a_dead_server_again():
+    # The server dies under a call: the shell says why, asks, and goes on
+    # with a new process; declined, it ends with the death's status.
+    pytest.importorskip("readline", reason="this Python has no readline")
+    server = [sys.executable, str(SCRIPTED), "--era", "legacy"]
+    terminal = Terminal("shell", "--", *server, environ=env())
+    terminal.expect("trio-mcp> ")
+    terminal.send("call exit code=3\r")
+    terminal.expect("start the server again? [Y/n] ")
+    terminal.send("\r")
+    terminal.expect_count("trio-mcp> ", 2)
+    terminal.send("call echo text=back\r")
+    terminal.expect("back\r\n")
+    terminal.expect_count("trio-mcp> ", 3)
+    terminal.send("call exit code=5\r")
+    terminal.expect_count("start the server again? [Y/n] ", 2)
+    terminal.send("n\r")
+    code, output = terminal.finish()
+    assert code == cli.EXIT_SERVER_GONE, output
+    assert output.count("exited with code 3") == 1
+    assert "exited with code 5" in output
+
+
+def test_a_groups_server_dot_tool_names_are_completed_once_the_word_has_a_dot():
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    catalog = Catalog(tools={"one__echo": schema}, aliases={"one.echo": "one__echo"})
+    assert completions("call ", "", catalog) == ["one__echo "]
+    assert completions("call ", "one.", catalog) == ["one.echo "]
+    assert completions("call one.echo ", "t", catalog) == ["text="]

@@ -118,6 +118,12 @@ def test_start_detached_prints_the_id_or_the_reference(protocol: str) -> None:
     assert len(as_json["taskId"]) == 32
 
 
+def test_an_empty_list_says_so_and_prints_nothing() -> None:
+    result = ok(run("--protocol", "2025-11-25", "tasks", "list"))
+    assert result.stdout == ""
+    assert "the server has no tasks" in result.stderr
+
+
 def test_list_has_nothing_to_list_in_2026() -> None:
     line = failed(run("tasks", "list"), 6)
     assert "tasks cannot be listed" in line

@@ -467,3 +467,44 @@ async def test_a_stream_target_is_never_restarted():
     assert trio_mcp.StreamTarget(trio.testing.memory_stream_pair()[0]).restart_after_probe_death is False
     assert trio_mcp.HTTPTarget("http://127.0.0.1:1/mcp").restart_after_probe_death is False
     assert trio_mcp.ProcessTarget("x").restart_after_probe_death is True
+
+
+async def test_a_server_that_prints_a_banner_and_never_answers_fails_within_20_s(autojump_clock):
+    # The defaults: the whole handshake (the probe and initialize) in 20 s,
+    # and the error says what the server wrote instead of answering.
+    from trio_mcp.testing import FakeServer, open_fake_client
+
+    server = FakeServer(era="legacy", handshake=False, manual=True)
+
+    async def banner():
+        await server.expect_request("server/discover")
+        await server.send_raw(b"Weather server v1.2 starting...\n")
+        await server.send_raw(b"Listening on stdio\n")
+        await server.send_raw(b'{"level": "info", "msg": "ready"}\n')
+
+    start = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(banner)
+        with pytest.raises(RequestTimeout) as caught:
+            async with open_fake_client(server):
+                pass
+    assert trio.current_time() - start == 20
+    text = str(caught.value)
+    assert "within 20 s (handshake_timeout)" in text
+    assert "3 lines that are not JSON-RPC messages" in text
+    assert "the first: 'Weather server v1.2 starting...'" in text
+    assert caught.value.timeout == 20
+
+
+async def test_the_handshake_timeout_bounds_the_probe_too(autojump_clock):
+    from trio_mcp.testing import FakeServer, open_fake_client
+
+    server = FakeServer(era="legacy", handshake=False, manual=True)
+    start = trio.current_time()
+    options = trio_mcp.ClientOptions(probe_timeout=10, handshake_timeout=4)
+    with pytest.raises(RequestTimeout) as caught:
+        async with open_fake_client(server, options):
+            pass
+    assert trio.current_time() - start == 4
+    assert "server/discover" in str(caught.value)
+    assert "not JSON" not in str(caught.value)

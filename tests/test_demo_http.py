@@ -14,7 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +142,50 @@ async def test_the_client_in_the_2026_era_over_http():
 async def partial_call(client: trio_mcp.Client, arguments: dict[str, Any], record) -> None:
     result = await client.call_tool("slow", arguments, on_progress=lambda done, total, text: record(done))
     assert result.text == "Done: 4 steps."
+
+
+async def test_several_clients_at_once_whose_ids_overlap():
+    # Every client numbers its requests from 1: the ids of clients used
+    # together overlap, and each must still get its own answers, its own
+    # progress and its own cancellation.
+    async with demo_http() as demo:
+        with trio.fail_after(LIMIT):
+            async with AsyncExitStack() as stack:
+                clients = [
+                    await stack.enter_async_context(trio_mcp.open_http_client(demo.url)) for _ in range(4)
+                ]
+                results: dict[int, list[Any]] = {}
+
+                async def work(index: int, client: trio_mcp.Client) -> None:
+                    got = results[index] = []
+                    for round_ in range(3):
+                        progress: list[float] = []
+                        result = await client.call_tool(
+                            "slow",
+                            {"steps": 3, "delay": 0.02},
+                            on_progress=lambda done, total, text, seen=progress: seen.append(done),
+                        )
+                        text = f"{index}.{round_}"
+                        echoed = await client.call_tool("echo", {"text": text})
+                        got.append((result.text, progress, echoed.text))
+
+                async with trio.open_nursery() as nursery:
+                    for index, client in enumerate(clients):
+                        nursery.start_soon(work, index, client)
+                # One client gives up on a call while another's call of the same id runs on.
+                async with trio.open_nursery() as nursery:
+
+                    async def patient() -> None:
+                        result = await clients[1].call_tool("slow", {"steps": 5, "delay": 0.05})
+                        results[-1] = [result.text]
+
+                    nursery.start_soon(patient)
+                    with trio.move_on_after(0.1):
+                        await clients[0].call_tool("slow", {"steps": 100, "delay": 0.05})
+    for index in range(4):
+        assert results[index] == [("Done: 3 steps.", [1, 2, 3], f"{index}.{r}") for r in range(3)]
+    assert results[-1] == ["Done: 5 steps."]
+    assert b"in progress" not in demo.stderr
 
 
 async def test_the_client_in_the_initialize_era_over_http():

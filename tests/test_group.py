@@ -599,3 +599,39 @@ async def test_remote_entries_join_the_group_over_http() -> None:
             with pytest.raises(trio_mcp.AuthRequired):
                 async with open_server(config["locked"], options=PINNED):
                     pass
+
+
+async def test_every_error_the_group_raises_for_a_server_names_its_entry(tmp_path: Path) -> None:
+    # Two entries with the same command line: only the entry's name tells them apart.
+    twin = [str(SERVER), "--tag", "twin"]
+    specs = [
+        ServerSpec(name="left", command=sys.executable, args=twin),
+        ServerSpec(name="right", command=sys.executable, args=twin),
+        ServerSpec(name="stuck", command=sys.executable, args=[*twin, "--hang"], startup_timeout=0.5),
+    ]
+    never = RestartPolicy(mode="never")
+    with trio.fail_after(GUARD):
+        async with open_servers(specs, restart=never, options=PINNED) as servers:
+            events = servers.events()
+            with pytest.raises(ServerGone) as died:
+                await servers.call_tool("left__die", {"code": 3})
+            assert died.value.entry == "left"
+            assert str(died.value).startswith("server 'left': ")
+            assert died.value.exit_code == 3
+            failed = await until(events, lambda e: e.server == "left" and e.state == "failed")
+            assert failed.error.entry == "left"
+            assert servers.status("left").error.entry == "left"
+            # A call to a failed entry, and the error of one that never started.
+            assert (await servers.call_tool("right__whoami")).text.startswith("twin ")
+            with pytest.raises(ServerGone) as later:
+                await servers.client("left")
+            assert later.value.entry == "left"
+            assert str(later.value).startswith("server 'left' failed")
+            stuck = servers.status("stuck").error
+            assert isinstance(stuck, trio_mcp.RequestTimeout)
+            assert stuck.entry == "stuck"
+            # An error the server answers with names the entry too.
+            with pytest.raises(trio_mcp.RpcError) as refused:
+                await servers.read_resource("right", "file:///nothing")
+            assert refused.value.entry == "right"
+            assert "server 'right'" in str(refused.value)

@@ -207,18 +207,51 @@ async def test_a_connection_that_ends_cuts_its_exchanges(autojump_clock):
         nursery.cancel_scope.cancel()
 
 
-async def test_an_id_in_progress_is_refused(autojump_clock):
+async def test_clients_whose_ids_overlap_each_get_their_own_answers(autojump_clock):
+    # Every stateless client numbers from 1: the same id twice at once is two
+    # clients, not a mistake. Each gets its answer, its lines and its
+    # cancellation, under its own id.
     script = Script()
+
+    async def echo(server: Server, request: Request):
+        await server.send(
+            server.notification("notifications/progress", {"progressToken": 1, "progress": 1}),
+        )
+        await trio.sleep(float(request.params["_meta"]["wait"]))
+        return text(str(request.params["_meta"]["wait"]))
+
+    script.tools["echo"] = echo
     script.tools["forever"] = _forever
     front = HTTPFront(script.connect)
+    got: dict[int, list[Any]] = {}
     async with trio.open_nursery() as nursery:
         await nursery.start(front.run)
-        nursery.start_soon(front.handle, call(1, "forever"))
-        await trio.sleep(1)
-        refused = await front.handle(call(1, "forever"))
-        assert refused.status == 400
-        assert json.loads(refused.body)["error"]["code"] == -32600
+
+        async def one(wait: int) -> None:
+            response = await front.handle(call(7, "echo", wait=wait, progressToken=1))
+            got[wait] = await events(response)
+
+        async with trio.open_nursery() as calls:
+            for wait in (3, 1, 2):
+                calls.start_soon(one, wait)
+        for wait in (1, 2, 3):
+            progress, answer = got[wait]
+            assert progress["params"] == {"progressToken": 1, "progress": 1}
+            assert answer["id"] == 7
+            assert answer["result"]["content"][0]["text"] == str(wait)
+        # A client that gives up on its request 5 cancels its own, not another's 5.
+        async with trio.open_nursery() as calls:
+            calls.start_soon(front.handle, call(5, "forever"))
+            await trio.sleep(1)
+            with trio.move_on_after(1):
+                await front.handle(call(5, "forever"))
+            await trio.testing.wait_all_tasks_blocked()
+            # The core knew the second 5 by an alias: that one is cancelled.
+            assert len(script.cancellations) == 1
+            assert script.cancellations[0] != 5
+            calls.cancel_scope.cancel()
         nursery.cancel_scope.cancel()
+    assert script.connections == 1
 
 
 async def test_a_front_that_is_not_running_says_so():

@@ -8,6 +8,7 @@ times can be asserted exactly.
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -1216,3 +1217,41 @@ async def test_a_fake_is_a_target_for_open_client_and_connect_client(autojump_cl
         with pytest.raises(trio_mcp.RpcError):
             await client.call_tool("a", {})
     assert isinstance(server.handler_errors[0], ZeroDivisionError)
+
+
+async def test_a_fakes_pids_can_never_name_a_real_process(autojump_clock):
+    # Application code that kills a server by its pid, run against a fake,
+    # must not signal some unrelated process of the machine running the test.
+    server = FakeServer(tools=["a"])
+    config = [trio_mcp.ServerSpec(name="weather", target=server.target())]
+    seen = []
+    async with trio_mcp.open_servers(config) as servers:
+        for _ in range(3):
+            await servers.wait_ready("weather")
+            pid = servers.status("weather").pid
+            assert pid is not None
+            seen.append(pid)
+            assert trio_mcp.testing.is_fake_pid(pid)
+            # Above every system's largest pid (Linux's is 2**22), within a
+            # pid_t, and odd (Windows's pids are multiples of four).
+            assert 2**22 < pid < 2**31
+            assert pid % 2 == 1
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)  # "no such process": the signal goes nowhere
+            await server.exit(1)
+            await servers.wait_until("weather", "restarting")
+    assert len(set(seen)) == 3
+    assert not trio_mcp.testing.is_fake_pid(os.getpid())
+
+
+async def test_a_test_kills_a_fake_server_with_exit(autojump_clock):
+    # How a test "kills -9" a fake entry: FakeServer.exit(signal=...).
+    server = FakeServer(tools=["a"])
+    config = [trio_mcp.ServerSpec(name="weather", target=server.target())]
+    async with trio_mcp.open_servers(config, restart=trio_mcp.RestartPolicy(mode="never")) as servers:
+        await servers.wait_ready("weather")
+        await server.exit(signal=signal.SIGKILL)
+        await servers.wait_until("weather", "failed")
+        with pytest.raises(trio_mcp.ServerGone) as caught:
+            await servers.call_tool("weather__a", {})
+    assert caught.value.signal == signal.SIGKILL

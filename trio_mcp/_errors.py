@@ -47,7 +47,29 @@ class MCPError(Exception):
     Catch this to handle every failure of the library at once. Errors that are
     not subclasses of it are bugs (please report them) or come from your own
     callbacks.
+
+    Attributes:
+        entry: The name of the configuration entry the error is about, when
+            a `ServerGroup` raised it for one of its servers (``"files"``),
+            else `None`. The text then begins with the entry's name
+            (``server 'files': ...``), so that a log tells apart two entries
+            that run the same command.
     """
+
+    entry: str | None = None
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        entry = self.entry
+        if entry is not None and not text.startswith(f"server {entry!r}"):
+            text = f"server {entry!r}: {text}"
+        return text
+
+
+def name_entry(error: BaseException, entry: str) -> None:
+    """Say that ``error`` is about the group's server ``entry`` (an error that names one already keeps it)."""
+    if isinstance(error, MCPError) and error.entry is None:
+        error.entry = entry
 
 
 class SpawnFailed(MCPError):

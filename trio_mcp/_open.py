@@ -23,7 +23,7 @@ import trio
 from ._client import Client, ServerDiedOnProbe, handshake, make_client, release
 from ._errors import ServerGone, TrioMCPInternalError
 from ._options import ClientOptions, ConnectionOptions, SessionOptions
-from ._session import Session, report, start_in
+from ._session import RequestTimeout, Session, report, start_in
 from ._targets import HTTPTarget, ProcessTarget, StreamTarget, Target, make_channel
 from ._telemetry import make_session
 
@@ -132,6 +132,11 @@ async def _connect(
                 continue
             if isinstance(error, _Restart):
                 error = error.gone
+            if isinstance(error, RequestTimeout):
+                # A server that never answered the handshake has nothing to
+                # flush: no grace, or the handshake's budget would cost more.
+                with trio.CancelScope(shield=True, deadline=trio.current_time()):
+                    await session.aclose()
             if await running.stop(session, error):  # pragma: no cover - only a bug gets here
                 raise TrioMCPInternalError(f"the connection to {session.name} swallowed {error!r}") from error
             if error is exc:

@@ -320,11 +320,16 @@ class ClientOptions(ConnectionOptions):
     """How long ``auto`` waits for the probe's answer before it takes the
     server for an initialize-era one."""
     handshake_timeout: float | None = attrs.field(
-        default=60.0, validator=seconds("handshake_timeout", none=True)
+        default=20.0, validator=seconds("handshake_timeout", none=True)
     )
-    """The budget of the handshake the library runs itself (``initialize``,
-    or a pinned ``server/discover``); `None` for none. Exceeded, it raises
-    `RequestTimeout`."""
+    """The budget of the whole handshake the library runs itself (the
+    ``auto`` probe included, then ``initialize``; or a pinned
+    ``server/discover``), from the moment the server is started; `None` for
+    none. Exceeded, it raises `RequestTimeout`, whose text says what the
+    server wrote on stdout instead of answering (how many lines that are no
+    JSON-RPC message, and the first: a banner, a log line). Twenty seconds,
+    as the MCP Inspector's fifteen: a server that answers nothing by then
+    will not; raise it for one that is slow to start."""
     client_info: tuple[str, str] | Implementation = attrs.field(
         default=("trio-mcp", __version__), validator=_client_info
     )
@@ -400,8 +405,8 @@ class ClientOptions(ConnectionOptions):
     Results with ``isError`` set are never checked. Each schema is compiled
     once per listing; a schema that cannot be used (invalid, too large, a
     remote ``$ref``) is reported once and its results pass unchecked. The
-    check needs the ``validation`` extra (``pip install
-    'trio-mcp[validation]'``); without it ``"warn"`` checks nothing and says
+    check needs jsonschema-rs, a dependency of the package; without it (an
+    install with ``--no-deps``) ``"warn"`` checks nothing and says
     so once, the first time a call would have been checked, and ``"strict"``
     raises `OutputValidationError` on such calls. See
     :ref:`structured-output`."""

@@ -241,6 +241,8 @@ class Session:
         self._notes_dropped = 0
         self._lines_dropped = 0
         self._last_dropped = ""
+        self._stray_lines = 0
+        self._first_stray = ""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -771,6 +773,10 @@ class Session:
         elif isinstance(event, Diagnostic):
             self._lines_dropped += 1
             self._last_dropped = event.text
+            if event.stray is not None:
+                self._stray_lines += 1
+                if self._stray_lines == 1:
+                    self._first_stray = event.stray
             self._log(event.text)
         elif isinstance(event, Send):
             self._send(event.data)
@@ -955,3 +961,20 @@ def observer_of(session: Session) -> Observer | None:
 def report(session: Session, message: str) -> None:
     """Report a diagnostic through the session's ``on_log`` (rate-limited like its own)."""
     session._log(message)
+
+
+def stray_lines_hint(session: Session) -> str:
+    """What the server wrote instead of messages, for an error that says it never answered.
+
+    ``""`` when it wrote nothing of the kind, else, say, ``"; it wrote 2
+    lines that are not JSON-RPC messages, the first: 'Listening...'"``.
+    """
+    count = session._stray_lines
+    if not count:
+        return ""
+    lines = (
+        "1 line that is not a JSON-RPC message"
+        if count == 1
+        else f"{count} lines that are not JSON-RPC messages"
+    )
+    return f"; it wrote {lines}, the first: {session._first_stray}"

@@ -27,7 +27,7 @@ from .._core.negotiation import (
 )
 from .._errors import ProtocolError, RpcError, ServerGone
 from .._models import DiscoverResult, InitializeResult, structure
-from .._session import RequestTimeout
+from .._session import RequestTimeout, stray_lines_hint
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -95,12 +95,14 @@ async def negotiate(
     negotiator = Negotiator(protocol, restarted=restarted)
     step = negotiator.start()
     discover: DiscoverResult | None = None
+    # One budget for the whole handshake, the probe included.
+    deadline = math.inf if handshake_timeout is None else trio.current_time() + handshake_timeout
     while True:
         if isinstance(step, SendProbe):
-            budget = probe_timeout if step.timed else handshake_timeout
+            probe_deadline = min(trio.current_time() + probe_timeout, deadline) if step.timed else deadline
             probe: dict[str, JSON] = {"_meta": modern_meta(step.version, {}, client_info)}
             try:
-                with trio.move_on_after(math.inf if budget is None else budget) as scope:
+                with trio.move_on_at(probe_deadline) as scope:
                     result = await session.request("server/discover", probe)
             except (RpcError, ProtocolError) as exc:
                 step = negotiator.probe_failed(exc)
@@ -111,15 +113,10 @@ async def negotiate(
                     raise ServerDiedOnProbe(exc) from exc
                 continue
             if scope.cancelled_caught:
-                if step.timed:
+                if step.timed and probe_deadline < deadline:
                     step = negotiator.probe_timed_out()
                     continue
-                raise RequestTimeout(
-                    f"{session.name} did not answer server/discover within {budget} s (handshake_timeout)",
-                    method="server/discover",
-                    timeout=budget or 0.0,
-                    server=session.name,
-                )
+                raise _timed_out(session, "server/discover", handshake_timeout)
             try:
                 discover = structure(result, DiscoverResult)
             except ProtocolError as exc:
@@ -133,9 +130,7 @@ async def negotiate(
                 "clientInfo": client_info,
             }
             try:
-                with trio.move_on_after(
-                    math.inf if handshake_timeout is None else handshake_timeout
-                ) as scope:
+                with trio.move_on_at(deadline) as scope:
                     # MCP forbids cancelling initialize: a timeout withdraws
                     # it without telling the server.
                     result = await session.request("initialize", params, cancel_on_abandon=False)
@@ -143,12 +138,7 @@ async def negotiate(
                 step = negotiator.initialize_failed(exc)
                 continue
             if scope.cancelled_caught:
-                raise RequestTimeout(
-                    f"{session.name} did not answer initialize within {handshake_timeout} s (handshake_timeout)",
-                    method="initialize",
-                    timeout=handshake_timeout or 0.0,
-                    server=session.name,
-                )
+                raise _timed_out(session, "initialize", handshake_timeout)
             step = negotiator.initialize_answered(result)
             if isinstance(step, Negotiated):
                 return Outcome(step, None, structure(result, InitializeResult))
@@ -157,3 +147,15 @@ async def negotiate(
         else:
             assert isinstance(step, Fail)
             raise step.error
+
+
+def _timed_out(session: Session, method: str, handshake_timeout: float | None) -> RequestTimeout:
+    """The handshake ran out of its budget: say what the server wrote instead of answering."""
+    budget = handshake_timeout or 0.0
+    return RequestTimeout(
+        f"{session.name} did not answer {method} within {budget:g} s (handshake_timeout)"
+        + stray_lines_hint(session),
+        method=method,
+        timeout=budget,
+        server=session.name,
+    )

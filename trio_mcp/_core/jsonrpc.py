@@ -171,12 +171,17 @@ class Send(_Event):
 
 
 class Diagnostic(_Event):
-    """Something the connection dropped or worked around, for the transport's log."""
+    """Something the connection dropped or worked around, for the transport's log.
 
-    __slots__ = ("text",)
+    ``stray`` is the snippet of a line that is no JSON-RPC message at all (a
+    banner, a log line on stdout), else `None`.
+    """
 
-    def __init__(self, text: str) -> None:
+    __slots__ = ("stray", "text")
+
+    def __init__(self, text: str, stray: str | None = None) -> None:
         self.text = text
+        self.stray = stray
 
 
 Event: TypeAlias = Answered | Failed | Note | ServerRequest | ServerRequestCancelled | Send | Diagnostic
@@ -188,6 +193,12 @@ Event: TypeAlias = Answered | Failed | Note | ServerRequest | ServerRequestCance
 def _snippet(data: bytes, limit: int = 120) -> str:
     text = repr(data[:limit])
     return text + ("..." if len(data) > limit else "")
+
+
+def _stray(line: bytes, limit: int = 120) -> str:
+    """A line that is no message, as a person reads it (text, quoted, cut at ``limit`` bytes)."""
+    text = repr(line[:limit].rstrip(b"\r\n").decode("utf-8", "replace"))
+    return text + ("..." if len(line) > limit else "")
 
 
 def _valid_id(value: object) -> TypeGuard[int | str]:
@@ -493,7 +504,9 @@ class Connection:
             events,
         )
         where = "" if local is None else f" (answer to request {local}, which fails)"
-        events.append(Diagnostic(f"dropped a stdout line that is {what}{where}: {_snippet(line)}"))
+        events.append(
+            Diagnostic(f"dropped a stdout line that is {what}{where}: {_snippet(line)}", _stray(line))
+        )
         return events
 
     def _fail_recovered(
@@ -512,7 +525,10 @@ class Connection:
     def _receive_message(self, msg: object, line: bytes, events: list[Event]) -> None:
         if not isinstance(msg, dict):
             events.append(
-                Diagnostic(f"dropped a stdout line that is JSON but not a JSON-RPC message: {_snippet(line)}")
+                Diagnostic(
+                    f"dropped a stdout line that is JSON but not a JSON-RPC message: {_snippet(line)}",
+                    _stray(line),
+                )
             )
             return
         if msg.get("jsonrpc") != "2.0" and not self._warned_version:
@@ -537,7 +553,10 @@ class Connection:
             self._receive_response(msg, line, events)
             return
         events.append(
-            Diagnostic(f"dropped a stdout line that is JSON but not a JSON-RPC message: {_snippet(line)}")
+            Diagnostic(
+                f"dropped a stdout line that is JSON but not a JSON-RPC message: {_snippet(line)}",
+                _stray(line),
+            )
         )
 
     def _receive_server_request(

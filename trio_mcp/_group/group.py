@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import random
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 import attrs
@@ -23,7 +23,7 @@ from .._config import ConfigError, LoadedConfig, ServerSpec
 from .._core.apps import model_visible
 from .._core.naming import assign_names, exposed_name
 from .._core.restart import RestartPolicy, RestartTracker
-from .._errors import AuthRequired, MCPError, ServerGone
+from .._errors import AuthRequired, MCPError, ServerGone, name_entry
 from .._nursery import reraise
 from .._options import ClientOptions, callable_or_none, seconds
 from .._session import RequestTimeout
@@ -44,7 +44,7 @@ from .members import (
 from .records import Listed, ServerEvent, ServerState, ServerStatus, UnknownName
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
     from types import TracebackType
 
     from .._client import Client
@@ -236,6 +236,7 @@ class ServerGroup:
         previous = member.state
         member.state = state
         if error is not None:
+            name_entry(error, member.name)
             member.error = error
         member.reason = reason
         self._changed()
@@ -318,7 +319,9 @@ class ServerGroup:
                 # (A dead server's supervisor is about to say what comes next.)
                 await self._change.wait()
                 continue
-            raise self._unavailable(member)
+            error = self._unavailable(member)
+            name_entry(error, member.name)
+            raise error
 
     async def wait_ready(self, name: str) -> ServerStatus:
         """Wait until the server is ready (at once if it is); its status then.
@@ -360,7 +363,9 @@ class ServerGroup:
                 await trio.lowlevel.checkpoint()
                 return self.status(name)
             if self._stopping and member.state in ("stopped", "disabled", "invalid"):
-                raise self._unavailable(member)
+                error = self._unavailable(member)
+                name_entry(error, member.name)
+                raise error
             await self._change.wait()
 
     async def wait_started(self) -> None:
@@ -548,9 +553,10 @@ class ServerGroup:
         client = await self.client(server)
         if tool not in {entry.item.name for entry in member.tools}:
             raise UnknownName(f"server {server!r} no longer offers the tool {tool!r}", name=name, kind="tool")
-        result: CallToolResult = await client.call_tool(
-            tool, arguments, on_progress=on_progress, on_notification=on_notification, meta=meta
-        )
+        with _naming(server):
+            result: CallToolResult = await client.call_tool(
+                tool, arguments, on_progress=on_progress, on_notification=on_notification, meta=meta
+            )
         return result
 
     @asynccontextmanager
@@ -584,9 +590,17 @@ class ServerGroup:
         client = await self.client(server)
         if tool not in {entry.item.name for entry in member.tools}:
             raise UnknownName(f"server {server!r} no longer offers the tool {tool!r}", name=name, kind="tool")
-        async with client.tool_task(tool, arguments, ttl_ms=ttl_ms, on_progress=on_progress) as task:
-            task.server = server
-            yield task
+        entered = False
+        try:
+            async with client.tool_task(tool, arguments, ttl_ms=ttl_ms, on_progress=on_progress) as task:
+                entered = True
+                task.server = server
+                yield task
+        except MCPError as exc:
+            # What the block raises is the caller's: only the start is named here.
+            if not entered:
+                name_entry(exc, server)
+            raise
 
     @asynccontextmanager
     async def resume_task(self, ref: TaskRef, server: str | None = None) -> AsyncIterator[ToolTask]:
@@ -605,9 +619,16 @@ class ServerGroup:
         """
         name = server if server is not None else ref.server
         client = await self.client(name)
-        async with client.resume_task(ref) as task:
-            task.server = name
-            yield task
+        entered = False
+        try:
+            async with client.resume_task(ref) as task:
+                entered = True
+                task.server = name
+                yield task
+        except MCPError as exc:
+            if not entered:
+                name_entry(exc, name)
+            raise
 
     async def get_prompt(
         self,
@@ -630,15 +651,17 @@ class ServerGroup:
             raise UnknownName(f"the group has no prompt named {name!r}", name=name, kind="prompt")
         server, prompt = route
         client = await self.client(server)
-        result: GetPromptResult = await client.get_prompt(
-            prompt, arguments, on_progress=on_progress, on_notification=on_notification, meta=meta
-        )
+        with _naming(server):
+            result: GetPromptResult = await client.get_prompt(
+                prompt, arguments, on_progress=on_progress, on_notification=on_notification, meta=meta
+            )
         return result
 
     async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
         """Read a resource of one server (waits as `call_tool` does)."""
         client = await self.client(server)
-        result: ReadResourceResult = await client.read_resource(uri)
+        with _naming(server):
+            result: ReadResourceResult = await client.read_resource(uri)
         return result
 
     def _publish(self, member: Member, listing: Listing, *, announce: bool) -> None:
@@ -913,6 +936,16 @@ class ServerGroup:
                         self._note(member, note)
         except MCPError as exc:
             _logger.debug("server %r: no change notifications: %s", member.name, exc)
+
+
+@contextmanager
+def _naming(entry: str) -> Iterator[None]:
+    """An `MCPError` raised within names the group's server ``entry`` (`MCPError.entry`)."""
+    try:
+        yield
+    except MCPError as exc:
+        name_entry(exc, entry)
+        raise
 
 
 def open_servers(

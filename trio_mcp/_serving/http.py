@@ -11,7 +11,9 @@ transport (the HTTP fake of `trio_mcp.testing`) alike.
 Both eras:
 
 * **2026-07-28** (stateless): a POST without ``Mcp-Session-Id`` goes to one
-  connection that serves every such request; its ``MCP-Protocol-Version``,
+  connection that serves every such request, from any number of clients
+  whose ids overlap (a request whose id is in flight already is known to
+  the core by an alias, and its answer carries its own id again); its ``MCP-Protocol-Version``,
   ``Mcp-Method`` and ``Mcp-Name`` headers must agree with the body (else
   400 with ``-32020``). A client that closes its exchange before the answer
   cancels the request (the core is told ``notifications/cancelled``).
@@ -257,12 +259,14 @@ def check_modern_headers(request: HTTPRequest, message: dict[str, JSON]) -> str 
 class _Exchange:
     """Where the lines of one request go (or of a GET stream), until the client or the connection leaves."""
 
-    __slots__ = ("_lot", "_queue", "answered", "closed", "cut", "ended", "key", "link", "token")
+    __slots__ = ("_lot", "_queue", "answered", "closed", "cut", "ended", "key", "link", "original", "token")
 
     def __init__(self, link: _Link, key: Key | None, token: Key | None = None) -> None:
         self.link = link
         self.key = key
         self.token = token
+        # The client's own id, when the core knows the request by an alias.
+        self.original: int | str | None = None
         self._queue: deque[bytes] = deque()
         self._lot = trio.lowlevel.ParkingLot()
         self.answered = False
@@ -273,6 +277,8 @@ class _Exchange:
     def push(self, data: bytes, *, last: bool = False) -> None:
         if self.ended:
             return
+        if self.original is not None and self.key is not None:
+            data = _restored(data, self.key[1], self.original)
         self._queue.append(data)
         if last:
             self.answered = self.ended = True
@@ -310,6 +316,26 @@ class _Exchange:
         self.closed = True
         self._lot.unpark_all()
         self.link.left(self)
+
+
+def _restored(data: bytes, alias: int | str, original: int | str) -> bytes:
+    """A line of the core about the request it knows as ``alias``, with the client's own id back."""
+    try:
+        message = decode(data)
+    except UnreadableJSON:
+        return data
+    if not isinstance(message, dict):
+        return data
+    changed = False
+    if "method" not in message and message.get("id") == alias:
+        message["id"] = original
+        changed = True
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and meta.get(SUBSCRIPTION_ID) == alias:
+        meta[SUBSCRIPTION_ID] = original
+        changed = True
+    return encode(message) if changed else data
 
 
 # ---------------------------------------------------------- connections
@@ -410,6 +436,7 @@ class _Link:
         self.tokens: dict[Key, _Exchange] = {}
         self.stream: _Exchange | None = None
         self.gone = False
+        self._aliases = 0
 
     @property
     def stateless(self) -> bool:
@@ -451,9 +478,17 @@ class _Link:
         )
         exchange = _Exchange(self, key, token_key)
         self.exchanges[key] = exchange
-        if token_key is not None:
+        if token_key is not None and token_key not in self.tokens:
             self.tokens[token_key] = exchange
         return exchange
+
+    def alias(self) -> str:
+        """An id that no request in flight has, for a request whose own id another client uses."""
+        while True:
+            self._aliases += 1
+            alias = f"front-{self._aliases}"
+            if request_key(alias) not in self.exchanges:
+                return alias
 
     def left(self, exchange: _Exchange) -> None:
         """The client left ``exchange`` (closed its stream, or gave up waiting)."""
@@ -677,11 +712,22 @@ class HTTPFront:
         self, link: _Link, message: dict[str, JSON], line: bytes, headers: list[tuple[str, str]]
     ) -> HTTPResponse:
         key = request_key(message["id"])
+        original: int | str | None = None
         if key in link.exchanges:
-            return _error(
-                400, INVALID_REQUEST, "Invalid Request: a request with this id is in progress", key[1]
-            )
+            if not link.stateless:
+                # A session's ids are its one client's: a repeat is that client's mistake.
+                return _error(
+                    400, INVALID_REQUEST, "Invalid Request: a request with this id is in progress", key[1]
+                )
+            # 2026-07-28: every client without a session shares one connection,
+            # and each numbers its requests from 1. Ids belong to one client's
+            # exchange: the core knows this request by an alias, and what it
+            # sends about it carries the client's own id again.
+            original = message["id"]
+            message = {**message, "id": link.alias()}
+            line = encode(message)
         exchange = link.open(message)
+        exchange.original = original
         link.inbox.feed(line)
         streaming = False
         try:

@@ -19,6 +19,7 @@ candidate a line.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import shlex
@@ -310,7 +311,9 @@ async def _offer_server(line: str, options: Options) -> tuple[list[str], bool]:
     from .._targets import HTTPTarget, ProcessTarget
     from ._shell import OneServer
 
-    client_options = ClientOptions(protocol=options.protocol, probe_timeout=SERVER_BUDGET / 2)
+    client_options = ClientOptions(
+        protocol=options.protocol, probe_timeout=SERVER_BUDGET / 2, on_elicitation=_decline
+    )
     opened: AbstractAsyncContextManager[Client]
     try:
         if options.server_name is not None:
@@ -339,6 +342,8 @@ async def _offer_server(line: str, options: Options) -> tuple[list[str], bool]:
 async def _offer_group(line: str, options: Options) -> tuple[list[str], bool]:
     import logging
 
+    import attrs
+
     from .._group import open_servers
     from .._options import ClientOptions
     from ._configs import ConfigFailure, GroupServers, load
@@ -348,9 +353,37 @@ async def _offer_group(line: str, options: Options) -> tuple[list[str], bool]:
     except ConfigFailure:
         return candidates(line)
     logging.getLogger("trio_mcp.group").addHandler(logging.NullHandler())
-    client_options = ClientOptions(protocol=options.protocol, probe_timeout=SERVER_BUDGET / 2)
-    async with open_servers(loaded.config, options=client_options) as group:
+    client_options = ClientOptions(
+        protocol=options.protocol, probe_timeout=SERVER_BUDGET / 2, on_elicitation=_decline
+    )
+    config = loaded.config
+    named = _named_server(line, list(config.servers))
+    if named is not None:
+        # The word names its server (SERVER__ or SERVER.): only that one is started.
+        config = attrs.evolve(config, servers={named: config.servers[named]}, invalid={})
+    async with open_servers(config, options=client_options) as group:
         return await _offer_from(line, GroupServers(group, loaded))
+
+
+def _named_server(line: str, servers: list[str]) -> str | None:
+    """The server the line's tool names by its prefix (``SERVER__``, ``SERVER.``), if one does."""
+    words, text = _split(line)
+    # The word being typed, or the tool a call already names (its arguments being typed).
+    typed = [text]
+    for before, after in itertools.pairwise(words):
+        if before == "call" or (before == "start" and "tasks" in words):
+            typed.append(after)
+    named = [name for name in servers for word in typed if word.startswith((f"{name}__", f"{name}."))]
+    return max(named, key=len) if named else None
+
+
+async def _decline(params: object) -> dict[str, str]:
+    """The elicitation hook of completion: it lists, calls nothing, and never asks (declared, as
+    the commands declare it, so that the servers list what they list to them)."""
+    import trio
+
+    await trio.lowlevel.checkpoint()
+    return {"action": "decline"}
 
 
 def _quiet() -> Console:
@@ -386,6 +419,11 @@ def complete_command(argv: Sequence[str]) -> int:
 
         with contextlib.suppress(Exception):
             offered, space = trio.run(_offer, line, after)
+    if shell == "fish":
+        # fish quotes what it inserts itself: the words as the command reads them.
+        from ._shell import unquoted
+
+        offered = [unquoted(item) for item in offered]
     if shell == "bash":
         _, text = _split(line)
         cut = max((text.rfind(char) for char in breaks if char not in " \t\n"), default=-1)

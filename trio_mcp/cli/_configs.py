@@ -172,6 +172,13 @@ def _short_error(error: ConfigError) -> str:
     return text[len(prefix) :] if prefix and text.startswith(prefix) else text
 
 
+def _without_entry(error: BaseException) -> str:
+    """An error's text without the ``server 'NAME': `` a group puts first (the table's row names it)."""
+    text = str(error)
+    entry = getattr(error, "entry", None)
+    return text.removeprefix(f"server {entry!r}: ") if isinstance(entry, str) else text
+
+
 # ----------------------------------------------------------------- choosing one server
 
 
@@ -314,7 +321,7 @@ def _status_detail(status: ServerStatus, loaded: Loaded, options: Options) -> st
     if status.state == "invalid" and isinstance(status.error, ConfigError):
         return _short_error(status.error)
     if status.state in ("failed", "restarting", "starting") and (status.reason or status.error):
-        return _cut(str(status.error) if status.error is not None else status.reason)
+        return _cut(_without_entry(status.error) if status.error is not None else status.reason)
     return shown_command(loaded.shown.servers.get(status.name))
 
 
@@ -356,13 +363,23 @@ def _route_group_log(options: Options, console: Console) -> None:
 async def _run_group(options: Options, loaded: Loaded, console: Console) -> tuple[int, str]:
     from .._group import open_servers
     from .._options import ClientOptions
+    from ._forms import Asker
+    from ._run import Budget
 
     _route_group_log(options, console)
     timeout = options.timeout
     probe = PROBE_TIMEOUT if timeout is None else min(PROBE_TIMEOUT, timeout / 4)
     output = ""
-    with trio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
-        client_options = ClientOptions(protocol=options.protocol, probe_timeout=probe)
+    budget = Budget(timeout)
+    budget.start()
+    with budget.scope as scope:
+        # The client each server meets is the one of the shell and of
+        # --server: it declares elicitation (a server may hide the tools that
+        # need it from a client that does not), and answers as they do.
+        asker = Asker(
+            console, budget, interactive=isatty(sys.stdin), server_name=lambda: "of the configuration"
+        )
+        client_options = ClientOptions(protocol=options.protocol, probe_timeout=probe, on_elicitation=asker)
         async with open_servers(_capped(loaded.config, timeout), options=client_options) as group:
             _say_unlisted(options, group, loaded, console)
             output = render_listing(options, group, loaded, console)
@@ -645,6 +662,7 @@ class GroupServers:
         group = self.group
         return Catalog(
             tools={e.name: e.item.input_schema for e in group.tools},
+            aliases={f"{e.server}.{e.item.name}": e.name for e in group.tools},
             prompts={e.name: [a.name for a in e.item.arguments or []] for e in group.prompts},
             resources=list(dict.fromkeys(entry.item.uri for entry in group.resources)),
             templates=list(dict.fromkeys(entry.item.uri_template for entry in group.resource_templates)),

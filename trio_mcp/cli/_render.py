@@ -123,26 +123,46 @@ def render_contents(item: TextResourceContents | BlobResourceContents, *, header
 
 
 def _duplicates_text(result: CallToolResult) -> bool:
-    """Whether the structured content is also one of the text blocks, as JSON."""
-    for block in result.content:
-        if isinstance(block, TextContent) and block.text.lstrip()[:1] in ("{", "["):
+    """Whether the structured content says what the text blocks say.
+
+    It does when a text block holds it as JSON (servers are asked to send
+    both), or, for an object with one member, that member's value: as text
+    (filesystem's ``read_text_file``: ``{"content": TEXT}``) or as JSON
+    (memory's ``create_entities``: ``{"entities": [...]}`` beside the list).
+    """
+    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+    if not texts:
+        return False
+    structured = result.structured_content
+    said: list[JSON] = [structured]
+    if isinstance(structured, dict) and len(structured) == 1:
+        said.append(next(iter(structured.values())))
+    whole = "\n".join(texts)
+    for value in said:
+        if isinstance(value, str) and value.strip() and value.strip() == whole.strip():
+            return True
+    for text in texts:
+        if text.lstrip()[:1] in ("{", "["):
             try:
-                if json.loads(block.text) == result.structured_content:
-                    return True
+                parsed = json.loads(text)
             except ValueError:
                 continue
+            if any(parsed == value for value in said):
+                return True
     return False
 
 
-def render_call_result(result: CallToolResult) -> str:
+def render_call_result(result: CallToolResult, *, structured: bool = False) -> str:
     """A tool's result as text: each block, then the structured content as JSON.
 
-    The structured content is left out when a text block already holds it
-    as JSON (servers are asked to send both). Ends with a newline unless
-    there is nothing to show.
+    The structured content is left out when it says what the text says
+    (servers are asked to send both): a text block holds it as JSON, or the
+    one member of an object, as text or as JSON; ``structured`` shows it
+    all the same (a result that broke its schema). Ends with a newline
+    unless there is nothing to show.
     """
     parts = [render_block(block) for block in result.content]
-    if result.structured_content is not None and not _duplicates_text(result):
+    if result.structured_content is not None and (structured or not _duplicates_text(result)):
         if parts:
             parts.append("structured content:")
         parts.append(pretty_json(result.structured_content))

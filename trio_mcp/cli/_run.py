@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from collections import deque
@@ -65,7 +66,7 @@ from ._render import (
 from ._values import ArgumentValueError, convert_arguments, known_names, unknown_arguments
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from contextlib import AbstractAsyncContextManager
 
     from .._client import Client
@@ -85,6 +86,14 @@ STDERR_SETTLE: Final = 0.05
 
 
 # ----------------------------------------------------------------- the budget
+
+
+#: How long a server gets to leave after Ctrl-C on a one-shot command, in seconds.
+INTERRUPT_GRACE: Final = 0.9
+
+
+class StartAgain(Exception):
+    """Raised by a command's handler (the shell's) to connect to the server anew and run it again."""
 
 
 class Budget:
@@ -267,18 +276,82 @@ async def find_tool(session: Command, client: Client, name: str) -> Tool | None:
     return None
 
 
+async def _listed_tools(session: Command, client: Client) -> list[Tool] | None:
+    """The server's tools, or `None` when it lists none at all (no ``tools`` capability, or no ``tools/list``)."""
+    if client.server_capabilities.tools is None:
+        return None
+    session.stage = "tools/list"
+    try:
+        return [tool async for tool in client.iter_tools()]
+    except RpcError:
+        return None
+
+
+def _unknown_tool(name: str, tools: list[Tool]) -> Failure:
+    """The refusal of a call of a tool the server does not list, with the closest names."""
+    names = [tool.name for tool in tools]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if close:
+        hint = f"did you mean {' or '.join(map(repr, close))}?"
+    elif not names:
+        hint = "it lists no tools"
+    elif len(names) <= 8:
+        hint = f"its tools: {', '.join(names)}"
+    else:
+        hint = f"see '{PROG} tools'"
+    return Failure(
+        EXIT_USAGE,
+        f"the server has no tool {name!r} ({hint}); nothing was sent",
+        kind="usage",
+        tool=name,
+        suggestions=close,
+    )
+
+
+def _missing_arguments(name: str, tool: Tool, given: Iterable[str]) -> Failure | None:
+    """The refusal of a call that lacks arguments the tool's input schema requires, or `None`."""
+    schema = tool.input_schema
+    required = schema.get("required")
+    if not isinstance(required, list):
+        return None
+    have = set(given)
+    missing = [item for item in required if isinstance(item, str) and item not in have]
+    if not missing:
+        return None
+    plural = "s" if len(missing) > 1 else ""
+    words = " ".join(f"{item}=..." for item in missing)
+    unknown = sorted(item for item in have if item not in known_names(schema))
+    hints = []
+    for item in missing:
+        close = difflib.get_close_matches(item, unknown, n=1, cutoff=0.5)
+        if close:
+            hints.append(f"{item!r} instead of {close[0]!r}")
+    hint = f"; did you mean {' and '.join(hints)}?" if hints else ""
+    return Failure(
+        EXIT_USAGE,
+        f"the tool {name!r} needs the argument{plural} {', '.join(map(repr, missing))} ({words}{hint});"
+        " nothing was sent",
+        kind="usage",
+        argument=missing[0],
+    )
+
+
 async def arguments_for(session: Command, client: Client) -> dict[str, JSON]:
     """The call's arguments: the ``KEY=VALUE`` words read by the tool's input schema.
 
-    Names the schema does not know are refused (when it forbids them) or
-    warned about (when it says nothing of them): see `unknown_arguments`.
+    A tool the server does not list, and a call without an argument the
+    tool requires, are refused before anything is sent (`EXIT_USAGE`, with
+    the closest names). Names the schema does not know are refused (when it
+    forbids them) or warned about (when it says nothing of them): see
+    `unknown_arguments`.
     """
     options = session.options
-    if not options.arguments:
-        return options.arguments
-    tool = await find_tool(session, client, options.target)
+    tools = await _listed_tools(session, client)
+    if tools is None:
+        return options.arguments  # it lists nothing: the server will say
+    tool = next((tool for tool in tools if tool.name == options.target), None)
     if tool is None:
-        return options.arguments  # the server will say it has no such tool
+        raise _unknown_tool(options.target, tools)
     unknown = unknown_arguments(options.arguments, tool.input_schema)
     known = known_names(tool.input_schema)
     refused = [item for item in unknown if item.forbidden]
@@ -292,6 +365,9 @@ async def arguments_for(session: Command, client: Client) -> dict[str, JSON]:
             argument=refused[0].name,
             suggestions=refused[0].close,
         )
+    missing = _missing_arguments(options.target, tool, options.arguments)
+    if missing is not None:
+        raise missing
     for item in unknown:
         session.console.say(
             f"{PROG}: the tool {options.target!r} does not declare the argument {item.describe(known)};"
@@ -344,23 +420,33 @@ async def _call(session: Command, client: Client) -> int:
         result = exc.result
         assert isinstance(result, CallToolResult)
     session.console.clear()
-    code = await _show_call_result(session, result)
+    broken = violation is not None and validator_available()  # not merely unchecked
+    code = await _show_call_result(session, result, broken=broken)
     if violation is None or code != EXIT_OK:
         return code
     if not options.output_check:
         return EXIT_OK
     if not validator_available():
-        session.console.say(
-            f"{PROG}: the structured output was not checked against the tool's outputSchema:"
-            " the validation extra is not installed (pip install 'trio-mcp[validation]')"
-        )
+        # Only an install without the package's dependencies gets here
+        # (pip install --no-deps): said once per process, not on each call.
+        global _told_unchecked
+        if not _told_unchecked:
+            _told_unchecked = True
+            session.console.say(
+                f"{PROG}: structured output is not checked against the tools' outputSchema:"
+                " jsonschema-rs is not installed (pip install jsonschema-rs)"
+            )
         return EXIT_OK
     # stdout holds the result (with --json too); the mismatch is on stderr, and in the status.
     session.console.error(f"{violation} (--no-output-check skips the check)")
     return EXIT_OUTPUT_SCHEMA
 
 
-async def _show_call_result(session: Command, result: CallToolResult) -> int:
+#: Whether the command said that it cannot check structured output (once per process).
+_told_unchecked = False
+
+
+async def _show_call_result(session: Command, result: CallToolResult, *, broken: bool = False) -> int:
     """Show a tool's result (stdout, or ``-o FILE``); `EXIT_TOOL_ERROR` when it is an error."""
     options = session.options
     if options.json_output:
@@ -373,7 +459,8 @@ async def _show_call_result(session: Command, result: CallToolResult) -> int:
     if options.output is not None and not result.is_error and binary_parts(result):
         write_binary(session, result)
         return EXIT_OK
-    text = render_call_result(result)
+    # A result that broke its schema shows its structured content, whatever the text says.
+    text = render_call_result(result, structured=broken)
     if result.is_error:
         body = text.rstrip("\n")
         if "\n" in body or not body:
@@ -643,26 +730,44 @@ async def _connect_and_run(
         # A mismatch is an error the call reports itself (`_call`), the result shown all the same.
         validate_output="strict" if options.output_check else "off",
     )
-    opened: AbstractAsyncContextManager[Client]
-    if options.spec is not None:
-        # A server of a configuration file (--server NAME, call SERVER.TOOL).
-        from .._group.connect import open_spec
+    while True:
+        opened: AbstractAsyncContextManager[Client]
+        if options.spec is not None:
+            # A server of a configuration file (--server NAME, call SERVER.TOOL).
+            from .._group.connect import open_spec
 
-        opened = open_spec(options.spec, client_options, on_stderr=on_stderr)
-    elif options.url is not None:
-        from ..auth._storage import stored_login
+            opened = open_spec(options.spec, client_options, on_stderr=on_stderr)
+        elif options.url is not None:
+            from ..auth._storage import stored_login
 
-        auth = stored_login(options.url, options.headers)  # the login kept by `trio-mcp login`
-        opened = open_client(HTTPTarget(options.url, headers=options.headers, auth=auth), client_options)
-    else:
-        target = ProcessTarget(
-            options.server[0], options.server[1:], env=options.env, cwd=options.cwd, on_stderr=on_stderr
-        )
-        opened = open_client(target, client_options)
-    async with opened as client:
-        session.client = client
-        code: int = await session.handler(session, client)
-    return code
+            auth = stored_login(options.url, options.headers)  # the login kept by `trio-mcp login`
+            opened = open_client(HTTPTarget(options.url, headers=options.headers, auth=auth), client_options)
+        else:
+            target = ProcessTarget(
+                options.server[0], options.server[1:], env=options.env, cwd=options.cwd, on_stderr=on_stderr
+            )
+            opened = open_client(target, client_options)
+        # Ctrl-C: the request in flight is withdrawn (notifications/cancelled),
+        # and the server gets what is left of a second to leave.
+        closing = trio.CancelScope()
+        try:
+            with closing:
+                async with opened as client:
+                    session.client = client
+                    try:
+                        code: int = await session.handler(session, client)
+                    except KeyboardInterrupt:
+                        closing.deadline = trio.current_time() + INTERRUPT_GRACE
+                        session.console.end_line()  # a question's line, left open
+                        raise Failure(
+                            EXIT_INTERRUPTED,
+                            f"interrupted ({session.stage}): the request was cancelled and the server stopped",
+                            kind="interrupted",
+                        ) from None
+            return code
+        except StartAgain:
+            session.stage = "connecting"
+            options = session.options
 
 
 def flush_stdout(text: str) -> int:

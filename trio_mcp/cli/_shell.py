@@ -55,7 +55,7 @@ from ._args import (
 from ._console import isatty
 from ._failures import Failure, explain
 from ._render import number, pretty_json
-from ._run import HANDLERS, Budget, Command, execute
+from ._run import HANDLERS, Budget, Command, StartAgain, execute
 from ._tasks import run_tasks
 
 if TYPE_CHECKING:
@@ -138,6 +138,7 @@ class Catalog:
         resources: list[str] | None = None,
         templates: list[str] | None = None,
         commands: tuple[str, ...] = SHELL_COMMANDS,
+        aliases: Mapping[str, str] | None = None,
     ) -> None:
         self.commands = commands
         """The shell's command names."""
@@ -149,6 +150,9 @@ class Catalog:
         """The resources' URIs."""
         self.templates = list(templates or [])
         """The resource templates' URI templates."""
+        self.aliases: Mapping[str, str] = dict(aliases or {})
+        """Other names of tools, to the name in `tools`: a group's ``SERVER.TOOL``
+        (offered once the word has a dot)."""
 
 
 def _template_variables(template: str) -> list[str]:
@@ -185,6 +189,20 @@ def _values_for(schema: JSON) -> list[str]:
     if isinstance(enum, list):
         return [value if isinstance(value, str) else pretty_json(value) for value in enum]
     return ["true", "false"] if schema.get("type") == "boolean" else []
+
+
+def quoted(word: str) -> str:
+    """``word`` as the command line reads it back whole: quoted when it holds a space, a quote or a backslash."""
+    return shlex.quote(word) if any(char in word for char in " \t\n'\"\\") else word
+
+
+def unquoted(text: str) -> str:
+    """The word being typed as the command will read it: ``location='Los A`` is ``location=Los A``."""
+    for closing in ("", "'", '"'):
+        with contextlib.suppress(ValueError):
+            words = shlex.split(text + closing)
+            return words[0] if len(words) == 1 else text
+    return text
 
 
 def _positionals(words: list[str]) -> list[str]:
@@ -227,9 +245,11 @@ def _template_values(
         fixed, more, _ = after.partition("{")
         name = expression.split(",")[0].split(":")[0].rstrip("*")
         for value in suggest(template, name, typed):
-            item = start + value + fixed + ("" if more else " ")
-            if item.startswith(text) and item not in out:
-                out.append(item)
+            item = start + value + fixed
+            if item.startswith(text):
+                item = item if more else f"{quoted(item)} "
+                if item not in out:
+                    out.append(item)
     return out
 
 
@@ -265,8 +285,12 @@ def completions(
         options = (*_OPTIONS, "--schema") if command == "tools" else _OPTIONS
         return [f"{option} " for option in options if option.startswith(text)]
 
+    # What is inserted is quoted as the command line reads it back (a value
+    # with a space, a quote); what was typed is compared unquoted.
+    typed = unquoted(text)
+
     def whole(candidates: list[str]) -> list[str]:
-        return [f"{item} " for item in candidates if item.startswith(text)]
+        return [f"{quoted(item)} " for item in candidates if item.startswith(typed)]
 
     if command == "tasks":
         if not positionals:
@@ -276,28 +300,32 @@ def completions(
         command, positionals = "call", positionals[1:]  # tasks start TOOL [KEY=VALUE...]: as call
     if command == "call":
         if not positionals:
-            return whole(sorted(catalog.tools))
-        schema = catalog.tools.get(positionals[0])
+            return whole(sorted(catalog.tools) + (sorted(catalog.aliases) if "." in typed else []))
+        schema = catalog.tools.get(catalog.aliases.get(positionals[0], positionals[0]))
         properties = schema.get("properties") if isinstance(schema, dict) else None
         if not isinstance(properties, dict):
             return []
-        name, sep, value = text.partition("=")
+        name, sep, value = typed.partition("=")
         if sep:
-            return [f"{name}={item} " for item in _values_for(properties.get(name)) if item.startswith(value)]
-        return _names(list(properties), positionals[1:], text)
+            return [
+                f"{name}={quoted(item)} "
+                for item in _values_for(properties.get(name))
+                if item.startswith(value)
+            ]
+        return _names(list(properties), positionals[1:], typed)
     if command == "log-level":
         return whole(list(LOG_LEVELS)) if not positionals else []
     if command == "prompt":
         if not positionals:
             return whole(sorted(catalog.prompts))
-        return _names(catalog.prompts.get(positionals[0], []), positionals[1:], text)
+        return _names(catalog.prompts.get(positionals[0], []), positionals[1:], typed)
     if command == "read":
         if positionals:
             return []
-        offered = [*whole(catalog.resources), *_template_starts(catalog.templates, text)]
+        offered = [*whole(catalog.resources), *_template_starts(catalog.templates, typed)]
         if suggest is not None:
             offered += [
-                item for item in _template_values(catalog.templates, text, suggest) if item not in offered
+                item for item in _template_values(catalog.templates, typed, suggest) if item not in offered
             ]
         return offered
     if command == "complete":
@@ -309,7 +337,7 @@ def completions(
             arguments = catalog.prompts.get(positionals[1], [])
         else:
             arguments = _template_variables(positionals[1])
-        return _names(arguments, positionals[2:], text)
+        return _names(arguments, positionals[2:], typed)
     return []
 
 
@@ -373,6 +401,10 @@ class Lines:
             self.readline = readline
         if self.readline is not None:
             self._start_readline(catalog, suggest)
+        # A read left waiting (its caller cancelled: the server died at the
+        # prompt): the next read takes its line, rather than a second thread
+        # racing it for stdin.
+        self._pending: tuple[trio.Event, list[Any]] | None = None
 
     def _start_readline(
         self, catalog: Callable[[], Catalog], suggest: Callable[[str, str, str], list[str]] | None
@@ -403,17 +435,51 @@ class Lines:
             with contextlib.suppress(OSError, ValueError):
                 readline.read_history_file(str(self.history))
 
-    async def read(self) -> str | None:
-        """The next line, without its newline; `None` at the end of input."""
-        if self.readline is not None:
-            return await trio.to_thread.run_sync(_input, abandon_on_cancel=True)
+    @property
+    def waiting(self) -> bool:
+        """Whether a read is still waiting for its line (the prompt is showing)."""
+        return self._pending is not None
+
+    async def read(self, prompt: str = PROMPT) -> str | None:
+        """The next line, without its newline; `None` at the end of input.
+
+        Cancelled, the read goes on in its thread, and the next call gets
+        its line (whose prompt was shown already).
+        """
+        if self._pending is None:
+            if self.readline is not None:
+                self._pending = self._start(lambda: _input(prompt))
+            else:
+                self._pending = self._start(lambda: self._plain(prompt))
+        done, box = self._pending
+        await done.wait()
+        self._pending = None
+        line: str | None = box[0].unwrap()
+        return line
+
+    def _plain(self, prompt: str) -> str | None:
         if self.terminal:
-            sys.stderr.write(PROMPT)
+            sys.stderr.write(prompt)
             sys.stderr.flush()
-        line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-        if not line:
-            return None
-        return line.rstrip("\r\n")
+        line = sys.stdin.readline()
+        return line.rstrip("\r\n") if line else None
+
+    @staticmethod
+    def _start(read: Callable[[], str | None]) -> tuple[trio.Event, list[Any]]:
+        token = trio.lowlevel.current_trio_token()
+        done = trio.Event()
+        box: list[Any] = []
+
+        def deliver(outcome: Any) -> None:
+            def finish() -> None:
+                box.append(outcome)
+                done.set()
+
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(finish)
+
+        trio.lowlevel.start_thread_soon(read, deliver, name="trio-mcp shell input")
+        return done, box
 
     def close(self) -> None:
         """Save the history (if it can be: never an error) and give the terminal back as it was."""
@@ -427,9 +493,9 @@ class Lines:
                 termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, saved)
 
 
-def _input() -> str | None:
+def _input(prompt: str = PROMPT) -> str | None:
     try:
-        return input(PROMPT)
+        return input(prompt)
     except EOFError:
         return None
 
@@ -466,6 +532,8 @@ class OneServer:
 
     commands: tuple[str, ...] = SHELL_COMMANDS
     server_per_line = False
+    restartable = True
+    """Whether the shell may offer to start the server again when it dies (`StartAgain`)."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -696,7 +764,12 @@ async def _read_watching(lines: Lines, client: Client) -> str | None:
 
 
 async def run_shell(session: Command, client: Client) -> int:
-    """The shell's loop on one server, once connected (see `shell_loop`)."""
+    """The shell's loop on one server, once connected (see `shell_loop`).
+
+    When the server dies and a person is at the terminal, the shell says
+    why and offers to start the server again (`StartAgain`) rather than
+    ending with it.
+    """
     return await shell_loop(session, OneServer(client))
 
 
@@ -738,9 +811,11 @@ async def shell_loop(session: Command, backend: Backend) -> int:
 def _suggester(backend: Backend) -> Callable[[str, str, str], list[str]]:
     """`Backend.suggest` for readline's thread (a worker of Trio's, waiting for the line)."""
 
+    token = trio.lowlevel.current_trio_token()
+
     def suggest(template: str, name: str, typed: str) -> list[str]:
         try:
-            return trio.from_thread.run(backend.suggest, template, name, typed)
+            return trio.from_thread.run(backend.suggest, template, name, typed, trio_token=token)
         except (trio.RunFinishedError, trio.Cancelled, RuntimeError):
             return []
 
@@ -766,7 +841,11 @@ async def _loop(shell: Shell, lines: Lines) -> None:
         # Interrupted at the prompt, the command line ends the line.
         session.console.open_line = lines.terminal
         session.stage = "idle"
-        line = await shell.backend.read(lines)
+        try:
+            line = await shell.backend.read(lines)
+        except (ServerGone, TransportClosed) as exc:
+            await _offer_restart(shell, lines, exc)
+            break
         session.console.open_line = False
         if line is None:
             if lines.terminal:
@@ -778,6 +857,38 @@ async def _loop(shell: Shell, lines: Lines) -> None:
             if exc.status is not None:
                 shell.status = exc.status
             break
+        except (ServerGone, TransportClosed) as exc:
+            await _offer_restart(shell, lines, exc)
+            break
+
+
+async def _offer_restart(shell: Shell, lines: Lines, gone: MCPError) -> None:
+    """The server died: say why, and offer a person at the terminal to start it again.
+
+    Raises `StartAgain` when they accept; ``gone`` itself when nobody is
+    there to ask (the command line's rules then end the shell); otherwise
+    the shell ends with the death's status.
+    """
+    session = shell.session
+    console = session.console
+    if not (getattr(shell.backend, "restartable", False) and lines.terminal and console.tty):
+        raise gone
+    assert session.asker is not None
+    if lines.waiting:
+        console.end_line()  # the prompt's line
+    failure = explain(gone, session.options, session.stage, declined=session.asker.declined)
+    failure.report(session.options, console, session.emit_json)
+    question = "start the server again? [Y/n] "
+    if lines.waiting:
+        console.ask(question)  # the answer is the line the prompt waits for
+    answer = await lines.read(question)
+    console.open_line = False
+    if answer is not None and answer.strip().lower() in ("", "y", "yes"):
+        session.options = shell.startup
+        raise StartAgain
+    if answer is None:
+        console.say("")
+    shell.status = failure.status
 
 
 def execute_shell(options: Options) -> int:

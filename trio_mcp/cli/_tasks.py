@@ -141,8 +141,11 @@ async def _list(session: Command, client: Client) -> int:
         ) from None
     if session.options.json_output:
         session.emit_json({"tasks": [task_wire(task) for task in tasks]})
-    else:
+    elif tasks:
         session.emit("".join(task_line(task) + "\n" for task in tasks))
+    else:
+        # Said on stderr: stdout stays empty, as a script reading the list expects.
+        session.console.say("the server has no tasks")
     return EXIT_OK
 
 

@@ -63,7 +63,10 @@ A test drives the multi round-trip exchanges of the 2026-07-28 era with
 the request again, which arrives as a new `FakeRequest` with
 `FakeRequest.input_responses`), and the server-to-client requests of the
 initialize era with `FakeServer.send_request`. `FakeServer.exit` makes the
-server die (the client raises `trio_mcp.ServerGone`), for testing recovery.
+server die (the client raises `trio_mcp.ServerGone`), for testing recovery:
+``await server.exit(signal=signal.SIGKILL)`` is a test's ``kill -9``. A fake's
+process id (`FakeServer.pid`) names no real process (`is_fake_pid`), so
+application code that signals its servers by pid harms nothing under test.
 
 An application that reaches its servers by URL is tested with
 `FakeServer.http_target`: an `trio_mcp.HTTPTarget` whose httpx2 client has a
@@ -81,6 +84,7 @@ everything the client sent.
 
 from __future__ import annotations
 
+from ._pids import is_fake_pid as is_fake_pid
 from ._request import FakeRequest as FakeRequest
 from ._server import (
     FakeServer as FakeServer,
@@ -88,10 +92,10 @@ from ._server import (
     open_fake_transport as open_fake_transport,
 )
 
-__all__ = ["FakeRequest", "FakeServer", "open_fake_client", "open_fake_transport"]
+__all__ = ["FakeRequest", "FakeServer", "is_fake_pid", "open_fake_client", "open_fake_transport"]
 
 # Tracebacks, reprs and the docs name them trio_mcp.testing.X, not the private
 # module each happens to live in.
-for _obj in (FakeRequest, FakeServer, open_fake_client, open_fake_transport):
+for _obj in (FakeRequest, FakeServer, is_fake_pid, open_fake_client, open_fake_transport):
     _obj.__module__ = __name__
 del _obj

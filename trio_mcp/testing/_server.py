@@ -33,6 +33,7 @@ from .._targets import HTTPTarget, Target
 from .._transports.memory import MemoryChannel
 from .._transports.stream import CLOSE_GRACE
 from .._version import __version__
+from ._pids import next_fake_pid
 from ._request import FakeRequest, result_body, wire_dict
 
 if TYPE_CHECKING:
@@ -383,7 +384,6 @@ class FakeServer:
         self.receive_timeout = receive_timeout
         """How long `receive_request` waits for a request before failing the test."""
         self._listens: list[FakeRequest] = []
-        self._pids = 4242
         self._capabilities = None if capabilities is None else wire_dict(capabilities, "capabilities")
         if isinstance(server_info, tuple):
             name, version = server_info
@@ -469,7 +469,12 @@ class FakeServer:
 
     @property
     def pid(self) -> int | None:
-        """The process id of the current connection (`None` when none), a new one for each connection, as a real server's."""
+        """The process id of the current connection (`None` when none), a new one for each connection, as a real server's.
+
+        It names no real process on any system (see `trio_mcp.testing.is_fake_pid`):
+        ``os.kill`` with it raises `ProcessLookupError`. A test kills the fake
+        with `exit` (``await server.exit(signal=signal.SIGKILL)``).
+        """
         connection = self._connection
         return connection.pid if connection is not None and connection.alive else None
 
@@ -802,9 +807,8 @@ class FakeServer:
         """
         if self._connection is not None and self._connection.alive:
             raise RuntimeError("this FakeServer already has a client; it serves one at a time")
-        self._pids += 1
         connection = self._connection = _Connection(
-            self, channel, stream, admit=self._admit, disconnected=self._disconnected, pid=self._pids
+            self, channel, stream, admit=self._admit, disconnected=self._disconnected, pid=next_fake_pid()
         )
         return connection
 
@@ -822,14 +826,13 @@ class FakeServer:
         previous = self._connection
         if previous is not None and previous.alive:
             previous.disconnect("a new connection replaced it")
-        self._pids += 1
         connection = self._connection = _Connection(
             self,
             _HTTPProcess(),
             stream,
             admit=self._admit,
             disconnected=self._disconnected,
-            pid=self._pids,
+            pid=next_fake_pid(),
             make_server=make_server,
         )
         await connection.run()
