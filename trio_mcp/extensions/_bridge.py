@@ -17,21 +17,87 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 import trio
 
 from .._core.app_bridge import Abandon, BridgeMachine, Closed, Event, Send, Work
+from .._core.apps import app_callable
 from .._delivery import call_maybe_async
 from .._errors import AppCallRefused, MCPError, RpcError
-from .._models import CallToolResult, unstructure
+from .._models import CallToolResult, ReadResourceResult, Tool, unstructure
 from .._version import __version__
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
-    from .apps import AppServer
+    from .._client import Client
 
-__all__ = ["AppBridge", "ViewChannel", "open_app_bridge"]
+__all__ = ["AppBridge", "AppServer", "ViewChannel", "open_app_bridge"]
 
 JSON: TypeAlias = Any
 
 _logger = logging.getLogger("trio_mcp.apps")
+
+
+class AppServer:
+    """One server, as a view of its own may use it.
+
+    A view may call the tools of the server that rendered it whose
+    visibility includes ``"app"``, read its resources and list those tools;
+    nothing else. Give each view the `AppServer` of the server whose tool
+    it renders.
+
+    Args:
+        client: The connection to that server.
+    """
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def _tool(self, name: str) -> Tool:
+        for tool in await self.client.list_tools():
+            if tool.name == name:
+                return tool
+        raise AppCallRefused(
+            f"a view of {self.client.name} asked for the tool {name!r}, which that server does not list"
+            " (a view may call its own server's tools only)",
+            tool=name,
+            reason="not a tool of this server",
+        )
+
+    async def check_call(self, name: str) -> Tool:
+        """The tool a view may call by ``name``.
+
+        Raises:
+            AppCallRefused: The server lists no such tool, or its visibility
+                lacks ``"app"``.
+        """
+        tool = await self._tool(name)
+        if not app_callable(tool.meta):
+            raise AppCallRefused(
+                f"a view asked for the tool {name!r} of {self.client.name}, whose visibility lacks 'app'",
+                tool=name,
+                reason="visibility lacks 'app'",
+            )
+        return tool
+
+    async def call_tool(self, name: str, arguments: Mapping[str, JSON] | None = None) -> CallToolResult:
+        """Call a tool on a view's behalf.
+
+        Raises:
+            AppCallRefused: The tool is not this server's, or its visibility
+                lacks ``"app"``; nothing is sent.
+        """
+        await self.check_call(name)
+        result: CallToolResult = await self.client.call_tool(name, arguments)
+        return result
+
+    async def list_tools(self) -> list[Tool]:
+        """The tools a view of this server may call (visibility includes ``"app"``)."""
+        return [tool for tool in await self.client.list_tools() if app_callable(tool.meta)]
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read one of this server's resources on a view's behalf."""
+        result = await self.client.read_resource(uri)
+        assert isinstance(result, ReadResourceResult)
+        return result
+
 
 INTERNAL_ERROR = -32603
 METHOD_NOT_FOUND = -32601

@@ -44,11 +44,11 @@ from .._core.apps import (
 )
 from .._core.extensions import Extension
 from .._errors import AppCallRefused, RpcError, UIResourceError, UnknownName
+from ._bridge import AppBridge, AppServer, ViewChannel, open_app_bridge
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from .. import CallToolResult
     from .._client import Client
 
 __all__ = [
@@ -249,72 +249,6 @@ async def model_tools(client: Client) -> list[Tool]:
     """
     return [tool for tool in await client.list_tools() if model_visible(tool.meta)]
 
-
-class AppServer:
-    """One server, as a view of its own may use it.
-
-    A view may call the tools of the server that rendered it whose
-    visibility includes ``"app"``, read its resources and list those tools;
-    nothing else. Give each view the `AppServer` of the server whose tool
-    it renders.
-
-    Args:
-        client: The connection to that server.
-    """
-
-    def __init__(self, client: Client) -> None:
-        self.client = client
-
-    async def _tool(self, name: str) -> Tool:
-        for tool in await self.client.list_tools():
-            if tool.name == name:
-                return tool
-        raise AppCallRefused(
-            f"a view of {self.client.name} asked for the tool {name!r}, which that server does not list"
-            " (a view may call its own server's tools only)",
-            tool=name,
-            reason="not a tool of this server",
-        )
-
-    async def check_call(self, name: str) -> Tool:
-        """The tool a view may call by ``name``.
-
-        Raises:
-            AppCallRefused: The server lists no such tool, or its visibility
-                lacks ``"app"``.
-        """
-        tool = await self._tool(name)
-        if not app_callable(tool.meta):
-            raise AppCallRefused(
-                f"a view asked for the tool {name!r} of {self.client.name}, whose visibility lacks 'app'",
-                tool=name,
-                reason="visibility lacks 'app'",
-            )
-        return tool
-
-    async def call_tool(self, name: str, arguments: Mapping[str, JSON] | None = None) -> CallToolResult:
-        """Call a tool on a view's behalf.
-
-        Raises:
-            AppCallRefused: The tool is not this server's, or its visibility
-                lacks ``"app"``; nothing is sent.
-        """
-        await self.check_call(name)
-        result: CallToolResult = await self.client.call_tool(name, arguments)
-        return result
-
-    async def list_tools(self) -> list[Tool]:
-        """The tools a view of this server may call (visibility includes ``"app"``)."""
-        return [tool for tool in await self.client.list_tools() if app_callable(tool.meta)]
-
-    async def read_resource(self, uri: str) -> ReadResourceResult:
-        """Read one of this server's resources on a view's behalf."""
-        result = await self.client.read_resource(uri)
-        assert isinstance(result, ReadResourceResult)
-        return result
-
-
-from ._bridge import AppBridge, ViewChannel, open_app_bridge  # noqa: E402 - it names AppServer
 
 for _name in (
     "AppBridge",
