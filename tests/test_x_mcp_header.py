@@ -91,16 +91,19 @@ async def test_designated_arguments_go_in_mcp_param_headers(modern_server):
             assert result.structured_content == {"mcp-param-priority": "-7"}
 
 
-async def test_a_tool_never_listed_gets_no_mcp_param_headers(modern_server):
+async def test_a_tool_never_listed_is_listed_once_on_the_servers_header_mismatch(modern_server):
     with trio.fail_after(LIMIT):
         async with connect(modern_server) as client:
-            # The server wants the headers: without a listing the client cannot know them.
-            with pytest.raises(trio_mcp.RpcError) as info:
-                await client.call_tool("route", {"region": "eu-west1"})
-            assert info.value.code == -32020
-            await client.list_tools()
+            # The server wants the headers: without a listing the client cannot know them,
+            # so the first call is refused with -32020; the client lists the tools and
+            # sends it once more, with the headers.
             result = await client.call_tool("route", {"region": "eu-west1"})
             assert result.structured_content == {"mcp-param-region": "eu-west1"}
+            assert client._header_mismatch_retries == 1
+            # Listed now: the next call carries its headers at once.
+            result = await client.call_tool("route", {"region": "us-east1"})
+            assert result.structured_content == {"mcp-param-region": "us-east1"}
+            assert client._header_mismatch_retries == 1
 
 
 async def test_an_argument_no_header_can_carry_is_the_callers_error(modern_server):
