@@ -432,7 +432,7 @@ async def test_the_callers_cancel_scope_ends_a_discovery_cleanly(site):
 
 
 async def test_a_client_of_the_old_httpx_line_is_refused_with_what_to_use():
-    old = pytest.importorskip("httpx")
+    old = pytest.importorskip("httpx", reason="the old httpx line is not installed")
     async with old.AsyncClient() as client:
         with pytest.raises(TypeError, match="httpx2"):
             await server_cards.discover("example.com", http_client=client)  # type: ignore[arg-type]
