@@ -113,7 +113,7 @@ def docs(session: nox.Session) -> None:
     The extras are installed too: the reference documents the HTTP transport
     and the output checks, whose modules import them.
     """
-    session.install("-e", ".[docs,http,validation,auth]")
+    session.install("-e", ".[docs,http,validation,auth,otel,apps]")
     session.run(
         "sphinx-build", "-W", "-n", "--keep-going", "-b", "html", "docs", "docs/_build/html", *session.posargs
     )

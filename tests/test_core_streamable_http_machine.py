@@ -241,3 +241,21 @@ CoreMachine.TestCase.settings = settings(
     max_examples=200, stateful_step_count=40, suppress_health_check=[HealthCheck.too_slow], deadline=None
 )
 test_the_core_keeps_its_promises_whatever_the_peer_does = pytest.mark.property(CoreMachine.TestCase)
+
+
+def test_a_renewal_that_ends_after_a_later_one_started_leaves_that_one_running():
+    """Found by the state machine: a renewal whose initialize was answered, still telling
+    the new session its state when that session was lost too, is closed as the next renewal
+    starts; closing it must not end the next one."""
+    state = CoreMachine()
+    state.start(legacy=True)
+    state.send(method="tools/call", modern=False)
+    state.refuse(index=0, rpc=True, status=400)  # the session is lost: a renewal starts
+    state.renewal_step(error=False, ok=False)  # its log line
+    state.renewal_step(error=False, ok=True)  # initialize answered: a new session
+    state.renewal_step(error=False, ok=False)  # notifications/initialized sent
+    state.send(method="tools/call", modern=False)
+    # The new session is lost as well, while the first renewal still has its GET to open.
+    state.refuse(index=0, rpc=True, status=400)
+    assert state.core.renewing
+    state.teardown()

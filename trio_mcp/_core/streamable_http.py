@@ -881,9 +881,13 @@ class StreamableHTTP:
         calls waiting for it learn the outcome from `next_step`.
         """
         initialize, state = self.renewal()
+        # Whether this renewal's initialize is over (answered, refused or failed): from then on
+        # `renewing` and `_renewal` may already speak of a later renewal, which is not ours to end.
+        concluded = False
         try:
             yield Log(f"{self.name} forgot our session; opening a new one")
             error = yield PostCall(initialize)
+            concluded = True
             if error is not None:
                 self.renewal_failed(initialize, error)
                 return
@@ -902,7 +906,7 @@ class StreamableHTTP:
             # The old session's stream ended with it: one for the new session.
             yield OpenGet()
         finally:
-            if self.renewing and self._renewal is initialize:
+            if not concluded and self.renewing and self._renewal is initialize:
                 # Cut before its initialize was answered (a later renewal is another's).
                 self.renewal_failed(initialize, ProtocolError("the renewal was interrupted"))
             for call in state:
