@@ -318,6 +318,18 @@ def test_a_refused_refresh_leads_to_one_login():
     assert (server.logins, server.refreshes) == (2, 1)
 
 
+def test_a_refresh_token_refused_ahead_of_expiry_is_not_presented_by_the_next_process():
+    server = Scripted(lifetime=96.0, refuse_refresh=True)
+    driver = Driver(server)
+    assert driver.request(driver.flow()) == 200
+    server.now += 91.0  # due, still valid: the refresh is refused, the access token still serves
+    flow = driver.flow()
+    assert driver.request(flow) == 200
+    assert driver.request(driver.flow()) == 200  # a new process, the same store
+    assert len(server.used_refresh) == 1
+    assert server.logins == 1
+
+
 def test_short_tokens_are_refreshed_once_per_lifetime_not_per_request():
     server = Scripted(lifetime=30.0)
     driver = Driver(server)

@@ -1477,7 +1477,7 @@ class AuthFlow:
         now = self.now()
         if (
             stored is not None
-            and stored != used
+            and (used is None or stored.access_token != used.access_token)
             and self._presentable(stored)
             and not (self.bearer_only and stored.token_type == "DPoP")
             and not refresh_due(stored, now)
@@ -1887,7 +1887,14 @@ class AuthFlow:
             "refresh_token": tokens.refresh_token,
             "resource": context.resource,
         }
-        new = yield from self._token_request(context, form, client=client, scope=tokens.scope)
+        try:
+            new = yield from self._token_request(context, form, client=client, scope=tokens.scope)
+        except AuthorizationFailed as exc:
+            if exc.reason == "invalid_grant":
+                # The refresh token is dead: the store forgets it (the access token stays while it
+                # lasts), so that no later flow, in this process or the next, presents it again.
+                yield from self._keep(context, client.client_id, attrs.evolve(tokens, refresh_token=None))
+            raise
         new = attrs.evolve(
             new,
             refresh_token=new.refresh_token if new.refresh_token is not None else tokens.refresh_token,
