@@ -16,7 +16,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(script: str, module: str | tuple[str, ...], targets: tuple[str, ...]) -> None:
-    """Fuzz ``targets`` (test names in ``tests/<module>.py``, or in one of several modules) until stopped.
+    """Fuzz ``targets`` (test names in the test module ``module``, or in one of several) until stopped.
+
+    A test module is named as pytest imports it, e.g. ``tests._core.test_framing``
+    for ``tests/_core/test_framing.py``.
 
     ``FUZZ_TARGET=<test name>`` picks one property instead of all of them.
     """

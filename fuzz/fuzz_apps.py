@@ -1,10 +1,10 @@
 """Fuzz the MCP Apps host rules and app bridge with atheris, for as long as you like.
 
-The harness drives the Hypothesis properties of ``tests/test_core_apps.py``
+The harness drives the Hypothesis properties of ``tests/_core/test_apps.py``
 (the Content-Security-Policy never gains a directive nor a source that was
-not a declared origin), ``tests/test_core_app_bridge.py`` (whatever a view
+not a declared origin), ``tests/_core/test_app_bridge.py`` (whatever a view
 sends, the host never speaks before the view is initialized, and every
-answer is a result or an error) and ``tests/test_core_extensions.py``
+answer is a result or an error) and ``tests/_core/test_extensions.py``
 through their ``hypothesis.fuzz_one_input`` hooks. See ``fuzz/README.rst``.
 
 Run it from the repository root::
@@ -27,4 +27,8 @@ TARGETS = (
 
 
 if __name__ == "__main__":
-    run("fuzz_apps.py", ("test_core_apps", "test_core_app_bridge", "test_core_extensions"), TARGETS)
+    run(
+        "fuzz_apps.py",
+        ("tests._core.test_apps", "tests._core.test_app_bridge", "tests._core.test_extensions"),
+        TARGETS,
+    )

@@ -1,6 +1,6 @@
 """Fuzz the configuration reader (`trio_mcp.parse_config`) with atheris, for as long as you like.
 
-The harness drives the Hypothesis properties of ``tests/test_config.py``
+The harness drives the Hypothesis properties of ``tests/_config/test_config.py``
 through their ``hypothesis.fuzz_one_input`` hooks: any JSON value or text
 read as a configuration gives a `LoadedConfig` or a `ConfigError`, never
 another exception. See ``fuzz/README.rst``.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from _harness import run
 
-#: The properties fuzzed, from tests/test_config.py.
+#: The properties fuzzed, from tests/_config/test_config.py.
 TARGETS = (
     "test_any_json_value_gives_a_config_or_a_config_error",
     "test_any_text_gives_a_config_or_a_config_error",
@@ -28,4 +28,4 @@ TARGETS = (
 
 
 if __name__ == "__main__":
-    run("fuzz_config.py", "test_config", TARGETS)
+    run("fuzz_config.py", "tests._config.test_config", TARGETS)

@@ -1,6 +1,6 @@
 """Fuzz the pure Streamable HTTP core (`trio_mcp._core.streamable_http`) with atheris.
 
-The harness drives the Hypothesis properties of ``tests/test_core_streamable_http.py``
+The harness drives the Hypothesis properties of ``tests/_core/test_streamable_http.py``
 through their ``hypothesis.fuzz_one_input`` hooks: atheris searches for hostile
 response sequences while Hypothesis turns its bytes into them and checks the
 same promises as the test suite (answers only to calls in flight on their own
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from _harness import run
 
-#: The properties fuzzed, from tests/test_core_streamable_http.py.
+#: The properties fuzzed, from tests/_core/test_streamable_http.py.
 TARGETS = (
     "test_hostile_sequences_keep_every_promise",
     "test_memory_is_bounded_over_many_events",
@@ -26,4 +26,4 @@ TARGETS = (
 
 
 if __name__ == "__main__":
-    run("fuzz_http.py", "test_core_streamable_http", TARGETS)
+    run("fuzz_http.py", "tests._core.test_streamable_http", TARGETS)

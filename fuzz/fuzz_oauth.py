@@ -1,7 +1,7 @@
 """Fuzz the decisions of MCP authorization (`trio_mcp._core.oauth`) with atheris.
 
-The harness drives the Hypothesis properties of ``tests/test_core_oauth.py``
-and ``tests/test_core_oauth_flow.py`` through their
+The harness drives the Hypothesis properties of ``tests/_core/test_oauth.py``
+and ``tests/_core/test_oauth_flow.py`` through their
 ``hypothesis.fuzz_one_input`` hooks: whatever metadata, registration or
 token response a server sends, the core raises nothing but
 `AuthorizationFailed` and puts no secret in a message; step-up scopes are
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from _harness import run
 
-#: The properties fuzzed, from tests/test_core_oauth.py and tests/test_core_oauth_flow.py.
+#: The properties fuzzed, from tests/_core/test_oauth.py and tests/_core/test_oauth_flow.py.
 TARGETS = (
     "test_metadata_parsers_raise_only_authorization_failed",
     "test_token_parser_raises_only_authorization_failed",
@@ -28,7 +28,7 @@ TARGETS = (
     "test_step_up_is_the_union_or_nothing",
     "test_canonical_resource_is_idempotent_and_clean",
     "test_pkce_verifier_has_the_rfc_form_and_all_the_entropy",
-    # tests/test_core_oauth_flow.py
+    # tests/_core/test_oauth_flow.py
     "test_logins_per_request_are_bounded",
     "test_each_refresh_token_is_presented_once_at_most",
     "test_scopes_asked_only_grow",
@@ -37,4 +37,4 @@ TARGETS = (
 
 
 if __name__ == "__main__":
-    run("fuzz_oauth.py", ("test_core_oauth", "test_core_oauth_flow"), TARGETS)
+    run("fuzz_oauth.py", ("tests._core.test_oauth", "tests._core.test_oauth_flow"), TARGETS)

@@ -1,7 +1,7 @@
 """Fuzz `trio_mcp._core.jsonrpc.Connection` and its JSON decoder with atheris, for as long as you like.
 
-The harness drives the Hypothesis properties of ``tests/test_core_jsonrpc.py``
-and ``tests/test_core_codec.py`` through their ``hypothesis.fuzz_one_input``
+The harness drives the Hypothesis properties of ``tests/_core/test_jsonrpc.py``
+and ``tests/_core/test_codec.py`` through their ``hypothesis.fuzz_one_input``
 hooks, so atheris searches for inputs while Hypothesis turns its bytes into
 well-formed examples and checks the same assertions as the test suite. See ``fuzz/README.rst``.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from _harness import run
 
-#: The properties fuzzed, from tests/test_core_jsonrpc.py and tests/test_core_codec.py.
+#: The properties fuzzed, from tests/_core/test_jsonrpc.py and tests/_core/test_codec.py.
 TARGETS = (
     "test_error_closure",
     "test_any_json_value_is_received_without_raising",
@@ -29,4 +29,4 @@ TARGETS = (
 
 
 if __name__ == "__main__":
-    run("fuzz_protocol.py", ("test_core_jsonrpc", "test_core_codec"), TARGETS)
+    run("fuzz_protocol.py", ("tests._core.test_jsonrpc", "tests._core.test_codec"), TARGETS)

@@ -1,7 +1,7 @@
 """Fuzz the server-card readers (`trio_mcp.server_cards`, experimental) with atheris, for as long as you like.
 
 The harness drives the Hypothesis properties of
-``tests/test_core_server_cards.py`` through their
+``tests/_core/test_server_cards.py`` through their
 ``hypothesis.fuzz_one_input`` hooks: any catalog, card, body, remote or
 redirect gives its value or a `ServerCardError`, never another exception;
 entries stay on their catalog's origin unless allowed; a header's value
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from _harness import run
 
-#: The properties fuzzed, from tests/test_core_server_cards.py.
+#: The properties fuzzed, from tests/_core/test_server_cards.py.
 TARGETS = (
     "test_any_card_document_gives_a_card_or_a_card_error",
     "test_any_catalog_document_gives_a_catalog_or_a_card_error",
@@ -30,4 +30,4 @@ TARGETS = (
 
 
 if __name__ == "__main__":
-    run("fuzz_server_cards.py", "test_core_server_cards", TARGETS)
+    run("fuzz_server_cards.py", "tests._core.test_server_cards", TARGETS)

@@ -1,6 +1,6 @@
 """Fuzz `trio_mcp._core.sse.EventParser` with atheris, for as long as you like.
 
-The harness drives the Hypothesis properties of ``tests/test_sse.py``
+The harness drives the Hypothesis properties of ``tests/_core/test_sse.py``
 through their ``hypothesis.fuzz_one_input`` hooks, so atheris searches for
 inputs while Hypothesis turns its bytes into well-formed examples and checks
 the same assertions as the test suite. See ``fuzz/README.rst``.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from _harness import run
 
-#: The properties fuzzed, from tests/test_sse.py.
+#: The properties fuzzed, from tests/_core/test_sse.py.
 TARGETS = (
     "test_chunking_invariance_and_bounded_memory",
     "test_feed_never_raises",
@@ -25,4 +25,4 @@ TARGETS = (
 
 
 if __name__ == "__main__":
-    run("fuzz_sse.py", "test_sse", TARGETS)
+    run("fuzz_sse.py", "tests._core.test_sse", TARGETS)

@@ -1,6 +1,6 @@
 """Fuzz the readers and rules of MCP tasks (`trio_mcp._core.tasks`) with atheris, for as long as you like.
 
-The harness drives the Hypothesis properties of ``tests/test_core_tasks.py``
+The harness drives the Hypothesis properties of ``tests/_core/test_tasks.py``
 through their ``hypothesis.fuzz_one_input`` hooks: any reply a server sends
 about a task, in either era, gives a task or a `ProtocolError`; the state
 machine, the poll delay, the input ledger and the follower keep their promises. See
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from _harness import run
 
-#: The properties fuzzed, from tests/test_core_tasks.py.
+#: The properties fuzzed, from tests/_core/test_tasks.py.
 TARGETS = (
     "test_any_reply_is_read_or_refused_with_a_protocol_error",
     "test_the_state_machine_never_leaves_a_terminal_state",
@@ -28,4 +28,4 @@ TARGETS = (
 
 
 if __name__ == "__main__":
-    run("fuzz_tasks.py", "test_core_tasks", TARGETS)
+    run("fuzz_tasks.py", "tests._core.test_tasks", TARGETS)

@@ -1,4 +1,4 @@
-"""Helpers shared by the ``test_client_*.py`` modules.
+"""Helpers shared by the tests of the client (``tests/_client/``) and others that run its server.
 
 They run ``tests/servers/mcp_server.py`` (standard library only; its
 docstring lists the flags and tools) with the running interpreter, and read

@@ -18,6 +18,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+# Test files live in folders that mirror the package (tests/_core/, tests/cli/, ...),
+# each a package so that two of the same name do not collide; they import the
+# modules of this folder (http_support, paths, ...) by name.
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 # Each profile starts from Hypothesis's own defaults, not from whatever profile
 # is loaded (Hypothesis loads a built-in "ci" profile of its own when CI is set).
 _base = settings.get_profile("default")

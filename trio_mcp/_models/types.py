@@ -5,7 +5,7 @@ attributes (``mime_type`` for the wire's ``mimeType``, ``meta`` for
 ``_meta``). The wire format, and every rule about what a server may send,
 lives in `trio_mcp._models.codec`, following attrs' own advice that a model
 and its serialization format should not be coupled; this module imports
-neither cattrs nor the codec (``tests/test_models.py`` checks it).
+neither cattrs nor the codec (``tests/_models/test_models.py`` checks it).
 
 What holds for every class:
 

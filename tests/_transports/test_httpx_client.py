@@ -1,0 +1,233 @@
+"""The connection pool under the HTTP channel's own client, against a real server process.
+
+The server is ``tests/servers/chaos_server.py``, with ``--calm`` (every call
+answered with plain JSON) or ``--only NAME`` (every call answered one way).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from contextlib import asynccontextmanager
+from functools import partial
+
+import pytest
+import trio
+from paths import SERVERS_DIR
+
+httpx2 = pytest.importorskip("httpx2")
+
+from trio_mcp._transports._httpx_client import LeanTransport, make_client, transport_for  # noqa: E402
+
+CHAOS = SERVERS_DIR / "chaos_server.py"
+MODERN = "2026-07-28"
+LIMIT = 30
+
+
+@asynccontextmanager
+async def chaos(*args):
+    process = await trio.lowlevel.open_process([sys.executable, str(CHAOS), *args], stdout=subprocess.PIPE)
+    try:
+        with trio.fail_after(LIMIT):
+            line = b""
+            while not line.endswith(b"\n"):
+                line += await process.stdout.receive_some(1)
+        assert line.startswith(b"LISTENING "), line
+        yield f"http://127.0.0.1:{int(line.split()[1])}"
+    finally:
+        process.kill()
+        await process.wait()
+
+
+async def stats(base):
+    async with httpx2.AsyncClient(trust_env=False) as http:
+        return (await http.get(base + "/stats")).json()
+
+
+def call(text, request_id=1):
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": text}},
+    }
+    headers = {"content-type": "application/json", "mcp-protocol-version": MODERN}
+    return {"content": json.dumps(body).encode(), "headers": headers}
+
+
+def text_of(response):
+    return response.json()["result"]["content"][0]["text"]
+
+
+@asynccontextmanager
+async def client_on(transport):
+    async with httpx2.AsyncClient(trust_env=False, transport=transport, timeout=10) as http:
+        yield http
+
+
+async def test_one_call_at_a_time_keeps_one_connection():
+    async with chaos("--calm") as base:
+        transport = LeanTransport(trust_env=False)
+        with trio.fail_after(LIMIT):
+            async with client_on(transport) as http:
+                for i in range(20):
+                    assert text_of(await http.post(base + "/mcp", **call(f"n{i}", i))) == f"n{i}"
+                assert transport.connections == transport.idle_connections == 1
+            assert transport.connections == 0
+            seen = await stats(base)
+        assert seen["accepted"] == 1
+        assert seen["open"] == 0
+
+
+async def test_calls_in_flight_each_have_a_connection_and_leave_it_for_the_next():
+    async with chaos("--calm") as base:
+        transport = LeanTransport(trust_env=False)
+        width = 32
+        with trio.fail_after(LIMIT):
+            async with client_on(transport) as http:
+
+                async def one(i, answers):
+                    answers[i] = text_of(await http.post(base + "/mcp", **call(f"n{i}", i)))
+
+                for _ in range(3):
+                    answers = {}
+                    async with trio.open_nursery() as nursery:
+                        for i in range(width):
+                            nursery.start_soon(one, i, answers)
+                    assert answers == {i: f"n{i}" for i in range(width)}
+                    assert transport.connections == transport.idle_connections <= width
+                accepted = (await stats(base))["accepted"]
+        # Later rounds reuse the first round's connections.
+        assert accepted <= width
+
+
+async def test_bytes_past_a_response_never_answer_the_next_request():
+    """The server sends a second, unasked-for response after each answer: the
+    connection is not reused, so it never answers the next request."""
+    async with chaos("--only", "extra") as base:
+        transport = LeanTransport(trust_env=False)
+        with trio.fail_after(LIMIT):
+            async with client_on(transport) as http:
+                for i in range(10):
+                    assert text_of(await http.post(base + "/mcp", **call(f"n{i}", i))) == f"n{i}"
+                    assert transport.connections == 0
+            assert (await stats(base))["accepted"] == 10
+
+
+async def test_a_cut_body_is_an_httpx_error_and_the_next_request_works():
+    async with chaos("--only", "cut") as base:
+        transport = LeanTransport(trust_env=False)
+        with trio.fail_after(LIMIT):
+            async with client_on(transport) as http:
+                with pytest.raises(httpx2.RemoteProtocolError) as caught:
+                    await http.post(base + "/mcp", **call("cut"))
+                assert caught.value.__cause__ is not None  # the network's own, kept as the cause
+                assert transport.connections == 0
+                listed = await http.post(
+                    base + "/mcp",
+                    content=b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+                    headers={"content-type": "application/json", "mcp-protocol-version": MODERN},
+                )
+                assert listed.json()["result"]["tools"][0]["name"] == "echo"
+
+
+async def test_a_cancelled_exchange_closes_its_connection():
+    """A stream left half-read by cancellation is closed, never handed to the next request."""
+    async with chaos("--only", "ask") as base:
+        transport = LeanTransport(trust_env=False)
+        with trio.fail_after(LIMIT):
+            async with client_on(transport) as http:
+                headers = {"content-type": "application/json"}
+                initialize = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'
+                answer = await http.post(base + "/mcp", content=initialize, headers=headers)
+                session = {"mcp-session-id": answer.headers["mcp-session-id"]}
+                body = call("asked", 2)
+                with trio.move_on_after(0.5) as scope:
+                    async with http.stream(
+                        "POST", base + "/mcp", content=body["content"], headers=headers | session
+                    ) as response:
+                        # The server's request comes, and then nothing (it waits for the
+                        # answer): cancelled while reading, as the channel cancels a request.
+                        async for chunk in response.aiter_bytes():
+                            assert b"ping" in chunk
+                assert scope.cancelled_caught
+                # It was initialize's connection, taken again: now closed, not kept.
+                assert transport.connections == transport.idle_connections == 0
+            while (await stats(base))["open"]:  # noqa: ASYNC110 - another process
+                await trio.sleep(0.05)
+
+
+async def test_an_expired_idle_connection_is_replaced():
+    async with chaos("--calm") as base:
+        transport = LeanTransport(trust_env=False, keepalive_expiry=0.05)
+        with trio.fail_after(LIMIT):
+            async with client_on(transport) as http:
+                await http.post(base + "/mcp", **call("a"))
+                await trio.sleep(0.2)
+                assert text_of(await http.post(base + "/mcp", **call("b"))) == "b"
+                assert transport.connections == 1
+            assert (await stats(base))["accepted"] == 2
+
+
+async def test_idle_connections_not_taken_again_are_closed_in_time():
+    """After a burst, one call at a time reuses one connection; the others are
+    closed once idle longer than the expiry, not kept open for ever."""
+    async with chaos("--calm") as base:
+        transport = LeanTransport(trust_env=False, keepalive_expiry=0.3)
+        with trio.fail_after(LIMIT):
+            async with client_on(transport) as http:
+                async with trio.open_nursery() as nursery:
+                    for i in range(8):
+                        nursery.start_soon(partial(http.post, base + "/mcp", **call(f"n{i}", i)))
+                assert transport.idle_connections > 1
+                for _ in range(12):
+                    await http.post(base + "/mcp", **call("again"))
+                    await trio.sleep(0.05)
+                assert transport.connections == transport.idle_connections == 1
+                while (await stats(base))["open"] > 1:  # noqa: ASYNC110 - another process
+                    await trio.sleep(0.05)
+
+
+async def test_nothing_listening_is_a_connect_error():
+    with trio.socket.socket() as sock:
+        await sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    transport = LeanTransport(trust_env=False)
+    with trio.fail_after(LIMIT):
+        async with client_on(transport) as http:
+            with pytest.raises(httpx2.ConnectError):
+                await http.post(f"http://127.0.0.1:{port}/mcp", **call("x"))
+    assert transport.connections == 0
+
+
+async def test_an_unsupported_scheme_is_refused():
+    async with client_on(LeanTransport(trust_env=False)) as http:
+        with pytest.raises(httpx2.UnsupportedProtocol):
+            await http.post("ftp://127.0.0.1/mcp", **call("x"))
+
+
+@pytest.mark.parametrize("trust_env", [False, True])
+def test_the_channels_client(monkeypatch, trust_env):
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    client = make_client(trust_env=trust_env)
+    assert client.timeout == httpx2.Timeout(connect=10.0, read=None, write=30.0, pool=30.0)
+    assert not client.follow_redirects
+    assert client.trust_env == trust_env
+    assert isinstance(transport_for(trust_env=trust_env), LeanTransport)
+
+
+async def test_a_proxy_in_the_environment_still_applies(monkeypatch):
+    """httpx2 applies the environment's proxies only without a transport of the
+    client's own: then the channel's client keeps httpx2's pool."""
+    async with chaos("--calm") as base:
+        # The "proxy" is the chaos server itself, which answers whatever the
+        # target: a host that does not exist is reached through it, or not at all.
+        monkeypatch.setenv("HTTP_PROXY", base)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        assert transport_for(trust_env=True) is None
+        async with make_client(trust_env=True) as client:
+            answer = await client.post("http://example.invalid/mcp", **call("via the proxy"))
+        assert text_of(answer) == "via the proxy"
