@@ -210,7 +210,7 @@ def test_no_module_defines_a_typed_dict() -> None:
 #: The one exported exception that cannot live in ``_errors``: it is a
 #: `trio.TooSlowError` too, and ``_errors`` imports no Trio (the pure core
 #: raises its exceptions, and ``import trio_mcp`` loads only them).
-OUTSIDE_ERRORS = {"RequestTimeout": "trio_mcp._session"}
+OUTSIDE_ERRORS = {"RequestTimeout": "trio_mcp._session.session"}
 
 
 def test_every_exception_class_is_defined_in_errors() -> None:
