@@ -78,8 +78,6 @@ __all__ = [
 JSON: TypeAlias = Any
 
 _logger = logging.getLogger("trio_mcp.transport")
-_current_task = trio.lowlevel.current_task
-_wait_task_rescheduled = trio.lowlevel.wait_task_rescheduled
 
 
 class RequestTimeout(MCPError, trio.TooSlowError):
@@ -518,9 +516,7 @@ class Session:
                     # channel can.
                     await self._channel.read_until(box.is_done)
                 while not box.done:
-                    # box.park(), inlined: one coroutine frame fewer on every resume.
-                    box.task = _current_task()
-                    await _wait_task_rescheduled(box.abort)
+                    await box.park()
             else:
                 await self._wait(box)
         except BaseException:
