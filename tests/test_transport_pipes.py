@@ -21,7 +21,7 @@ from trio_mcp._transports._pipes import LEASE, StdoutReader, write_now
 class Pipe:
     """A pipe whose read end a `StdoutReader` reads, and a record of what it did."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, lend: bool = True) -> None:
         read_fd, self.write_fd = os.pipe()
         os.set_blocking(self.write_fd, False)
         self.stream = trio.lowlevel.FdStream(read_fd)
@@ -31,7 +31,7 @@ class Pipe:
         self.fed = trio.Event()
         self.idle = True
         self.reader = StdoutReader(
-            self.stream, feed=self.feed, ended=self.endings.append, is_idle=self.is_idle
+            self.stream, feed=self.feed, ended=self.endings.append, is_idle=self.is_idle, lend=lend
         )
 
     def feed(self, data: bytes) -> None:
@@ -207,6 +207,19 @@ async def test_the_end_of_the_output_is_reported_once_whoever_reads_it() -> None
         # Over: never lent again.
         assert not await pipe.reader.read_until(lambda: False)
     assert pipe.endings == [None]
+
+
+async def test_without_the_trick_the_reader_task_reads_everything() -> None:
+    """``lend=False`` (a channel with ``pipe_tricks`` off): nothing in flight, still never lent."""
+    pipe = Pipe(lend=False)
+    async with running(pipe) as reader_task:
+        for line in (b"one\n", b"two\n"):
+            pipe.write(line)
+            await pipe.until(lambda line=line: pipe.data.endswith(line))
+            await trio.testing.wait_all_tasks_blocked()
+            assert pipe.reader.holder == "reader"
+            assert not await pipe.reader.read_until(lambda: True)
+        assert pipe.readers == [reader_task, reader_task]
 
 
 async def test_a_closing_channel_lends_stdout_no_more() -> None:

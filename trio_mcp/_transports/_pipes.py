@@ -80,12 +80,14 @@ class StdoutReader:
         ended: Called once, with `None` at the end of the output or with
             the error that ended reading.
         is_idle: Whether no request awaits an answer.
+        lend: Whether stdout is ever lent (without, the reader task reads it all).
     """
 
     __slots__ = (
         "_fd",
         "_feed",
         "_is_idle",
+        "_lend",
         "_lent",
         "_on_ended",
         "_reader",
@@ -102,12 +104,14 @@ class StdoutReader:
         feed: Callable[[bytes], None],
         ended: Callable[[BaseException | None], None],
         is_idle: Callable[[], bool],
+        lend: bool = True,
     ) -> None:
         self._stream = stream
         self._fd = stream.fileno()
         self._feed = feed
         self._on_ended = ended
         self._is_idle = is_idle
+        self._lend = lend
         self.holder: _Holder = "reader"
         """Who reads now: the reader task, a caller (``direct``), or whoever comes first (``idle``)."""
         self.closing = False
@@ -141,7 +145,7 @@ class StdoutReader:
                     self._ended(None)
                     return
                 self._feed(data)
-                if self._is_idle() and not self.closing:
+                if self._lend and self._is_idle() and not self.closing:
                     # Nothing in flight: the next lone request may read its own answer.
                     self.holder = "idle"
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:

@@ -35,7 +35,7 @@ import shlex
 import signal as signal_module
 import subprocess
 from collections import deque
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 import trio
 
@@ -139,6 +139,11 @@ class ProcessChannel(Channel):
         max_message_bytes: The longest line accepted on stdout.
     """
 
+    pipe_tricks: ClassVar[bool] = True
+    """Whether a lone request writes its message and reads its answer in its own task
+    (`trio_mcp._transports._pipes`). Off (in a subclass), every byte goes through the
+    writer and reader tasks, the plain Trio way: what the benchmarks compare against."""
+
     def __init__(
         self, command: str, args: tuple[str, ...], options: ProcessTarget, max_message_bytes: int
     ) -> None:
@@ -220,6 +225,7 @@ class ProcessChannel(Channel):
             feed=self._feed,
             ended=self._stdout_ended,
             is_idle=receiver.is_idle,
+            lend=self.pipe_tricks,
         )
         self._stdout = stdout
         # No checkpoint from here on: a cancellation reaches the caller only
@@ -287,7 +293,7 @@ class ProcessChannel(Channel):
     def send(self, data: bytes, about: Outgoing, *, batch: bool = False) -> None:
         if self._write_broken:
             return
-        if batch or self._writing or self._outbox:
+        if batch or self._writing or self._outbox or not self.pipe_tricks:
             # Other messages are queued or likely to follow: leave this one
             # to the writer task, which joins whatever is queued during this
             # scheduler pass into one write.
