@@ -1,8 +1,10 @@
-"""One server of a group: its supervisor's record, what it lists, and the callers' listen streams.
+"""One server of a group: its record, what it lists, and the callers' listen streams.
 
 The group (`ServerGroup`) keeps a `Member` for each server of its
 configuration: its state, its restart tracker, its client while it runs, and
-its last `Listing`. A `Listener` is one `ServerGroup.listen` block, which
+its last `Listing`; the supervisor (``supervisor``) changes it, the
+catalogue (``catalogue``) names what it lists, and it tells its own
+`ServerStatus`. A `Listener` is one `ServerGroup.listen` block, which
 outlives the server's processes. The functions list what a server offers and
 run helpers beside its client.
 """
@@ -21,6 +23,7 @@ from .._client import start_beside
 from .._config import ConfigError, LoadedConfig, ServerSpec
 from .._errors import AuthRequired, MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
 from .._models import Prompt, Resource, ResourceTemplate, Tool
+from .records import ServerStatus
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -39,7 +42,6 @@ __all__ = [
     "retryable",
     "specs_of",
     "start_helper",
-    "unique",
 ]
 
 JSON: TypeAlias = Any
@@ -109,6 +111,77 @@ class Member:
         with trio.move_on_after(seconds):
             await self.wake.wait()
         self.wake = None
+
+    def status(self, *, stopping: bool) -> ServerStatus:
+        """A snapshot of the server; ``stopping``: the group is closing."""
+        error = self.error
+        gone = error if isinstance(error, ServerGone) else None
+        exit_code = gone.exit_code if gone else None
+        signal = gone.signal if gone else None
+        pid = None
+        state = self.state
+        client = self.client
+        if state == "ready" and client is not None:
+            stats = client.statistics()
+            if alive(client):
+                pid = stats.pid
+            else:
+                # Dead, and its supervisor has not yet been told (the end of
+                # its output is still being read): no longer ready.
+                code = stats.returncode
+                exit_code = code if code is not None and code >= 0 else None
+                signal = -code if code is not None and code < 0 else None
+                again = self.tracker.would_restart(trio.current_time(), clean=code == 0)
+                state = "restarting" if again and not stopping else "failed"
+        return ServerStatus(
+            name=self.name,
+            state=state,
+            error=error,
+            reason=self.reason,
+            restarts=self.tracker.restarts,
+            pid=pid,
+            exit_code=exit_code,
+            signal=signal,
+            stderr_tail=gone.stderr_tail if gone else "",
+        )
+
+    def shown_state(self, *, stopping: bool) -> ServerState:
+        """The state `status` shows: a ready server whose process is dead is no longer ready."""
+        if self.state == "ready" and self.client is not None and not alive(self.client):
+            return self.status(stopping=stopping).state
+        return self.state
+
+    def unavailable(self) -> MCPError:
+        """Why the server cannot be used: the error a caller who waits for it gets."""
+        if self.state == "invalid" and isinstance(self.error, ConfigError):
+            wrong = self.error
+            return ConfigError(str(wrong), file=wrong.file, server=wrong.server, field=wrong.field)
+        if self.state == "disabled":
+            return ConfigError(
+                f"server {self.name!r} is disabled in the configuration", server=self.name, field="disabled"
+            )
+        last = self.error
+        if self.state == "needs-login" and isinstance(last, AuthRequired):
+            return last
+        if self.state == "failed":
+            text = f"server {self.name!r} failed: {self.reason}"
+        else:
+            text = f"server {self.name!r} is stopped: the group is closing"
+        if last is not None:
+            text += f"; last error: {str(last).splitlines()[0]}"
+        gone = last if isinstance(last, ServerGone) else None
+        error = ServerGone(
+            text,
+            exit_code=gone.exit_code if gone else None,
+            signal=gone.signal if gone else None,
+            stderr_tail=gone.stderr_tail if gone else "",
+            server=gone.server if gone else self.name,
+            command=self.spec.command_line[0],
+            arguments=self.spec.command_line[1:],
+            pid=gone.pid if gone else None,
+        )
+        error.__cause__ = last
+        return error
 
 
 class Listener:
@@ -220,19 +293,6 @@ def clean_exit(error: BaseException) -> bool:
 def alive(client: Client) -> bool:
     """Whether the client's server can still answer: its session works and its process (if any) runs."""
     return client.failure is None and client.statistics().returncode is None
-
-
-def unique(member: Member, items: list[Any]) -> list[Any]:
-    """The items of one listing, each name once (the first one is kept)."""
-    seen: set[str] = set()
-    kept: list[Any] = []
-    for item in items:
-        if item.name in seen:
-            logger.warning("server %r lists %r twice; the first one is kept", member.name, item.name)
-            continue
-        seen.add(item.name)
-        kept.append(item)
-    return kept
 
 
 async def start_helper(client: Client, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
