@@ -31,7 +31,16 @@ from .records import EventFeed, Listed, ServerEvent, ServerState, ServerStatus, 
 from .supervisor import Settings, Supervisor, SupervisorOps
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import (
+        AsyncIterator,
+        Awaitable,
+        Callable,
+        Coroutine,
+        Iterable,
+        Iterator,
+        Mapping,
+        Sequence,
+    )
     from contextlib import AbstractAsyncContextManager
     from types import TracebackType
 
@@ -71,10 +80,12 @@ class ServerGroup:
         specs: list[ServerSpec],
         invalid: Mapping[str, ConfigError],
         policy: RestartPolicy,
-        settings: Settings,
+        options: ClientOptions,
         on_event: Callable[[ServerEvent], object] | None,
         rng: random.Random,
         wait: bool = True,
+        kill_grace: float | None = None,
+        on_server_stderr: Callable[[str, str], object] | None = None,
     ) -> None:
         self.policy = policy
         """The restart policy the group applies."""
@@ -94,7 +105,7 @@ class ServerGroup:
         self._catalogue = Catalogue(self._members.values(), self._feed.emit)
         self._supervisor = Supervisor(
             self._members.values(),
-            settings,
+            Settings(options, kill_grace=kill_grace, on_server_stderr=on_server_stderr),
             SupervisorOps(publish=self._catalogue.publish, emit=self._feed.emit),
         )
         self._started = False
@@ -530,7 +541,9 @@ class ServerGroup:
             self._ended()
 
     def _ended(self) -> None:
-        """Every server has stopped: end the event channels and the listen streams."""
+        """Every supervisor has ended: end the event channels and the listen streams."""
+        # (Cancelled from outside, they ended without saying so.)
+        self._supervisor.ended()
         self._feed.close()
         for member in self._members.values():
             for listener in member.listeners:
@@ -587,18 +600,33 @@ async def _named_task(server: str, opening: AbstractAsyncContextManager[ToolTask
 
 
 def _refuses_on_stderr(opener: Callable[P, R]) -> Callable[P, R]:
-    """``opener``, with a clear `TypeError` for ``on_stderr=``, which is `ProcessTarget`'s one-argument hook."""
+    """``opener``, with a clear `TypeError` for ``on_stderr=`` (`ProcessTarget`'s one-argument hook)."""
 
     @functools.wraps(opener)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:
-        if "on_stderr" in kwargs:
-            raise TypeError(
-                f"{opener.__name__}() takes on_server_stderr=, called with the server's name and the line,"
-                " not on_stderr= (ProcessTarget's hook, called with the line alone)"
-            )
+        _check_spelling(opener.__name__, kwargs)
         return opener(*args, **kwargs)
 
     return checked
+
+
+def _refuses_on_stderr_async(opener: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """`_refuses_on_stderr`, for an async opener (which stays one)."""
+
+    @functools.wraps(opener)
+    async def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        _check_spelling(opener.__name__, kwargs)
+        return await opener(*args, **kwargs)
+
+    return checked
+
+
+def _check_spelling(opener: str, kwargs: Mapping[str, object]) -> None:
+    if "on_stderr" in kwargs:
+        raise TypeError(
+            f"{opener}() takes on_server_stderr=, called with the server's name and the line,"
+            " not on_stderr= (ProcessTarget's hook, called with the line alone)"
+        )
 
 
 def _group(
@@ -623,8 +651,17 @@ def _group(
         raise TypeError(f"wait must be True or False, not {type(wait).__name__}")
     seconds("kill_grace", zero=True, none=True)(None, None, kill_grace)
     callable_or_none("on_server_stderr")(None, None, on_server_stderr)
-    settings = Settings(options, kill_grace=kill_grace, on_server_stderr=on_server_stderr)
-    return ServerGroup(specs, invalid, policy, settings, on_event, random.Random(seed), wait)
+    return ServerGroup(
+        specs,
+        invalid,
+        policy,
+        options,
+        on_event,
+        random.Random(seed),
+        wait,
+        kill_grace=kill_grace,
+        on_server_stderr=on_server_stderr,
+    )
 
 
 @_refuses_on_stderr
@@ -692,7 +729,7 @@ def open_servers(
     return _group(config, restart, on_event, seed, wait, options, kill_grace, on_server_stderr)
 
 
-@_refuses_on_stderr
+@_refuses_on_stderr_async
 async def connect_servers(
     nursery: trio.Nursery,
     config: LoadedConfig | Mapping[str, ServerSpec] | Iterable[ServerSpec],

@@ -161,6 +161,14 @@ class Supervisor:
             member.poke()
         self._changed()
 
+    def ended(self) -> None:
+        """The supervisors' tasks are over: a server still shown as running (they were cancelled) is stopped."""
+        self.stop()
+        for member in self._members:
+            self._settle(member)
+            if member.state not in ("stopped", "disabled", "invalid"):
+                self._set(member, "stopped")
+
     # ------------------------------------------------------------ one server
 
     def _set(
