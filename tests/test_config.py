@@ -849,6 +849,29 @@ def test_jsonc_stripping_keeps_plain_json(data):
     assert json.loads(strip_jsonc(text)) == data
 
 
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("[1, // a note, then the end\n]", [1]),
+        ("[1, /* one */ /* two */\n]", [1]),
+        ('{"a": "//, not a comment ]",}', {"a": "//, not a comment ]"}),
+        ('{"a": "/* nor this */", // but this\n"b": 2}', {"a": "/* nor this */", "b": 2}),
+        ("[1, // a bracket in a comment is no end ]\n2]", [1, 2]),
+    ],
+)
+def test_jsonc_comments_and_trailing_commas_in_one_pass(text: str, plain: object) -> None:
+    stripped = strip_jsonc(text)
+    assert len(stripped) == len(text)  # line and column numbers stay right
+    assert json.loads(stripped) == plain
+
+
+def test_jsonc_leaves_what_it_cannot_end_to_the_parser() -> None:
+    # An unterminated comment or string stays, for the JSON parser to refuse.
+    assert strip_jsonc("[1, /* open") == "[1, /* open"
+    assert strip_jsonc('["open, ]') == '["open, ]'
+    assert strip_jsonc("[1, // ]") == "[1,     "
+
+
 # ------------------------------------------------------------------ files without servers
 
 
