@@ -126,10 +126,7 @@ class Catalogue:
         Raises:
             UnknownName: No tool was ever listed under that name.
         """
-        route = self._tool_routes.get(name)
-        if route is None:
-            raise UnknownName(f"the group has no tool named {name!r}", name=name, kind="tool")
-        return route
+        return _route(self._tool_routes, name, "tool")
 
     @staticmethod
     def check_offered(member: Member, tool: str, name: str) -> None:
@@ -149,10 +146,14 @@ class Catalogue:
         Raises:
             UnknownName: No prompt was ever listed under that name.
         """
-        route = self._prompt_routes.get(name)
-        if route is None:
-            raise UnknownName(f"the group has no prompt named {name!r}", name=name, kind="prompt")
-        return route
+        return _route(self._prompt_routes, name, "prompt")
+
+
+def _route(routes: dict[str, tuple[str, str]], name: str, kind: str) -> tuple[str, str]:
+    route = routes.get(name)
+    if route is None:
+        raise UnknownName(f"the group has no {kind} named {name!r}", name=name, kind=kind)
+    return route
 
 
 def _unique(member: Member, items: list[Any]) -> list[Any]:
