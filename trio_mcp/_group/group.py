@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Iterable, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeAlias, TypeVar
 
@@ -26,7 +27,7 @@ from .._errors import MCPError, name_entry
 from .._nursery import reraise
 from .._options import ClientOptions, callable_or_none, seconds
 from .catalogue import Catalogue
-from .members import Listener, Member, specs_of, start_helper
+from .members import Listener, Member, start_helper
 from .records import EventFeed, Listed, ServerEvent, ServerState, ServerStatus, UnknownName
 from .supervisor import Settings, Supervisor, SupervisorOps
 
@@ -36,9 +37,7 @@ if TYPE_CHECKING:
         Awaitable,
         Callable,
         Coroutine,
-        Iterable,
         Iterator,
-        Mapping,
         Sequence,
     )
     from contextlib import AbstractAsyncContextManager
@@ -627,6 +626,41 @@ def _check_spelling(opener: str, kwargs: Mapping[str, object]) -> None:
             f"{opener}() takes on_server_stderr=, called with the server's name and the line,"
             " not on_stderr= (ProcessTarget's hook, called with the line alone)"
         )
+
+
+def specs_of(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
+    invalid: dict[str, ConfigError] = {}
+    if isinstance(config, LoadedConfig):
+        specs = list(config.servers.values())
+        invalid = dict(config.invalid)
+    elif isinstance(config, Mapping):
+        specs = []
+        for key, spec in config.items():
+            if not isinstance(spec, ServerSpec):
+                raise TypeError(
+                    f"the group's configuration maps names to ServerSpec, not {type(spec).__name__}"
+                )
+            if spec.name != key:
+                raise ValueError(f"the server {spec.name!r} is listed under another name, {key!r}")
+            specs.append(spec)
+    elif isinstance(config, Iterable) and not isinstance(config, str | bytes):
+        specs = list(config)
+        for spec in specs:
+            if not isinstance(spec, ServerSpec):
+                raise TypeError(
+                    f"the group's configuration holds ServerSpec objects, not {type(spec).__name__}"
+                )
+    else:
+        raise TypeError(
+            "open_servers() takes a LoadedConfig, a mapping of names to ServerSpec, or ServerSpec objects,"
+            f" not {type(config).__name__}"
+        )
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.name in seen or spec.name in invalid:
+            raise ValueError(f"two servers are named {spec.name!r}")
+        seen.add(spec.name)
+    return specs, invalid
 
 
 def _group(

@@ -5,23 +5,22 @@ configuration: its state, its restart tracker, its client while it runs, and
 its last `Listing`; the supervisor (``supervisor``) changes it, the
 catalogue (``catalogue``) names what it lists, and it tells its own
 `ServerStatus`. A `Listener` is one `ServerGroup.listen` block, which
-outlives the server's processes. The functions list what a server offers and
-run helpers beside its client.
+outlives the server's processes; `start_helper` runs one (or the
+supervisor's own helpers) beside the server's client.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 import trio
 
 from .._client import start_beside
-from .._config import ConfigError, LoadedConfig, ServerSpec
-from .._errors import AuthRequired, MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
+from .._config import ConfigError, ServerSpec
+from .._errors import AuthRequired, MCPError, ServerGone
 from .._models import Prompt, Resource, ResourceTemplate, Tool
 from .records import ServerStatus
 
@@ -37,10 +36,6 @@ __all__ = [
     "Listing",
     "Member",
     "alive",
-    "clean_exit",
-    "list_all",
-    "retryable",
-    "specs_of",
     "start_helper",
 ]
 
@@ -246,50 +241,6 @@ class Listener:
                 self.scopes.discard(scope)
 
 
-def specs_of(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
-    invalid: dict[str, ConfigError] = {}
-    if isinstance(config, LoadedConfig):
-        specs = list(config.servers.values())
-        invalid = dict(config.invalid)
-    elif isinstance(config, Mapping):
-        specs = []
-        for key, spec in config.items():
-            if not isinstance(spec, ServerSpec):
-                raise TypeError(
-                    f"the group's configuration maps names to ServerSpec, not {type(spec).__name__}"
-                )
-            if spec.name != key:
-                raise ValueError(f"the server {spec.name!r} is listed under another name, {key!r}")
-            specs.append(spec)
-    elif isinstance(config, Iterable) and not isinstance(config, str | bytes):
-        specs = list(config)
-        for spec in specs:
-            if not isinstance(spec, ServerSpec):
-                raise TypeError(
-                    f"the group's configuration holds ServerSpec objects, not {type(spec).__name__}"
-                )
-    else:
-        raise TypeError(
-            "open_servers() takes a LoadedConfig, a mapping of names to ServerSpec, or ServerSpec objects,"
-            f" not {type(config).__name__}"
-        )
-    seen: set[str] = set()
-    for spec in specs:
-        if spec.name in seen or spec.name in invalid:
-            raise ValueError(f"two servers are named {spec.name!r}")
-        seen.add(spec.name)
-    return specs, invalid
-
-
-def retryable(error: BaseException) -> bool:
-    """Whether starting the server again might help."""
-    return not isinstance(error, SpawnFailed | VersionMismatch | NotSupported | ConfigError | AuthRequired)
-
-
-def clean_exit(error: BaseException) -> bool:
-    return isinstance(error, ServerGone) and error.exit_code == 0 and error.signal is None
-
-
 def alive(client: Client) -> bool:
     """Whether the client's server can still answer: its session works and its process (if any) runs."""
     return client.failure is None and client.statistics().returncode is None
@@ -307,25 +258,3 @@ async def start_helper(client: Client, fn: Callable[..., Awaitable[None]], *args
 
     start_beside(client, run, name="group helper")
     await started.wait()
-
-
-async def list_all(client: Client) -> Listing:
-    """Everything the server offers, every page of it; a listing it refuses is empty."""
-    caps = client.server_capabilities
-    listing = Listing()
-    if caps.tools is not None:
-        listing.tools = await _or_empty(client.list_tools)
-    if caps.prompts is not None:
-        listing.prompts = await _or_empty(client.list_prompts)
-    if caps.resources is not None:
-        listing.resources = await _or_empty(client.list_resources)
-        listing.templates = await _or_empty(client.list_resource_templates)
-    return listing
-
-
-async def _or_empty(fetch: Callable[[], Any]) -> list[Any]:
-    try:
-        items: list[Any] = await fetch()
-    except RpcError:
-        return []
-    return items

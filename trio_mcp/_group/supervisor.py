@@ -21,19 +21,28 @@ import trio
 
 from .._client import start_beside
 from .._config import ConfigError
-from .._errors import AuthRequired, MCPError, name_entry
+from .._errors import (
+    AuthRequired,
+    MCPError,
+    NotSupported,
+    RpcError,
+    ServerGone,
+    SpawnFailed,
+    VersionMismatch,
+    name_entry,
+)
 from .._options import ClientOptions
 from .._session import RequestTimeout
 from .._telemetry import restarting
 from .connect import connect, startup_timeout
-from .members import clean_exit, list_all, retryable, start_helper
+from .members import Listing, start_helper
 from .records import ServerEvent
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Iterable
 
     from .._client import Client
-    from .members import Listing, Member
+    from .members import Member
     from .records import ServerState
 
 __all__ = ["Publish", "Settings", "Supervisor", "SupervisorOps"]
@@ -390,3 +399,34 @@ class Supervisor:
                         self._note(member, note)
         except MCPError as exc:
             _logger.debug("server %r: no change notifications: %s", member.name, exc)
+
+
+def retryable(error: BaseException) -> bool:
+    """Whether starting the server again might help."""
+    return not isinstance(error, SpawnFailed | VersionMismatch | NotSupported | ConfigError | AuthRequired)
+
+
+def clean_exit(error: BaseException) -> bool:
+    return isinstance(error, ServerGone) and error.exit_code == 0 and error.signal is None
+
+
+async def list_all(client: Client) -> Listing:
+    """Everything the server offers, every page of it; a listing it refuses is empty."""
+    caps = client.server_capabilities
+    listing = Listing()
+    if caps.tools is not None:
+        listing.tools = await _or_empty(client.list_tools)
+    if caps.prompts is not None:
+        listing.prompts = await _or_empty(client.list_prompts)
+    if caps.resources is not None:
+        listing.resources = await _or_empty(client.list_resources)
+        listing.templates = await _or_empty(client.list_resource_templates)
+    return listing
+
+
+async def _or_empty(fetch: Callable[[], Any]) -> list[Any]:
+    try:
+        items: list[Any] = await fetch()
+    except RpcError:
+        return []
+    return items
