@@ -24,8 +24,8 @@ import trio
 from .._config import ConfigError, LoadedConfig, ServerSpec
 from .._core.restart import RestartPolicy, RestartTracker
 from .._errors import MCPError, name_entry
-from .._nursery import reraise
 from .._options import ClientOptions, callable_or_none, seconds
+from .._trio.nursery import reraise
 from .catalogue import Catalogue
 from .members import Listener, Member, start_helper
 from .records import EventFeed, Listed, ServerEvent, ServerState, ServerStatus, UnknownName
