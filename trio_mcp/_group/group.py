@@ -628,7 +628,7 @@ def _check_spelling(opener: str, kwargs: Mapping[str, object]) -> None:
         )
 
 
-def specs_of(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
+def _specs_of(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
     invalid: dict[str, ConfigError] = {}
     if isinstance(config, LoadedConfig):
         specs = list(config.servers.values())
@@ -674,7 +674,7 @@ def _group(
     on_server_stderr: Callable[[str, str], object] | None,
 ) -> ServerGroup:
     """A group not yet started, every argument checked."""
-    specs, invalid = specs_of(config)
+    specs, invalid = _specs_of(config)
     options = options if options is not None else ClientOptions()
     if not isinstance(options, ClientOptions):
         raise TypeError(f"options must be a ClientOptions, not {type(options).__name__}")

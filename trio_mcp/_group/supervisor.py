@@ -235,7 +235,7 @@ class Supervisor:
                 await member.sleep()
                 continue
             decision = member.tracker.stopped(
-                trio.current_time(), clean=clean_exit(error), retryable=retryable(error)
+                trio.current_time(), clean=_clean_exit(error), retryable=_retryable(error)
             )
             if not decision.restart:
                 self._set(member, "failed", error=error, reason=decision.reason)
@@ -320,7 +320,7 @@ class Supervisor:
         """Subscribe to changes, list what the server offers, make the callers' listen streams again."""
         # Subscribed before listing: no change falls between the two.
         await start_helper(client, self._listen, member, client)
-        self._publish(member, await list_all(client), announce=False)
+        self._publish(member, await _list_all(client), announce=False)
         for listener in list(member.listeners):
             await start_helper(client, listener.follow, client)
 
@@ -375,7 +375,7 @@ class Supervisor:
                 member.dirty = False
                 client.invalidate_cache()
                 try:
-                    listing = await list_all(client)
+                    listing = await _list_all(client)
                 except MCPError as exc:
                     _logger.info("server %r: listing after a change failed: %s", member.name, exc)
                     continue
@@ -401,16 +401,16 @@ class Supervisor:
             _logger.debug("server %r: no change notifications: %s", member.name, exc)
 
 
-def retryable(error: BaseException) -> bool:
+def _retryable(error: BaseException) -> bool:
     """Whether starting the server again might help."""
     return not isinstance(error, SpawnFailed | VersionMismatch | NotSupported | ConfigError | AuthRequired)
 
 
-def clean_exit(error: BaseException) -> bool:
+def _clean_exit(error: BaseException) -> bool:
     return isinstance(error, ServerGone) and error.exit_code == 0 and error.signal is None
 
 
-async def list_all(client: Client) -> Listing:
+async def _list_all(client: Client) -> Listing:
     """Everything the server offers, every page of it; a listing it refuses is empty."""
     caps = client.server_capabilities
     listing = Listing()
