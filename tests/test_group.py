@@ -534,6 +534,24 @@ async def test_connect_servers_runs_the_group_in_the_callers_nursery(tmp_path: P
         await servers.client("a")
 
 
+async def test_aclose_keeps_within_the_callers_deadline(tmp_path: Path) -> None:
+    # A server slow to leave gets the grace only the caller's deadline
+    # leaves it: here none, so it is signalled, and never writes its file.
+    starts = tmp_path / "starts"
+    left = tmp_path / "left"
+    with trio.fail_after(GUARD):
+        async with trio.open_nursery() as nursery:
+            servers = await trio_mcp.connect_servers(
+                nursery, [spec("slow", "--linger", str(left), "--starts", str(starts))], options=PINNED
+            )
+            with trio.CancelScope() as scope:
+                scope.cancel()
+                await servers.aclose()  # shielded: it returns once the server is gone
+            assert servers.status("slow").state == "stopped"
+    assert all(not running(pid) for pid in started_pids(starts))
+    assert not left.exists()  # reaped before it could leave by itself
+
+
 async def test_cancelling_the_nursery_of_connect_servers_ends_the_group(tmp_path: Path) -> None:
     starts = tmp_path / "starts"
     with trio.fail_after(GUARD):
