@@ -10,7 +10,7 @@ server restarts.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["Catalogue"]
 
 _logger = logging.getLogger("trio_mcp.group")
+
+_Item = TypeVar("_Item", "Resource", "ResourceTemplate")
 
 
 class Catalogue:
@@ -103,20 +105,12 @@ class Catalogue:
     @staticmethod
     def resources(ready: Iterable[Member]) -> list[Listed[Resource]]:
         """The resources of the ``ready`` servers, in their order."""
-        return [
-            Listed(exposed_name(member.name, item.name), member.name, item)
-            for member in ready
-            for item in member.listing.resources
-        ]
+        return [_exposed(member, item) for member in ready for item in member.listing.resources]
 
     @staticmethod
     def templates(ready: Iterable[Member]) -> list[Listed[ResourceTemplate]]:
         """The resource templates of the ``ready`` servers, in their order."""
-        return [
-            Listed(exposed_name(member.name, item.name), member.name, item)
-            for member in ready
-            for item in member.listing.templates
-        ]
+        return [_exposed(member, item) for member in ready for item in member.listing.templates]
 
     # --------------------------------------------------------------- routing
 
@@ -147,6 +141,11 @@ class Catalogue:
             UnknownName: No prompt was ever listed under that name.
         """
         return _route(self._prompt_routes, name, "prompt")
+
+
+def _exposed(member: Member, item: _Item) -> Listed[_Item]:
+    """A resource or template of a server, under a group-wide name (reading one goes by server and URI)."""
+    return Listed(exposed_name(member.name, item.name), member.name, item)
 
 
 def _route(routes: dict[str, tuple[str, str]], name: str, kind: str) -> tuple[str, str]:
