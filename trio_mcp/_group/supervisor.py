@@ -90,9 +90,9 @@ class SupervisorOps:
 
     Args:
         publish: Takes a server's new listing (the catalogue's
-            `~trio_mcp._group.catalogue.Catalogue.publish`); its keyword
-            ``announce`` says whether the change is an event.
-        emit: Announces an event.
+            ``publish``); its keyword ``announce`` says whether the change
+            is an event.
+        emit: Announces an event (the event feed's ``emit``).
     """
 
     publish: Publish
