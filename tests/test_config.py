@@ -849,6 +849,29 @@ def test_jsonc_stripping_keeps_plain_json(data):
     assert json.loads(strip_jsonc(text)) == data
 
 
+@pytest.mark.property
+@given(_json, st.data())
+def test_comments_and_trailing_commas_anywhere_leave_the_same_data(data, draw):
+    # Each line of indented JSON ends outside any string: a comment may
+    # follow it, and a comma may follow the last item of an object or list.
+    lines = json.dumps(data, indent=1).split("\n")
+    out = []
+    for line, after in zip(lines, [*lines[1:], ""], strict=True):
+        closing = after.lstrip()[:1] in ("}", "]")
+        if closing and not line.endswith(("{", "[", ",")) and draw.draw(st.booleans()):
+            line += ","
+        comment = draw.draw(
+            st.none()
+            | st.text().filter(lambda c: "\n" not in c).map(lambda c: " //" + c)
+            | st.text().filter(lambda c: "*/" not in c).map(lambda c: " /*" + c + "*/")
+        )
+        out.append(line + (comment or ""))
+    text = "\n".join(out)
+    stripped = strip_jsonc(text)
+    assert len(stripped) == len(text)
+    assert json.loads(stripped) == data
+
+
 @pytest.mark.parametrize(
     ("text", "plain"),
     [
