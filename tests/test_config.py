@@ -485,6 +485,8 @@ def test_on_missing_keep_and_empty():
     assert empty.servers["s"].args == ("ab",)
     with pytest.raises(ValueError, match="on_missing"):
         parse({"mcpServers": {}}, on_missing="maybe")
+    with pytest.raises(ValueError, match="on_missing"):
+        load_config(on_missing="maybe")  # no file to read: still checked
 
 
 def test_case_insensitive_names_on_windows():
