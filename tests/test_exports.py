@@ -109,7 +109,7 @@ PUBLIC = frozenset(
         # what the openers give
         "Client", "Session", "SessionStatistics", "Subscription", "Pages", "NotificationStream",
         # groups and configuration files
-        "open_servers", "open_server", "ServerGroup", "RestartPolicy", "ServerStatus", "ServerEvent",
+        "open_servers", "connect_servers", "open_server", "ServerGroup", "RestartPolicy", "ServerStatus", "ServerEvent",
         "Listed", "ServerSpec", "ConfigSource", "LoadedConfig", "DiscoveredConfig",
         "load_config", "parse_config", "discover_configs",
         # errors

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         ServerEvent as ServerEvent,
         ServerGroup as ServerGroup,
         ServerStatus as ServerStatus,
+        connect_servers as connect_servers,
         open_server as open_server,
         open_servers as open_servers,
     )
@@ -155,6 +156,7 @@ _LAZY: dict[str, str] = {
     "ServerEvent": "_group",
     "ServerGroup": "_group",
     "ServerStatus": "_group",
+    "connect_servers": "_group",
     "open_server": "_group",
     "open_servers": "_group",
     "connect_client": "_open",
