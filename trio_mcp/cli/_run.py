@@ -574,16 +574,21 @@ async def _prompt(session: Command, client: Client) -> int:
     return EXIT_OK
 
 
-async def _complete(session: Command, client: Client) -> int:
-    options = session.options
-    if client.server_capabilities.completions is None:
+def _require(session: Command, client: Client, capability: str, declared: object) -> None:
+    """Refuse a command whose capability the server did not declare (``declared`` is `None`)."""
+    if declared is None:
         raise Failure(
             EXIT_RPC_ERROR,
-            f"the server {session.server_name()} does not offer completions"
-            f" (its capabilities have no 'completions', at protocol version {client.protocol_version})",
+            f"the server {session.server_name()} does not offer {capability}"
+            f" (its capabilities have no {capability!r}, at protocol version {client.protocol_version})",
             kind="unsupported",
-            capability="completions",
+            capability=capability,
         )
+
+
+async def _complete(session: Command, client: Client) -> int:
+    options = session.options
+    _require(session, client, "completions", client.server_capabilities.completions)
     session.stage = "completion/complete"
     session.mark_stderr()
     ref = {"type": REFS[options.ref]}
@@ -605,14 +610,7 @@ async def _log_level(session: Command, client: Client) -> int:
     """``log-level LEVEL``: ask for the server's log messages from LEVEL up, and show them."""
     options = session.options
     level = options.target
-    if client.server_capabilities.logging is None:
-        raise Failure(
-            EXIT_RPC_ERROR,
-            f"the server {session.server_name()} does not offer logging"
-            f" (its capabilities have no 'logging', at protocol version {client.protocol_version})",
-            kind="unsupported",
-            capability="logging",
-        )
+    _require(session, client, "logging", client.server_capabilities.logging)
     session.stage = "logging/setLevel"
     session.mark_stderr()
     if client.era == "legacy":

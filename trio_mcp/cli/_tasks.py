@@ -155,10 +155,7 @@ async def _status(session: Command, client: Client) -> int:
         task = await client.get_task(session.options.target)
     except TaskGone as exc:
         raise _gone(exc) from None
-    if session.options.json_output:
-        session.emit_json(task_wire(task))
-    else:
-        session.emit(task_line(task) + "\n")
+    _show_task(session, task)
     return EXIT_OK
 
 
@@ -184,14 +181,22 @@ async def _cancel(session: Command, client: Client) -> int:
         task = await client.cancel_task(session.options.target)
     except TaskGone as exc:
         raise _gone(exc) from None
-    if session.options.json_output:
-        session.emit_json(task_wire(task) if task is not None else {"taskId": session.options.target})
-    elif task is not None:
-        session.emit(task_line(task) + "\n")
+    if task is not None:
+        _show_task(session, task)
+    elif session.options.json_output:
+        session.emit_json({"taskId": session.options.target})
     else:
         # 2026-07-28: an acknowledgement; the task ends later (cancelled, or otherwise).
         session.emit(f"{session.options.target}  cancel requested\n")
     return EXIT_OK
+
+
+def _show_task(session: Command, task: Task) -> None:
+    """A task's status on stdout: its line, or its JSON with ``--json``."""
+    if session.options.json_output:
+        session.emit_json(task_wire(task))
+    else:
+        session.emit(task_line(task) + "\n")
 
 
 _ACTIONS: Final[dict[str, Callable[[Command, Client], Any]]] = {
