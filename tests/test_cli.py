@@ -1310,3 +1310,38 @@ def test_ctrl_c_on_a_call_cancels_it_and_says_so():
     assert stderr.endswith(
         "trio-mcp: interrupted (tools/call): the request was cancelled and the server stopped\n"
     )
+
+
+def test_a_call_imports_only_its_own_path() -> None:
+    """``call`` loads the client and what a call shows, never the other commands' modules.
+
+    The shell, completion, configuration, login and task commands, server
+    groups, HTTP and login flows each load only for their own commands; the
+    close-name suggestions (``difflib``) only after a mistake.
+    """
+    code = (
+        "import sys, trio_mcp.cli as cli\n"
+        "status = cli.run(['call', 'echo', 'text=hi'])\n"
+        "print(status, *sorted(sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=LIMIT, check=True
+    )
+    status, *loaded = out.stdout.splitlines()[-1].split()
+    assert status == "0", out.stderr
+    assert "trio_mcp.cli._run" in loaded
+    unneeded = {
+        "trio_mcp.cli._shell",
+        "trio_mcp.cli._completion",
+        "trio_mcp.cli._configs",
+        "trio_mcp.cli._login",
+        "trio_mcp.cli._tasks",
+        "trio_mcp._group",
+        "trio_mcp._config",
+        "trio_mcp.auth",
+        "trio_mcp._transports.http",
+        "httpx2",
+        "difflib",
+        "readline",
+    }
+    assert unneeded.isdisjoint(loaded), sorted(unneeded.intersection(loaded))

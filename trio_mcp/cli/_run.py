@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from collections import deque
@@ -290,6 +289,8 @@ async def _listed_tools(session: Command, client: Client) -> list[Tool] | None:
 def _unknown_tool(name: str, tools: list[Tool]) -> Failure:
     """The refusal of a call of a tool the server does not list, with the closest names."""
     names = [tool.name for tool in tools]
+    import difflib  # only to name what was meant, after a mistake
+
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     if close:
         hint = f"did you mean {' or '.join(map(repr, close))}?"
@@ -323,6 +324,8 @@ def _missing_arguments(name: str, tool: Tool, given: Iterable[str]) -> Failure |
     unknown = sorted(item for item in have if item not in known_names(schema))
     hints = []
     for item in missing:
+        import difflib  # only to name what was meant, after a mistake
+
         close = difflib.get_close_matches(item, unknown, n=1, cutoff=0.5)
         if close:
             hints.append(f"{item!r} instead of {close[0]!r}")

@@ -44,7 +44,6 @@ names no argument at all (``{"type": "object"}``).
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
@@ -358,6 +357,8 @@ def unknown_arguments(names: Iterable[str], input_schema: JSON) -> list[UnknownA
     for name in names:
         if name in known or _matches_pattern(name, patterns):
             continue
+        import difflib  # only to name what was meant, after a mistake
+
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
         found.append(UnknownArgument(name, close, forbidden=extras == "forbidden"))
     return found
