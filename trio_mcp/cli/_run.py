@@ -424,7 +424,7 @@ async def _call(session: Command, client: Client) -> int:
         assert isinstance(result, CallToolResult)
     session.console.clear()
     broken = violation is not None and validator_available()  # not merely unchecked
-    code = await _show_call_result(session, result, broken=broken)
+    code = await show_call_result(session, result, broken=broken)
     if violation is None or code != EXIT_OK:
         return code
     if not options.output_check:
@@ -449,13 +449,21 @@ async def _call(session: Command, client: Client) -> int:
 _told_unchecked = False
 
 
-async def _show_call_result(session: Command, result: CallToolResult, *, broken: bool = False) -> int:
-    """Show a tool's result (stdout, or ``-o FILE``); `EXIT_TOOL_ERROR` when it is an error."""
+async def show_call_result(
+    session: Command, result: CallToolResult, *, broken: bool = False, what: str | None = None
+) -> int:
+    """Show a tool's result (stdout, or ``-o FILE``); `EXIT_TOOL_ERROR` when it is an error.
+
+    ``what`` names what ran, for the error message (default: ``the tool
+    'NAME'``, of the command line).
+    """
     options = session.options
+    if what is None:
+        what = f"the tool {options.target!r}"
     if options.json_output:
         session.emit_json(call_result_wire(result))
         if result.is_error:
-            session.console.error(f"the tool {options.target!r} reported an error")
+            session.console.error(f"{what} reported an error")
             await session.show_stderr()
             return EXIT_TOOL_ERROR
         return EXIT_OK
@@ -467,11 +475,11 @@ async def _show_call_result(session: Command, result: CallToolResult, *, broken:
     if result.is_error:
         body = text.rstrip("\n")
         if "\n" in body or not body:
-            session.console.error(f"the tool {options.target!r} reported an error" + (":" if body else ""))
+            session.console.error(f"{what} reported an error" + (":" if body else ""))
             if body:
                 session.console.say(body)
         else:
-            session.console.error(f"the tool {options.target!r} reported an error: {body}")
+            session.console.error(f"{what} reported an error: {body}")
         await session.show_stderr()
         return EXIT_TOOL_ERROR
     session.emit(text)

@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .._core.tasks import Task, TaskRef
 from .._errors import NotSupported, TaskCancelled, TaskGone
-from ._args import EXIT_OK, EXIT_RPC_ERROR, EXIT_TOOL_ERROR, Options
+from ._args import EXIT_OK, EXIT_RPC_ERROR, Options
 from ._failures import Failure
-from ._render import call_result_wire, render_call_result
-from ._run import Command, arguments_for, execute
+from ._run import Command, arguments_for, execute, show_call_result
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -76,22 +75,9 @@ def _gone(exc: TaskGone | TaskCancelled) -> Failure:
 
 
 async def _show_result(session: Command, what: str, result: CallToolResult) -> int:
-    """Print a tool's result as ``call`` does; `EXIT_TOOL_ERROR` when it is flagged ``isError``.
-
-    ``what`` names what ran (``the tool 'echo'``), for the error message.
-    """
+    """Print a tool's result as ``call`` does; ``what`` names what ran (``the tool 'echo'``)."""
     session.console.clear()
-    if session.options.json_output:
-        session.emit_json(call_result_wire(result))
-    text = render_call_result(result)
-    if result.is_error:
-        body = text.rstrip("\n")
-        session.console.error(f"{what} reported an error" + (f": {body}" if body else ""))
-        await session.show_stderr()
-        return EXIT_TOOL_ERROR
-    if not session.options.json_output:
-        session.emit(text)
-    return EXIT_OK
+    return await show_call_result(session, result, what=what)
 
 
 # --------------------------------------------------------------- actions
