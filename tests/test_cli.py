@@ -1345,3 +1345,44 @@ def test_a_call_imports_only_its_own_path() -> None:
         "readline",
     }
     assert unneeded.isdisjoint(loaded), sorted(unneeded.intersection(loaded))
+
+
+def test_a_listing_is_prepared_only_once_the_command_waits() -> None:
+    """`prepare_listing` does its work only when no task is ready to run.
+
+    In a fresh interpreter (the converter loads once per process): while the
+    main task keeps running, the models' converter is not loaded; once the
+    main task waits, the preparation runs and loads it.
+    """
+    code = (
+        "import sys, trio\n"
+        "from trio_mcp.cli._run import prepare_listing\n"
+        "seen = []\n"
+        "async def main():\n"
+        "    prepared = trio.Event()\n"
+        "    async def prepare():\n"
+        "        await prepare_listing()\n"
+        "        prepared.set()\n"
+        "    async with trio.open_nursery() as nursery:\n"
+        "        nursery.start_soon(prepare)\n"
+        "        for _ in range(200):\n"
+        "            await trio.lowlevel.checkpoint()\n"
+        "            seen.append('cattrs' in sys.modules)\n"
+        "        with trio.fail_after(20):\n"
+        "            await prepared.wait()\n"
+        "trio.run(main)\n"
+        "print(any(seen), 'cattrs' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=LIMIT, check=True
+    )
+    assert out.stdout.split() == ["False", "True"], out.stderr
+
+
+async def test_a_failed_preparation_is_no_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(data: object, cls: object) -> object:
+        raise RuntimeError("not today")
+
+    monkeypatch.setattr(_run, "structure", broken)
+    with trio.fail_after(LIMIT):
+        await _run.prepare_listing()  # this test's task waits: the run is idle at once
