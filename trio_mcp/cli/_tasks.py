@@ -16,6 +16,7 @@ cancelled; a result flagged ``isError`` is 1.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from .._core.tasks import Task, TaskRef
@@ -25,7 +26,7 @@ from ._failures import Failure
 from ._run import Command, arguments_for, execute, show_call_result
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from .._client import Client
     from .._models import CallToolResult
@@ -69,9 +70,14 @@ def task_line(task: Task) -> str:
     return line
 
 
-def _gone(exc: TaskGone | TaskCancelled) -> Failure:
-    kind = "task-gone" if isinstance(exc, TaskGone) else "task-cancelled"
-    return Failure(EXIT_RPC_ERROR, str(exc), kind=kind, taskId=exc.task_id)
+@contextmanager
+def _task_failures() -> Iterator[None]:
+    """A task the server no longer knows, or that was cancelled, ends the command (`EXIT_RPC_ERROR`)."""
+    try:
+        yield
+    except (TaskGone, TaskCancelled) as exc:
+        kind = "task-gone" if isinstance(exc, TaskGone) else "task-cancelled"
+        raise Failure(EXIT_RPC_ERROR, str(exc), kind=kind, taskId=exc.task_id) from None
 
 
 async def _show_result(session: Command, what: str, result: CallToolResult) -> int:
@@ -89,7 +95,7 @@ async def _start(session: Command, client: Client) -> int:
     arguments = await arguments_for(session, client)
     session.stage = "tools/call"
     session.mark_stderr()
-    try:
+    with _task_failures():
         async with client.tool_task(options.target, arguments, on_progress=console.progress) as task:
             if task.ran_synchronously:
                 console.clear()
@@ -109,8 +115,6 @@ async def _start(session: Command, client: Client) -> int:
                 console.clear()
                 console.say(f"task {task_line(snapshot)}")
             result = await task.result()
-    except (TaskGone, TaskCancelled) as exc:
-        raise _gone(exc) from None
     return await _show_result(session, f"the tool {options.target!r}", result)
 
 
@@ -137,10 +141,8 @@ async def _list(session: Command, client: Client) -> int:
 
 async def _status(session: Command, client: Client) -> int:
     session.stage = "tasks/get"
-    try:
+    with _task_failures():
         task = await client.get_task(session.options.target)
-    except TaskGone as exc:
-        raise _gone(exc) from None
     _show_task(session, task)
     return EXIT_OK
 
@@ -153,20 +155,16 @@ async def _result(session: Command, client: Client) -> int:
     )
     session.stage = f"task {options.target}"
     session.mark_stderr()
-    try:
+    with _task_failures():
         async with client.resume_task(ref) as task:
             result = await task.result()
-    except (TaskGone, TaskCancelled) as exc:
-        raise _gone(exc) from None
     return await _show_result(session, f"the tool of task {options.target}", result)
 
 
 async def _cancel(session: Command, client: Client) -> int:
     session.stage = "tasks/cancel"
-    try:
+    with _task_failures():
         task = await client.cancel_task(session.options.target)
-    except TaskGone as exc:
-        raise _gone(exc) from None
     if task is not None:
         _show_task(session, task)
     elif session.options.json_output:
