@@ -662,11 +662,19 @@ def memory_child(name: str, count: int) -> dict[str, Any]:
     return trio.run(run)
 
 
-def _child_env() -> dict[str, str]:
-    """Our environment, with this trio_mcp first on the path of child interpreters."""
+def _child_env(*, bytecode: bool = False) -> dict[str, str]:
+    """Our environment, with this trio_mcp first on the path of child interpreters.
+
+    With ``bytecode``, children may write the ``.pyc`` files of what they
+    import (``PYTHONDONTWRITEBYTECODE`` dropped), as an installed package has
+    them: the process metrics then time imports, not compiling the sources
+    again in every run, once a first, uncounted run has written them.
+    """
     root = str(Path(trio_mcp.__file__).resolve().parent.parent)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
@@ -909,7 +917,7 @@ def import_times(reps: int) -> dict[str, Any]:
     with it Trio, the transport and the models) loads on first use, which
     ``from trio_mcp import open_stdio_client`` measures.
     """
-    env = _child_env()
+    env = _child_env(bytecode=True)
     statements = {
         "trio": "import trio",
         "trio_mcp": "import trio_mcp",
@@ -917,13 +925,14 @@ def import_times(reps: int) -> dict[str, Any]:
     }
     times: dict[str, list[float]] = {name: [] for name in statements}
     names = list(statements)
-    for rep in range(reps):
+    for rep in range(reps + 1):
         for name in names if rep % 2 == 0 else names[::-1]:
             code = f"import time\nt = time.perf_counter()\n{statements[name]}\nprint(time.perf_counter() - t)"
             done = subprocess.run(
                 [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True
             )
-            times[name].append(float(done.stdout.strip()))
+            if rep:  # the first round warms the file cache and writes the .pyc files
+                times[name].append(float(done.stdout.strip()))
     medians = {name: statistics.median(values) for name, values in times.items()}
     return {"samples": times, "medians": medians, "extra": medians["client"] - medians["trio"]}
 
@@ -961,7 +970,7 @@ def startup_commands(official_python: str | None) -> dict[str, list[str]]:
 
 def startup_times(reps: int, official_python: str | None) -> dict[str, Any]:
     """Time whole ``call echo`` processes against the demo server, taking turns."""
-    env = _child_env()
+    env = _child_env(bytecode=True)
     commands = startup_commands(official_python)
     names = list(commands)
     times: dict[str, list[float]] = {name: [] for name in names}
