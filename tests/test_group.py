@@ -601,7 +601,7 @@ async def test_a_group_is_entered_once() -> None:
 
 
 async def test_an_entry_the_opener_refuses_fails_alone() -> None:
-    with pytest.raises(TypeError, match="env: must map strings to strings, got a string to a number"):
+    with pytest.raises(TypeError, match="env: must map strings to strings, got a string to an integer"):
         ServerSpec(name="bad", command=sys.executable, env={"PORT": 8080})
     bad = ServerSpec(name="bad", command=sys.executable, env={"A=B": "x"})
     with trio.fail_after(GUARD):
