@@ -19,16 +19,15 @@ import base64
 import io
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import trio
+from terminal_support import Terminal
 
 from trio_mcp import cli
 from trio_mcp._models import (
@@ -1078,60 +1077,8 @@ async def test_budget_pauses_while_asking():
 # ------------------------------------------------------------------ in a pseudo-terminal
 
 
-class Terminal:
-    """A command running with stdin, stdout and stderr on a pseudo-terminal."""
-
-    def __init__(self, *args: str) -> None:
-        self.master, slave = os.openpty()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "trio_mcp", *args],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=env(),
-            start_new_session=True,
-        )
-        os.close(slave)
-        self.output = b""
-        self.deadline = time.monotonic() + LIMIT
-
-    def _read(self) -> bool:
-        """Read what is there (waiting a little); `False` at end of output."""
-        ready, _, _ = select.select([self.master], [], [], 0.2)
-        if not ready:
-            return True
-        try:
-            chunk = os.read(self.master, 65536)
-        except OSError:  # EIO: the other end is closed
-            return False
-        self.output += chunk
-        return bool(chunk)
-
-    def expect(self, text: str) -> None:
-        """Wait until the output holds ``text``."""
-        while text.encode() not in self.output:
-            assert time.monotonic() < self.deadline, f"no {text!r} in {self.output!r}"
-            if not self._read():
-                raise AssertionError(f"the output ended without {text!r}: {self.output!r}")
-
-    def send(self, text: str) -> None:
-        os.write(self.master, text.encode())
-
-    def finish(self) -> tuple[int, str]:
-        """Read to the end; return the exit status and the whole output."""
-        try:
-            while self._read():
-                assert time.monotonic() < self.deadline, f"still running: {self.output!r}"
-            return self.proc.wait(timeout=LIMIT), self.output.decode()
-        finally:
-            os.close(self.master)
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-
-
 def test_progress_bar_redraws_one_line_on_a_terminal(era):
-    terminal = Terminal("call", "slow", "steps=4", "--", *scripted(era))
+    terminal = Terminal("call", "slow", "steps=4", "--", *scripted(era), environ=env())
     code, output = terminal.finish()
     assert code == 0, output
     # The first and the last frame are always drawn; each starts with a
@@ -1144,7 +1091,7 @@ def test_progress_bar_redraws_one_line_on_a_terminal(era):
 
 
 def test_elicitation_answered_on_a_terminal(era):
-    terminal = Terminal("call", "ask", "--", *scripted(era))
+    terminal = Terminal("call", "ask", "--", *scripted(era), environ=env())
     terminal.expect("The server 'mcp-test-server' asks: What is your name?")
     terminal.expect("  Name [required]: ")
     terminal.send("\n")
@@ -1158,7 +1105,7 @@ def test_elicitation_answered_on_a_terminal(era):
 
 
 def test_elicitation_declined_with_ctrl_d():
-    terminal = Terminal("call", "ask", "--", *scripted("modern"))
+    terminal = Terminal("call", "ask", "--", *scripted("modern"), environ=env())
     terminal.expect("  Name [required]: ")
     terminal.send("\x04")  # Ctrl-D at the start of a line: end of input
     code, output = terminal.finish()
@@ -1168,7 +1115,7 @@ def test_elicitation_declined_with_ctrl_d():
 
 
 def test_questions_after_end_of_input_are_declined_without_asking():
-    terminal = Terminal("call", "endless", "ask=true", "--", *scripted("modern"))
+    terminal = Terminal("call", "endless", "ask=true", "--", *scripted("modern"), environ=env())
     terminal.expect("  Name [required]: ")
     terminal.send("\x04")  # Ctrl-D: end of input, for this question and every later one
     code, output = terminal.finish()
@@ -1183,7 +1130,7 @@ def test_questions_after_end_of_input_are_declined_without_asking():
 
 
 def test_interrupted_while_asking():
-    terminal = Terminal("call", "ask", "--", *scripted("legacy"))
+    terminal = Terminal("call", "ask", "--", *scripted("legacy"), environ=env())
     terminal.expect("  Name [required]: ")
     terminal.proc.send_signal(signal.SIGINT)  # Ctrl-C
     code, output = terminal.finish()
@@ -1195,7 +1142,7 @@ def test_interrupted_while_asking():
 
 
 def test_url_elicitation_on_a_terminal():
-    terminal = Terminal("call", "ask", "mode=url", "--", *scripted("modern"))
+    terminal = Terminal("call", "ask", "mode=url", "--", *scripted("modern"), environ=env())
     terminal.expect(
         "asks you to open a URL: Sign in\r\n  https://example.com/auth?x=1\r\n  domain: example.com\r\n"
     )
@@ -1242,7 +1189,7 @@ def test_demo_server_ask_declined_when_stdin_is_not_a_terminal(protocol):
 
 
 def test_demo_server_ask_on_a_terminal():
-    terminal = Terminal("call", "ask")
+    terminal = Terminal("call", "ask", environ=env())
     terminal.expect("What is your name?")
     terminal.expect("]: ")
     terminal.send("Ada\n")

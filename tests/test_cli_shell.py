@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+from terminal_support import Terminal
 
 from trio_mcp import cli
 from trio_mcp.cli._shell import Catalog, _template_variables, completions, history_path
@@ -415,74 +415,6 @@ def test_shell_with_no_input_exits_at_once():
 
 
 # ------------------------------------------------------------------ the shell, on a terminal
-
-
-def _take_terminal() -> None:
-    """In the child: a session of its own, with stdin (the pseudo-terminal) as its controlling terminal."""
-    import fcntl
-    import termios
-
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-
-class Terminal:
-    """The shell with stdin, stdout and stderr on a pseudo-terminal."""
-
-    def __init__(self, *args: str, environ: dict[str, str], controlling: bool = False) -> None:
-        """``controlling``: the terminal is the shell's controlling terminal, so that Ctrl-C
-        typed on it (``\x03``) sends SIGINT to the shell's process group, as for a person."""
-        self.master, slave = os.openpty()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "trio_mcp", *args],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=environ,
-            start_new_session=not controlling,
-            preexec_fn=_take_terminal if controlling else None,
-        )
-        os.close(slave)
-        self.output = b""
-        self.deadline = time.monotonic() + LIMIT
-
-    def _read(self) -> bool:
-        ready, _, _ = select.select([self.master], [], [], 0.2)
-        if not ready:
-            return True
-        try:
-            chunk = os.read(self.master, 65536)
-        except OSError:
-            return False
-        self.output += chunk
-        return bool(chunk)
-
-    def expect(self, text: str) -> None:
-        """Wait until the output holds ``text`` (counted from the start)."""
-        while text.encode() not in self.output:
-            assert time.monotonic() < self.deadline, f"no {text!r} in {self.output!r}"
-            if not self._read():
-                raise AssertionError(f"the output ended without {text!r}: {self.output!r}")
-
-    def expect_count(self, text: str, count: int) -> None:
-        while self.output.count(text.encode()) < count:
-            assert time.monotonic() < self.deadline, f"not {count} {text!r} in {self.output!r}"
-            if not self._read():
-                raise AssertionError(f"the output ended: {self.output!r}")
-
-    def send(self, text: str) -> None:
-        os.write(self.master, text.encode())
-
-    def finish(self) -> tuple[int, str]:
-        try:
-            while self._read():
-                assert time.monotonic() < self.deadline, f"still running: {self.output!r}"
-            return self.proc.wait(timeout=LIMIT), self.output.decode()
-        finally:
-            os.close(self.master)
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
 
 
 def test_shell_on_a_terminal_completes_and_keeps_history(tmp_path):
