@@ -327,7 +327,9 @@ async def test_a_killed_writer_leaves_the_old_file_whole(tmp_path: Path) -> None
     store = FileTokenStorage(tmp_path)
     await store.set_tokens(RESOURCE, ISSUER, "seed", tokens())
     writer = _spawn_writer(tmp_path, "k", 10_000)
-    await trio.sleep(1.0)
+    with trio.fail_after(60):  # killed once it is writing, at whatever write it is
+        while await store.get_tokens(RESOURCE, ISSUER, "k-0") is None:  # noqa: ASYNC110
+            await trio.sleep(0.01)
     writer.kill()
     writer.wait()
     # Whatever moment it died at, the file is a whole store, and the seed is in it.
