@@ -23,10 +23,10 @@ import trio.testing
 
 from .._core.codec import UnreadableJSON, decode
 from .._core.jsonrpc import INTERNAL_ERROR, request_key
-from .._delivery import call_maybe_async
 from .._errors import RpcError
 from .._serving.http import related_to
 from .._serving.server import Server
+from .._session import call_maybe_async
 from .._transports.memory import MemoryChannel
 from .._transports.stream import CLOSE_GRACE
 from ._request import FakeRequest, result_body
