@@ -287,6 +287,7 @@ def _spawn_writer(directory: Path, name: str, count: int) -> subprocess.Popen[by
     return subprocess.Popen([sys.executable, "-c", _WRITER, str(directory), name, str(count)], env=env)
 
 
+@pytest.mark.slow
 async def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     count = 40
     writers = [_spawn_writer(tmp_path, name, count) for name in ("a", "b")]
@@ -301,6 +302,7 @@ async def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> Non
             assert got.access_token.startswith(f"at-{name}-{i}x")
 
 
+@pytest.mark.slow
 async def test_a_reader_never_sees_a_half_written_file(tmp_path: Path) -> None:
     """A process rewrites the file again and again; reading it without the lock always parses."""
     store = FileTokenStorage(tmp_path)
