@@ -448,10 +448,10 @@ async def validation(config: argparse.Namespace) -> dict[str, Any]:
 
     async with (
         trio_mcp.open_stdio_client(
-            sys.executable, [str(SERVER)], trio_mcp.ClientOptions(on_log=logged.append)
+            sys.executable, [str(SERVER)], options=trio_mcp.ClientOptions(on_log=logged.append)
         ) as checked,
         trio_mcp.open_stdio_client(
-            sys.executable, [str(SERVER)], trio_mcp.ClientOptions(validate_output="off")
+            sys.executable, [str(SERVER)], options=trio_mcp.ClientOptions(validate_output="off")
         ) as unchecked,
     ):
         runs = [(VALIDATED, checked), (UNVALIDATED, unchecked)]
@@ -738,7 +738,8 @@ async def expire_all(count: int, budget: float) -> tuple[float, float] | None:
             timed_out += 1
 
     async with trio_mcp.open_session(
-        trio_mcp.ProcessTarget(sys.executable, [str(SERVER)]), trio_mcp.SessionOptions(request_timeout=budget)
+        trio_mcp.ProcessTarget(sys.executable, [str(SERVER)]),
+        options=trio_mcp.SessionOptions(request_timeout=budget),
     ) as wire:
         await check(wire.request)
         first_start = trio.current_time()

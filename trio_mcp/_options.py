@@ -304,7 +304,7 @@ class ClientOptions(ConnectionOptions):
     Give one to `open_client` or `connect_client`::
 
         options = trio_mcp.ClientOptions(on_sampling=my_model, request_timeout=30)
-        async with trio_mcp.open_client(target, options) as client:
+        async with trio_mcp.open_client(target, options=options) as client:
             ...
 
     The first six options are the connection's (a `SessionOptions` has them

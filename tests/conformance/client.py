@@ -77,13 +77,13 @@ def expect(condition: bool, what: str) -> None:
 
 @scenario("initialize")
 async def initialize(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         await client.list_tools()
 
 
 @scenario("tools_call")
 async def tools_call(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         await client.list_tools()
         result = await client.call_tool("add_numbers", {"a": 5, "b": 3})
         expect("8" in result.text, f"add_numbers(5, 3) answered {result.text!r}")
@@ -91,7 +91,7 @@ async def tools_call(url: str, context: dict[str, Any]) -> None:
 
 @scenario("sse-retry")
 async def sse_retry(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         await client.list_tools()
         result = await client.call_tool("test_reconnection", {})
         expect(not result.is_error, f"test_reconnection failed: {result.text!r}")
@@ -99,7 +99,7 @@ async def sse_retry(url: str, context: dict[str, Any]) -> None:
 
 @scenario("elicitation-sep1034-client-defaults")
 async def elicitation_defaults(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options(on_elicitation=accept_with_defaults)) as client:
+    async with trio_mcp.open_http_client(url, options=options(on_elicitation=accept_with_defaults)) as client:
         await client.list_tools()
         result = await client.call_tool("test_client_elicitation_defaults", {})
         expect(not result.is_error, f"test_client_elicitation_defaults failed: {result.text!r}")
@@ -121,7 +121,7 @@ def no_roots() -> list[trio_mcp.Root]:
 async def request_metadata(url: str, context: dict[str, Any]) -> None:
     # Every hook, so that every capability the scenario checks is declared.
     async with trio_mcp.open_http_client(
-        url, options(on_elicitation=decline, on_sampling=no_model, on_roots=no_roots)
+        url, options=options(on_elicitation=decline, on_sampling=no_model, on_roots=no_roots)
     ) as client:
         await client.list_tools()
         # A tool call declares the client's capabilities (a listing asks for no input).
@@ -130,7 +130,7 @@ async def request_metadata(url: str, context: dict[str, Any]) -> None:
 
 @scenario("sep-2322-client-request-state")
 async def request_state(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options(on_elicitation=accept_confirm)) as client:
+    async with trio_mcp.open_http_client(url, options=options(on_elicitation=accept_confirm)) as client:
         await client.list_tools()
         for tool in (
             "test_mrtr_echo_state",
@@ -144,7 +144,7 @@ async def request_state(url: str, context: dict[str, Any]) -> None:
 
 @scenario("http-standard-headers")
 async def standard_headers(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         for tool in await client.list_tools():
             await client.call_tool(tool.name, {})
         for resource in await client.list_resources():
@@ -157,7 +157,7 @@ async def standard_headers(url: str, context: dict[str, Any]) -> None:
 async def custom_headers(url: str, context: dict[str, Any]) -> None:
     calls = context.get("toolCalls", [])
     expect(bool(calls), "the harness named no tool calls")
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         await client.list_tools()
         for call in calls:
             await client.call_tool(call["name"], call.get("arguments", {}))
@@ -166,7 +166,7 @@ async def custom_headers(url: str, context: dict[str, Any]) -> None:
 @scenario("http-invalid-tool-headers")
 async def invalid_tool_headers(url: str, context: dict[str, Any]) -> None:
     # Call every tool listed: the invalid ones must never be listed.
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         tools = await client.list_tools()
         expect(any(tool.name == "valid_tool" for tool in tools), "valid_tool was not listed")
         for tool in tools:
@@ -175,14 +175,14 @@ async def invalid_tool_headers(url: str, context: dict[str, Any]) -> None:
 
 @scenario("json-schema-ref-no-deref")
 async def ref_no_deref(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         tools = await client.list_tools()
         expect(any(tool.name == "lookup_user" for tool in tools), "lookup_user was not listed")
 
 
 @scenario("json-schema-2020-12-preservation")
 async def schema_preservation(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         tools = {tool.name: tool for tool in await client.list_tools()}
         focal = tools["json_schema_2020_12_tool"]
         await client.call_tool("json_schema_echo", {"schema": focal.input_schema})
