@@ -305,7 +305,7 @@ def in_process(workload: Callable[[Any], Awaitable[float]], target: Any, calls: 
 
 
 def _text(result: Any) -> str:
-    """The text of a tool's answer: a `trio_mcp.CallToolResult`, or the raw result dict."""
+    """The text of a tool's answer: a `trio_mcp.types.CallToolResult`, or the raw result dict."""
     return result["content"][0]["text"] if isinstance(result, dict) else result.text
 
 

@@ -29,6 +29,7 @@ import pytest
 import trio
 
 import trio_mcp
+import trio_mcp.types
 
 PACKAGE = "trio_mcp"
 
@@ -118,7 +119,12 @@ PUBLIC = frozenset(
         "TaskError", "TaskFailed", "TaskCancelled", "TaskGone",
         # tasks
         "ToolTask", "Task", "TaskRef",
-        # the protocol's types
+    }
+)  # fmt: skip
+
+#: The protocol's types, in ``trio_mcp.types`` (as ``mcp.types`` in the official SDK).
+TYPES = frozenset(
+    {
         "Annotations", "AudioContent", "BlobResourceContents", "CallToolResult", "CompleteResult",
         "Completion", "ContentBlock", "CreateMessageParams", "CreateMessageResult", "DiscoverResult",
         "ElicitFormParams", "ElicitRequestParams", "ElicitResult", "ElicitUrlParams", "EmbeddedResource",
@@ -158,6 +164,93 @@ CLIENT_MEMBERS = frozenset(
 
 def test_the_public_surface_is_the_one_decided() -> None:
     assert set(trio_mcp.__all__) == PUBLIC
+    assert set(trio_mcp.types.__all__) == TYPES
+
+
+@pytest.mark.parametrize("name", sorted(TYPES))
+def test_a_model_is_in_types_and_says_so(name: str) -> None:
+    obj = getattr(trio_mcp.types, name)
+    if inspect.isclass(obj):
+        assert obj.__module__ == "trio_mcp.types"
+        assert repr(obj) == f"<class 'trio_mcp.types.{name}'>"
+
+
+def test_the_old_spelling_of_a_model_works_with_a_deprecation_warning() -> None:
+    with pytest.warns(
+        DeprecationWarning, match=r"trio_mcp\.Tool is deprecated.* use trio_mcp\.types\.Tool$"
+    ) as caught:
+        old = trio_mcp.Tool
+    assert old is trio_mcp.types.Tool
+    # The warning points at the line that used the old name, here.
+    assert caught[0].filename == __file__
+    with pytest.warns(DeprecationWarning, match=r"trio_mcp\.types\.CallToolResult") as caught:
+        from trio_mcp import CallToolResult
+    assert CallToolResult is trio_mcp.types.CallToolResult
+    assert caught[0].filename == __file__
+    # Each use warns, and the old names are no longer part of the surface.
+    with pytest.warns(DeprecationWarning, match="trio_mcp.types.Tool"):
+        assert trio_mcp.Tool is old
+    assert not TYPES & set(dir(trio_mcp))
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchModel'"):
+        trio_mcp.NoSuchModel  # noqa: B018
+
+
+def test_the_models_module_loads_neither_the_wire_format_nor_trio() -> None:
+    code = "import json, sys, trio_mcp.types; print(json.dumps(sorted(sys.modules)))"
+    loaded = set(_fresh_interpreter_modules(code))
+    assert not {"cattrs", "trio"} & loaded
+
+
+#: Routes into the package that do not go through a name of the top level.
+FIRST_IMPORTS = (
+    "trio_mcp.testing",
+    "trio_mcp._client",
+    "trio_mcp._models",
+    "trio_mcp.cli._run",
+    "trio_mcp._group",
+)
+
+_MODULE_PROBE = """
+import importlib, inspect, json, sys
+importlib.import_module(FIRST)
+from trio_mcp import _public
+def wrong(names, public):
+    found = {}
+    for name, home in names:
+        module = sys.modules.get("trio_mcp." + home)
+        obj = getattr(module, name, None) if module is not None else None
+        if (inspect.isclass(obj) or inspect.isroutine(obj)) and obj.__module__ != public:
+            found[name] = obj.__module__
+    return found
+types = [(name, "_models.types") for name in _public.TYPES]
+before = {**wrong(_public.ROOT.items(), "trio_mcp"), **wrong(types, "trio_mcp.types")}
+for home in set(_public.ROOT.values()):
+    importlib.import_module("trio_mcp." + home)
+after = {**wrong(_public.ROOT.items(), "trio_mcp"), **wrong(types, "trio_mcp.types")}
+print(json.dumps([before, after]))
+"""
+
+
+@pytest.mark.parametrize("first", FIRST_IMPORTS)
+def test_a_public_name_says_its_public_module_whatever_was_imported_first(first: str) -> None:
+    """As trio's ``fixup_module_metadata``: set as the defining module is imported, not as a name is touched."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _MODULE_PROBE.replace("FIRST", repr(first))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    before, after = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert before == {}
+    assert after == {}
+
+
+def test_a_public_class_s_own_methods_say_its_public_module() -> None:
+    assert trio_mcp.Client.call_tool.__module__ == "trio_mcp"
+    assert trio_mcp.ProcessTarget.__repr__.__module__ == "trio_mcp"
+    assert trio_mcp.types.CallToolResult.__module__ == "trio_mcp.types"
 
 
 def _members(obj: object) -> set[str]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Self, TypeAlias, TypeVar
 import trio
 
 from ._parking import Parking
+from ._public import publish
 
 _reschedule = trio.lowlevel.reschedule
 
@@ -188,3 +189,6 @@ class NotificationStream:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+publish(globals())

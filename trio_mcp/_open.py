@@ -26,6 +26,7 @@ import trio
 from ._client import Client, ServerDiedOnProbe, handshake, make_client, release
 from ._errors import ServerGone, TrioMCPInternalError
 from ._options import ClientOptions, ConnectionOptions, SessionOptions
+from ._public import publish
 from ._session import RequestTimeout, Session, report, start_in
 from ._targets import HTTPTarget, ProcessTarget, StreamTarget, Target, make_channel
 from ._telemetry import make_session
@@ -458,3 +459,6 @@ def _session_options(options: SessionOptions | None) -> SessionOptions:
     if not isinstance(options, SessionOptions):
         raise TypeError(f"options must be a SessionOptions, not {type(options).__name__}")
     return options
+
+
+publish(globals())

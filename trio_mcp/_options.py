@@ -29,6 +29,7 @@ from ._core.outputs import MODES as OUTPUT_MODES
 from ._models import (
     Implementation,
 )
+from ._public import publish
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -419,3 +420,6 @@ class ClientOptions(ConnectionOptions):
             raise TypeError("capabilities['extensions'] must be a mapping of identifiers to settings")
         # Clashes between extensions are refused here, before anything starts.
         ExtensionSet(self.extensions, raw)
+
+
+publish(globals())

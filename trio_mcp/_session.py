@@ -51,6 +51,7 @@ from ._errors import MCPError, SpawnFailed, TransportClosed
 from ._nursery import reraise
 from ._options import ConnectionOptions, NotificationCallback, RequestHandler, SessionOptions
 from ._parking import Parking
+from ._public import publish
 from ._server_requests import ServerRequests
 
 if TYPE_CHECKING:
@@ -978,3 +979,6 @@ def stray_lines_hint(session: Session) -> str:
         else f"{count} lines that are not JSON-RPC messages"
     )
     return f"; it wrote {lines}, the first: {session._first_stray}"
+
+
+publish(globals())

@@ -24,6 +24,7 @@ from typing import Any
 import trio
 
 import trio_mcp
+import trio_mcp.types
 
 #: Every scenario is bounded (the harness kills a client after its own timeout,
 #: 120 s in run.py): a hang must show up as this client's failure instead.
@@ -56,18 +57,18 @@ def options(**hooks: Any) -> trio_mcp.ClientOptions:
     return trio_mcp.ClientOptions(probe_timeout=PROBE_TIMEOUT, **hooks)
 
 
-def accept_with_defaults(params: trio_mcp.ElicitRequestParams) -> trio_mcp.ElicitResult:
+def accept_with_defaults(params: trio_mcp.types.ElicitRequestParams) -> trio_mcp.types.ElicitResult:
     """Answer a form with every default its schema gives (SEP-1034)."""
-    if not isinstance(params, trio_mcp.ElicitFormParams):
-        return trio_mcp.ElicitResult(action="decline")
+    if not isinstance(params, trio_mcp.types.ElicitFormParams):
+        return trio_mcp.types.ElicitResult(action="decline")
     properties = params.requested_schema.get("properties", {})
     content = {name: schema["default"] for name, schema in properties.items() if "default" in schema}
-    return trio_mcp.ElicitResult(action="accept", content=content)
+    return trio_mcp.types.ElicitResult(action="accept", content=content)
 
 
-def accept_confirm(params: trio_mcp.ElicitRequestParams) -> trio_mcp.ElicitResult:
+def accept_confirm(params: trio_mcp.types.ElicitRequestParams) -> trio_mcp.types.ElicitResult:
     """Answer a yes/no form with yes (the multi round-trip scenarios)."""
-    return trio_mcp.ElicitResult(action="accept", content={"confirmed": True})
+    return trio_mcp.types.ElicitResult(action="accept", content={"confirmed": True})
 
 
 def expect(condition: bool, what: str) -> None:
@@ -105,15 +106,15 @@ async def elicitation_defaults(url: str, context: dict[str, Any]) -> None:
         expect(not result.is_error, f"test_client_elicitation_defaults failed: {result.text!r}")
 
 
-def decline(params: trio_mcp.ElicitRequestParams) -> trio_mcp.ElicitResult:
-    return trio_mcp.ElicitResult(action="decline")
+def decline(params: trio_mcp.types.ElicitRequestParams) -> trio_mcp.types.ElicitResult:
+    return trio_mcp.types.ElicitResult(action="decline")
 
 
-def no_model(params: trio_mcp.CreateMessageParams) -> trio_mcp.CreateMessageResult:
+def no_model(params: trio_mcp.types.CreateMessageParams) -> trio_mcp.types.CreateMessageResult:
     raise trio_mcp.RpcError(-32603, "no model here")
 
 
-def no_roots() -> list[trio_mcp.Root]:
+def no_roots() -> list[trio_mcp.types.Root]:
     return []
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._core.naming import exposed_name as exposed_name
 from .._core.restart import RestartPolicy as RestartPolicy, RestartTracker as RestartTracker
+from .._public import publish
 from .connect import open_server as open_server
 from .group import ServerGroup as ServerGroup, open_servers as open_servers
 from .records import (
@@ -27,3 +28,6 @@ __all__ = [
     "open_server",
     "open_servers",
 ]
+
+
+publish(globals())
