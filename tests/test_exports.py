@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 import ast_support
+import attrs
 import pytest
 import trio
 
@@ -658,3 +659,63 @@ def _private_imports() -> list[str]:
 
 def test_no_module_imports_another_modules_private_names() -> None:
     assert _private_imports() == []
+
+
+# ------------------------------------------------------------ closed choices
+
+#: Each option that takes one of a few strings: its choices, as type checkers and the check at run time see them.
+CHOICES = {
+    "protocol": ("ProtocolChoice", "trio_mcp._options.PROTOCOLS"),
+    "log_level": ("LogLevel", "trio_mcp._core.eras.LOG_LEVELS"),
+    "validate_output": ("OutputCheck", "trio_mcp._core.outputs.MODES"),
+}
+
+
+def _tuple(dotted: str) -> tuple[str, ...]:
+    module, _, name = dotted.rpartition(".")
+    value: tuple[str, ...] = getattr(importlib.import_module(module), name)
+    return value
+
+
+@pytest.mark.parametrize("field", sorted(CHOICES))
+def test_a_closed_choice_is_a_literal_type_that_agrees_with_the_check(field: str) -> None:
+    import typing
+
+    from trio_mcp import _options
+
+    alias, values = CHOICES[field]
+    choices = typing.get_args(getattr(_options, alias))
+    assert choices == _tuple(values)
+    annotation = {attribute.name: attribute.type for attribute in attrs.fields(trio_mcp.ClientOptions)}[field]
+    assert annotation in (alias, f"{alias} | None")
+    for choice in choices:
+        assert getattr(trio_mcp.ClientOptions(**{field: choice}), field) == choice
+    with pytest.raises(ValueError, match=rf"^{field} must be .*{choices[-1]}.*not 'nonsense'$"):
+        trio_mcp.ClientOptions(**{field: "nonsense"})
+
+
+@pytest.mark.slow
+def test_a_type_checker_refuses_a_choice_that_is_not_one(tmp_path: Path) -> None:
+    """``ClientOptions(protocol="2025-13-01")`` is caught before it runs (mypy --strict)."""
+    api = pytest.importorskip("mypy.api")
+    program = (
+        "import trio_mcp\n"
+        'trio_mcp.ClientOptions(protocol="2025-11-25", log_level="info", validate_output="strict")\n'
+        'trio_mcp.ClientOptions(protocol="2025-13-01")\n'
+        'trio_mcp.ClientOptions(log_level="verbose")\n'
+        'trio_mcp.ClientOptions(validate_output="loud")\n'
+    )
+    (tmp_path / "program.py").write_text(program)
+    (tmp_path / "mypy.ini").write_text(f"[mypy]\nstrict = True\nmypy_path = {_package_dir().parent}\n")
+    stdout, stderr, status = api.run(
+        [
+            "--config-file",
+            str(tmp_path / "mypy.ini"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(tmp_path / "program.py"),
+        ]
+    )
+    errors = sorted(int(line.split(":")[1]) for line in stdout.splitlines() if ": error:" in line)
+    assert status == 1, stdout + stderr
+    assert errors == [3, 4, 5], stdout

@@ -18,6 +18,8 @@ from ._values import guess_value
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from .._core.eras import ProtocolChoice
+
 __all__ = [
     "COMMANDS",
     "DEFAULT_TIMEOUT",
@@ -337,7 +339,7 @@ class Options:
         json_output: bool = False,
         verbose: bool = False,
         timeout: float | None = DEFAULT_TIMEOUT,
-        protocol: str = "auto",
+        protocol: ProtocolChoice = "auto",
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         target: str = "",
