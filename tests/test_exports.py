@@ -471,6 +471,29 @@ def test_import_is_light() -> None:
     assert not loaded & set(HEAVY), f"import {PACKAGE} loads {sorted(loaded & set(HEAVY))}"
 
 
+@pytest.mark.parametrize(
+    ("code", "absent"),
+    [
+        # The models, the options and the targets, without the wire format.
+        (
+            "import trio_mcp.types; trio_mcp.ClientOptions(protocol='2025-11-25'); trio_mcp.ProcessTarget('s')",
+            ("trio_mcp._models.codec", "cattrs", "trio"),
+        ),
+        # A program that opens sessions, without the client or the models.
+        (
+            "from trio_mcp import open_session, ProcessTarget, SessionOptions, ClientOptions",
+            ("trio_mcp._client", "trio_mcp._models", "cattrs", "httpx2"),
+        ),
+    ],
+)
+def test_each_part_loads_only_what_it_needs(code: str, absent: tuple[str, ...]) -> None:
+    loaded = _fresh_interpreter_modules(f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))")
+    assert [
+        name for name in loaded if name in absent or name.startswith(tuple(f"{a}." for a in absent))
+    ] == []
+    assert "trio_mcp._targets" in loaded
+
+
 def test_the_names_for_type_checkers_are_the_lazy_names() -> None:
     """``__init__``'s TYPE_CHECKING imports and its table of lazy names list the same names, each from its module."""
     tree = ast_support.parse((_package_dir() / "__init__.py").read_text())
@@ -573,9 +596,9 @@ def test_cli_parsing_loads_neither_trio_nor_the_client() -> None:
     ]
     # ...and loaded none of it.
     assert [name for name in CLI_PARSING_MUST_NOT_LOAD if _in(outcome["modules"], name)] == []
-    # The probe does see each of them once loaded (the converter, cattrs, comes with
-    # the first result that needs it).
-    ran = _cli_probe("import trio_mcp.cli._run, cattrs")
+    # The probe does see each of them once loaded (the client comes with the first
+    # opener that makes one, the converter, cattrs, with the first result that needs it).
+    ran = _cli_probe("import trio_mcp.cli._run, trio_mcp._client, cattrs")
     assert [name for name in CLI_PARSING_MUST_NOT_LOAD if _in(ran["modules"], name)] == list(
         CLI_PARSING_MUST_NOT_LOAD
     )

@@ -10,7 +10,9 @@ the client and negotiate the era, and start a server that died on the
 probe again when its target allows it.
 
 This module is the only one that knows both the client and the transports:
-the client talks to a `Session`, whatever carries it.
+the client talks to a `Session`, whatever carries it. The client's package
+is imported by the first opener that makes a client, so that a program that
+only opens sessions never loads it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import attrs
 import trio
 
-from ._client import Client, ServerDiedOnProbe, handshake, make_client, release
 from ._errors import ServerGone, TrioMCPInternalError
 from ._options import ClientOptions, ConnectionOptions, SessionOptions
 from ._public import publish
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from ._channel import Channel
+    from ._client import Client
 
 __all__ = [
     "connect_client",
@@ -204,13 +206,18 @@ async def _connect(
     death, `ServerGone` is raised. On any failure, what was started is
     closed first.
     """
+    if not handshake_too:
+        session = make_session(_channel(target, options), options, target)
+        await running.start(session)
+        return session, None
+    assert isinstance(options, ClientOptions)
+    # Before the server starts, so that none of its budgets pays for the import.
+    from ._client import handshake, make_client
+
     first: ServerGone | None = None
     for attempt in range(2):
         session = make_session(_channel(target, options), options, target)
         await running.start(session)
-        if not handshake_too:
-            return session, None
-        assert isinstance(options, ClientOptions)
         try:
             client = make_client(session, options)
             await handshake(client, restarted=attempt == 1)
@@ -247,6 +254,8 @@ class _Restart(Exception):
 
 def _connect_error(exc: BaseException, first: ServerGone | None) -> BaseException:
     """What a failed handshake raises: `_Restart` for a death on the probe, the twice-dead error..."""
+    from ._client import ServerDiedOnProbe
+
     if isinstance(exc, ServerDiedOnProbe):
         return _Restart(exc.gone)
     if isinstance(exc, ServerGone) and first is not None:
@@ -325,6 +334,8 @@ async def open_client(target: Target, *, options: ClientOptions | None = None) -
         RequestTimeout: The handshake got no answer in ``handshake_timeout``.
         TypeError: ``target`` or ``options`` is of the wrong type.
     """
+    from ._client import release
+
     options = _client_options(options)
     session, client = await _connect(target, options, _Running(None), handshake_too=True)
     assert client is not None

@@ -26,19 +26,19 @@ import attrs
 from ._core.eras import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS, LogLevel, ProtocolChoice
 from ._core.extensions import Extension, ExtensionSet
 from ._core.outputs import MODES as OUTPUT_MODES
-from ._models import (
-    Implementation,
-)
 from ._public import publish
 from ._version import __version__
 
 if TYPE_CHECKING:
+    # The models come with the client, not with the options: `Implementation`
+    # is only named in an annotation, which attrs never evaluates here.
     from ._models import (
         CreateMessageParams,
         CreateMessageResult,
         ElicitFormParams,
         ElicitResult,
         ElicitUrlParams,
+        Implementation,  # noqa: TC004
         Root,
     )
 
@@ -271,7 +271,9 @@ def _client_info(_: Any, __: Any, value: Any) -> None:
         if len(value) != 2 or not all(isinstance(item, str) for item in value):
             raise TypeError("client_info must be (name, version), two strings, or an Implementation")
         return
-    if not attrs.has(type(value)) or type(value).__name__ != "Implementation":
+    from ._models import Implementation
+
+    if not isinstance(value, Implementation):
         raise TypeError(
             f"client_info must be (name, version) or an Implementation, not {type(value).__name__}"
         )
