@@ -59,7 +59,6 @@ if TYPE_CHECKING:
         Task as Task,
         TaskRef as TaskRef,
     )
-    from ._delivery import NotificationStream as NotificationStream
     from ._group import (
         Listed as Listed,
         RestartPolicy as RestartPolicy,
@@ -82,6 +81,7 @@ if TYPE_CHECKING:
         SessionOptions as SessionOptions,
     )
     from ._session import (
+        NotificationStream as NotificationStream,
         RequestTimeout as RequestTimeout,
         Session as Session,
         SessionStatistics as SessionStatistics,

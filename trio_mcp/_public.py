@@ -55,7 +55,7 @@ ROOT: Final[Mapping[str, str]] = {
     "discover_configs": "_config",
     "load_config": "_config",
     "parse_config": "_config",
-    "NotificationStream": "_delivery",
+    "NotificationStream": "_session",
     "RequestTimeout": "_session",
     "Session": "_session",
     "SessionStatistics": "_session",
