@@ -251,6 +251,16 @@ def test_a_public_name_says_its_public_module_whatever_was_imported_first(first:
     assert after == {}
 
 
+def test_a_model_pickles_under_its_public_name() -> None:
+    import pickle
+
+    block = trio_mcp.types.TextContent(text="hi")
+    data = pickle.dumps(block)
+    assert b"trio_mcp.types" in data
+    assert b"_models" not in data
+    assert pickle.loads(data) == block
+
+
 def test_a_public_class_s_own_methods_say_its_public_module() -> None:
     assert trio_mcp.Client.call_tool.__module__ == "trio_mcp"
     assert trio_mcp.ProcessTarget.__repr__.__module__ == "trio_mcp"
