@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._core.naming import exposed_name as exposed_name
 from .._core.restart import RestartPolicy as RestartPolicy, RestartTracker as RestartTracker
+from .._public import publish
 from .connect import open_server as open_server
 from .group import (
     ServerGroup as ServerGroup,
@@ -32,3 +33,6 @@ __all__ = [
     "open_server",
     "open_servers",
 ]
+
+
+publish(globals())
