@@ -508,3 +508,100 @@ async def test_the_handshake_timeout_bounds_the_probe_too(autojump_clock):
     assert trio.current_time() - start == 4
     assert "server/discover" in str(caught.value)
     assert "not JSON" not in str(caught.value)
+
+
+# ------------------------------------------------- the requests it settles
+
+
+class ScriptedSession:
+    """Just enough of a `Session` for `Requests`: each request gets the next scripted answer."""
+
+    name = "scripted server"
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.sent = []
+
+    async def request(self, method, params=None, *, on_notification=None, headers=(), long_lived=False):
+        await trio.lowlevel.checkpoint()
+        self.sent.append((method, params, headers))
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def settled_requests(session, **options):
+    from trio_mcp._client.handshake import Requests
+    from trio_mcp._client.input import InputHandler
+    from trio_mcp._client.notes import NotificationRouter
+    from trio_mcp._core.extensions import ExtensionSet
+    from trio_mcp._core.negotiation import Negotiated
+
+    client_options = trio_mcp.ClientOptions(**options)
+    handler = InputHandler(client_options, server=session.name)
+    logged = []
+    requests = Requests(
+        session,
+        client_info=CLIENT_INFO_WIRE,
+        log_level=client_options.log_level,
+        hooks=handler.hooks,
+        extra_caps={},
+        extensions=ExtensionSet(),
+        input=handler,
+        for_call=NotificationRouter(None, None, logged.append).for_call,
+        tool_headers=lambda body: (),
+        relist=trio.lowlevel.checkpoint,
+        log=logged.append,
+    )
+    requests.settle(Negotiated("modern", MODERN))
+    return requests
+
+
+async def test_requests_that_may_ask_for_input_share_one_envelope():
+    """The envelope of a plain request that may ask for input is built once, and never changed.
+
+    The speed of every call rests on it: a new one only when the log level changes, or
+    when a request carries a progress token or ``meta`` of its own.
+    """
+    session = ScriptedSession(*[{"ok": True}] * 5)
+    requests = settled_requests(session, on_sampling=no_hook)
+    arguments = {"name": "echo", "arguments": {"text": "a"}}
+    await requests.request("tools/call", arguments, for_input=True)
+    await requests.request("prompts/get", {"name": "greet"}, for_input=True)
+    requests.log_level = "info"
+    await requests.request("tools/call", arguments, for_input=True)
+    await requests.request("tools/call", arguments, for_input=True, meta={"trace": 1})
+    await requests.request("tools/call", arguments, for_input=True)
+    envelopes = [params["_meta"] for _, params, _ in session.sent]
+    assert arguments == {"name": "echo", "arguments": {"text": "a"}}
+    assert envelopes[0] is envelopes[1]
+    assert envelopes[0] == {
+        PROTOCOL_VERSION: MODERN,
+        CLIENT_CAPABILITIES: {"sampling": {}},
+        CLIENT_INFO: CLIENT_INFO_WIRE,
+    }
+    assert envelopes[2] is envelopes[4] is not envelopes[0]
+    assert envelopes[2] == {**envelopes[0], "io.modelcontextprotocol/logLevel": "info"}
+    assert envelopes[3] == {**envelopes[2], "trace": 1}
+
+
+async def test_a_capability_retry_leaves_the_shared_envelope_as_it_was():
+    """``-32021`` naming the tasks extension: the retry declares it in an envelope of its own."""
+    from trio_mcp import RpcError
+    from trio_mcp._core.tasks import EXTENSION
+
+    refused = RpcError(
+        -32021,
+        "Missing required client capability",
+        {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+    )
+    session = ScriptedSession(refused, {"ok": True}, {"ok": True})
+    requests = settled_requests(session)
+    assert await requests.request("x/run", {"a": 1}, for_input=True) == {"ok": True}
+    await requests.request("x/run", {"a": 2}, for_input=True)
+    (_, first, _), (_, retry, _), (_, later, _) = session.sent
+    assert first["_meta"][CLIENT_CAPABILITIES] == {}
+    assert retry["_meta"][CLIENT_CAPABILITIES] == {"extensions": {EXTENSION: {}}}
+    assert later["_meta"] is first["_meta"]
+    assert later["_meta"][CLIENT_CAPABILITIES] == {}

@@ -262,12 +262,8 @@ class Requests:
             restarted=restarted,
         )
         negotiated = outcome.negotiated
-        self.era = negotiated.era
-        self.version = version = negotiated.version
-        telemetry_negotiated(self.session, version)
-        self._input.version = version
-        self._input_caps = self.declared(version)
-        self._envelope = None
+        self.settle(negotiated)
+        telemetry_negotiated(self.session, negotiated.version)
         if negotiated.era == "modern":
             stop_serving_requests(self.session)
             await trio.lowlevel.checkpoint()
@@ -280,6 +276,14 @@ class Requests:
             # The initialize era sets the level once, for the whole session.
             await self.session.request("logging/setLevel", {"level": self.log_level})
         return outcome
+
+    def settle(self, negotiated: Negotiated) -> None:
+        """Take the era and version the handshake settled: every request from now on is of that era."""
+        self.era = negotiated.era
+        self.version = version = negotiated.version
+        self._input.version = version
+        self._input_caps = self.declared(version)
+        self._envelope = None
 
     def declared(self, version: str) -> dict[str, JSON]:
         """Every ``ClientCapabilities`` the client has, at ``version``."""
