@@ -364,16 +364,28 @@ class Requests:
         else:
             token = next(self._tokens)
             callback = self._for_call(token, on_progress, on_notification)
-        if era == "legacy":
-            body: dict[str, JSON] = dict(params) if params else {}
-            extra: dict[str, JSON] = dict(meta) if meta else {}
-            if token is not None:
-                extra["progressToken"] = token
-            if extra:
-                body["_meta"] = {**body.get("_meta", {}), **extra}
-            return await self.session.request(
-                method, body if body or params is not None else None, on_notification=callback
-            )
+        if era == "modern":
+            return await self._modern(method, params, token, callback, meta, for_input)
+        body: dict[str, JSON] = dict(params) if params else {}
+        extra: dict[str, JSON] = dict(meta) if meta else {}
+        if token is not None:
+            extra["progressToken"] = token
+        if extra:
+            body["_meta"] = {**body.get("_meta", {}), **extra}
+        return await self.session.request(
+            method, body if body or params is not None else None, on_notification=callback
+        )
+
+    async def _modern(
+        self,
+        method: str,
+        params: Mapping[str, JSON] | None,
+        token: int | None,
+        callback: NotificationCallback | None,
+        meta: Mapping[str, JSON] | None,
+        for_input: bool,
+    ) -> dict[str, JSON]:
+        """A 2026-07-28 request: its envelope, its headers, and its retries."""
         version = self.version
         assert version is not None
         caps = self._input_caps if for_input else self._plain_caps(method)
@@ -385,18 +397,30 @@ class Requests:
             )
         # A new dict: the channel may still hold it once sent, so nothing changes it afterwards.
         body = {**params, "_meta": envelope} if params else {"_meta": envelope}
+        session = self.session
         try:
-            return await self._send(method, body, callback)
+            if method == "tools/call":
+                return await session.request(
+                    method, body, on_notification=callback, headers=self._tool_headers(body)
+                )
+            return await session.request(method, body, on_notification=callback)
         except RpcError as exc:
-            if exc.code != MISSING_CLIENT_CAPABILITY or not self.can_declare(exc.data, caps, method):
-                raise
-            data = exc.data
+            error = exc
+        if error.code == HEADER_MISMATCH and method == "tools/call":
+            try:
+                return await self._after_mismatch(body, callback, error)
+            except RpcError as exc:
+                error = exc
+        if error.code != MISSING_CLIENT_CAPABILITY or not self.can_declare(error.data, caps, method):
+            raise error
         # Declare what we do support and try once more.
         everything = self.declared(version)
-        if method not in MRTR_METHODS and needs_extension(data):
+        if method not in MRTR_METHODS and needs_extension(error.data):
             everything = declare_extension(everything)
         body = {**body, "_meta": {**envelope, CLIENT_CAPABILITIES: everything}}
-        return await self._send(method, body, callback)
+        if method == "tools/call":
+            return await self._tools_call(body, callback)
+        return await session.request(method, body, on_notification=callback)
 
     async def typed(
         self,
@@ -431,22 +455,30 @@ class Requests:
     ) -> tuple[M | InputRequiredResult, int]:
         """A request that may ask for input: its result (or, ``manual``, the input asked for) and
         how many requests it took (0 in the initialize era, which asks by requests of its own)."""
-        if self.era == "legacy":
+        era = self.era
+        if era == "legacy":
             InputHandler.refuse_legacy_rounds(method, input_responses, request_state)
             typed = await self.typed(
                 method, params, model, on_progress=on_progress, on_notification=on_notification, meta=meta
             )
             return typed, 0
 
-        async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
-            return await self.request(
-                method,
-                round_params,
-                on_progress=on_progress,
-                on_notification=on_notification,
-                meta=meta,
-                for_input=True,
-            )
+        if on_progress is None and on_notification is None and era is not None:
+
+            async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
+                return await self._modern(method, round_params, None, None, meta, True)
+
+        else:
+
+            async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
+                return await self.request(
+                    method,
+                    round_params,
+                    on_progress=on_progress,
+                    on_notification=on_notification,
+                    meta=meta,
+                    for_input=True,
+                )
 
         return await self._input.run_rounds(
             method,
@@ -458,13 +490,6 @@ class Requests:
             request_state=request_state,
         )
 
-    async def _send(
-        self, method: str, body: dict[str, JSON], callback: NotificationCallback | None
-    ) -> dict[str, JSON]:
-        if method != "tools/call":
-            return await self.session.request(method, body, on_notification=callback)
-        return await self._tools_call(body, callback)
-
     async def _tools_call(
         self, body: dict[str, JSON], callback: NotificationCallback | None
     ) -> dict[str, JSON]:
@@ -475,19 +500,26 @@ class Requests:
         again once, and the call once more (a new request, with the headers
         of the new listing); a second refusal is the caller's `RpcError`.
         """
-        session = self.session
         try:
-            return await session.request(
+            return await self.session.request(
                 "tools/call", body, on_notification=callback, headers=self._tool_headers(body)
             )
         except RpcError as exc:
             if exc.code != HEADER_MISMATCH:
                 raise
-            self.header_mismatch_retries += 1
-            self._log(
-                f"{session.name} refused tools/call of {body.get('name')!r} for its headers ({exc.message});"
-                " listing the tools again and sending it once more"
-            )
+            error = exc
+        return await self._after_mismatch(body, callback, error)
+
+    async def _after_mismatch(
+        self, body: dict[str, JSON], callback: NotificationCallback | None, error: RpcError
+    ) -> dict[str, JSON]:
+        """A ``tools/call`` refused for its headers (``-32020``): list the tools again, send it once more."""
+        session = self.session
+        self.header_mismatch_retries += 1
+        self._log(
+            f"{session.name} refused tools/call of {body.get('name')!r} for its headers ({error.message});"
+            " listing the tools again and sending it once more"
+        )
         await self._relist()
         return await session.request(
             "tools/call", body, on_notification=callback, headers=self._tool_headers(body)
