@@ -24,7 +24,6 @@ from .._core.cache import TtlCache
 from .._core.eras import MISSING_CLIENT_CAPABILITY
 from .._core.extensions import ClaimContext, ExtensionSet
 from .._core.tasks import needs_extension
-from .._delivery import call_maybe_async
 from .._errors import MCPError, ProtocolError, RpcError
 from .._models import (
     CallToolResult,
@@ -46,7 +45,7 @@ from .._models import (
     Tool,
     unstructure,
 )
-from .._session import attach, report, start_soon
+from .._session import attach, call_maybe_async, report, start_soon
 from .handshake import Requests
 from .input import InputHandler
 from .listen import Subscription, open_legacy_subscription, open_subscription
