@@ -48,7 +48,7 @@ from .._models import (
 from .._session import attach, call_maybe_async, report, start_soon
 from .handshake import Requests
 from .input import InputHandler
-from .listen import Subscription, open_legacy_subscription, open_subscription
+from .listen import Subscription, open_legacy_subscription, open_subscription, subscription_filter
 from .notes import NotificationRouter
 from .outputs import OutputChecks
 from .pages import Listings, Pages, ToolHeaders
@@ -909,17 +909,7 @@ class Client:
         if self.era is None:
             await trio.lowlevel.checkpoint()
             raise RuntimeError("use the client inside 'async with open_client(...)'")
-        wanted: dict[str, JSON] = {}
-        if tools:
-            wanted["toolsListChanged"] = True
-        if prompts:
-            wanted["promptsListChanged"] = True
-        if resources:
-            wanted["resourcesListChanged"] = True
-        if resource_uris:
-            if isinstance(resource_uris, str):
-                raise TypeError("resource_uris must be a sequence of URIs, not a single string")
-            wanted["resourceSubscriptions"] = list(resource_uris)
+        wanted = subscription_filter(tools, prompts, resources, resource_uris)
         self.session.check_usable()
         invalidate = self._invalidate
         if self.era == "legacy":
