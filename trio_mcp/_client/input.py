@@ -209,8 +209,6 @@ class InputHandler:
         manual: bool,
         input_responses: Mapping[str, JSON] | None,
         request_state: str | None,
-        first_result: dict[str, JSON] | None = None,
-        started: float | None = None,
     ) -> tuple[M | InputRequiredResult, int]:
         """Run a request of the 2026-07-28 era to completion, answering its input requests.
 
@@ -225,17 +223,13 @@ class InputHandler:
                 ``resultType``.
         """
         budget = self.input_timeout
-        if first_result is None:
-            round_params = (
-                retry_params(params, dict(input_responses) if input_responses else None, request_state)
-                if input_responses is not None or request_state is not None
-                else params
-            )
-            start = trio.current_time() if budget is not None else 0.0
-            result = await send(round_params)
-        else:
-            start = started if started is not None else trio.current_time()
-            result = first_result
+        round_params = (
+            retry_params(params, dict(input_responses) if input_responses else None, request_state)
+            if input_responses is not None or request_state is not None
+            else params
+        )
+        start = trio.current_time() if budget is not None else 0.0
+        result = await send(round_params)
         rounds = 1
         resolve = self.resolve
         if resolve is not None and result.get("resultType") not in _PLAIN:
