@@ -492,9 +492,10 @@ class Client:
     async def _task_rounds(
         self, params: dict[str, JSON], send: Callable[[dict[str, JSON]], Awaitable[dict[str, JSON]]]
     ) -> CallToolResult:
-        result, _ = await self._input.run_rounds(
-            "tools/call", params, CallToolResult, send, manual=False, input_responses=None, request_state=None
-        )
+        handler = self._input
+        round_params, start = handler.first_round(params, None, None)
+        first = await send(round_params)
+        result, _ = await handler.run_rounds("tools/call", params, CallToolResult, send, first, start)
         assert isinstance(result, CallToolResult)
         return result
 

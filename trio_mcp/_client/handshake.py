@@ -463,32 +463,27 @@ class Requests:
             )
             return typed, 0
 
-        if on_progress is None and on_notification is None and era is not None:
+        if era is None:
+            await trio.lowlevel.checkpoint()
+            raise RuntimeError("use the client inside 'async with open_stdio_client(...)'")
 
-            async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
-                return await self._modern(method, round_params, None, None, meta, True)
+        async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
+            return await self.request(
+                method,
+                round_params,
+                on_progress=on_progress,
+                on_notification=on_notification,
+                meta=meta,
+                for_input=True,
+            )
 
+        round_params, start = self._input.first_round(params, input_responses, request_state)
+        if on_progress is None and on_notification is None:
+            # (The first round of the common call, without the frame of send.)
+            result = await self._modern(method, round_params, None, None, meta, True)
         else:
-
-            async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
-                return await self.request(
-                    method,
-                    round_params,
-                    on_progress=on_progress,
-                    on_notification=on_notification,
-                    meta=meta,
-                    for_input=True,
-                )
-
-        return await self._input.run_rounds(
-            method,
-            params,
-            model,
-            send,
-            manual=manual,
-            input_responses=input_responses,
-            request_state=request_state,
-        )
+            result = await send(round_params)
+        return await self._input.run_rounds(method, params, model, send, result, start, manual)
 
     async def _tools_call(
         self, body: dict[str, JSON], callback: NotificationCallback | None
