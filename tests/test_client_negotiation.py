@@ -558,35 +558,39 @@ def settled_requests(session, **options):
     return requests
 
 
-async def test_requests_that_may_ask_for_input_share_one_envelope():
-    """The envelope of a plain request that may ask for input is built once, and never changed.
-
-    The speed of every call rests on it: a new one only when the log level changes, or
-    when a request carries a progress token or ``meta`` of its own.
-    """
-    session = ScriptedSession(*[{"ok": True}] * 5)
+async def test_each_request_has_an_envelope_of_its_own():
+    """The caller's params are never changed; each request's ``_meta`` is its own dict, with the
+    log level of the moment and the caller's ``meta``."""
+    session = ScriptedSession(*[{"ok": True}] * 4)
     requests = settled_requests(session, on_sampling=no_hook)
     arguments = {"name": "echo", "arguments": {"text": "a"}}
     await requests.request("tools/call", arguments, for_input=True)
-    await requests.request("prompts/get", {"name": "greet"}, for_input=True)
+    await requests.request("tools/call", arguments, for_input=True)
     requests.log_level = "info"
-    await requests.request("tools/call", arguments, for_input=True)
     await requests.request("tools/call", arguments, for_input=True, meta={"trace": 1})
-    await requests.request("tools/call", arguments, for_input=True)
+    await requests.request("tools/list")
     envelopes = [params["_meta"] for _, params, _ in session.sent]
     assert arguments == {"name": "echo", "arguments": {"text": "a"}}
-    assert envelopes[0] is envelopes[1]
-    assert envelopes[0] == {
+    assert envelopes[0] is not envelopes[1]
+    assert (
+        envelopes[0]
+        == envelopes[1]
+        == {
+            PROTOCOL_VERSION: MODERN,
+            CLIENT_CAPABILITIES: {"sampling": {}},
+            CLIENT_INFO: CLIENT_INFO_WIRE,
+        }
+    )
+    assert envelopes[2] == {**envelopes[0], "io.modelcontextprotocol/logLevel": "info", "trace": 1}
+    assert envelopes[3] == {
         PROTOCOL_VERSION: MODERN,
-        CLIENT_CAPABILITIES: {"sampling": {}},
+        CLIENT_CAPABILITIES: {},
         CLIENT_INFO: CLIENT_INFO_WIRE,
+        "io.modelcontextprotocol/logLevel": "info",
     }
-    assert envelopes[2] is envelopes[4] is not envelopes[0]
-    assert envelopes[2] == {**envelopes[0], "io.modelcontextprotocol/logLevel": "info"}
-    assert envelopes[3] == {**envelopes[2], "trace": 1}
 
 
-async def test_a_capability_retry_leaves_the_shared_envelope_as_it_was():
+async def test_a_capability_retry_declares_in_an_envelope_of_its_own():
     """``-32021`` naming the tasks extension: the retry declares it in an envelope of its own."""
     from trio_mcp import RpcError
     from trio_mcp._core.tasks import EXTENSION
@@ -603,5 +607,4 @@ async def test_a_capability_retry_leaves_the_shared_envelope_as_it_was():
     (_, first, _), (_, retry, _), (_, later, _) = session.sent
     assert first["_meta"][CLIENT_CAPABILITIES] == {}
     assert retry["_meta"][CLIENT_CAPABILITIES] == {"extensions": {EXTENSION: {}}}
-    assert later["_meta"] is first["_meta"]
     assert later["_meta"][CLIENT_CAPABILITIES] == {}

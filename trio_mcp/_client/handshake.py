@@ -243,8 +243,6 @@ class Requests:
         self._log = log
         self._tokens = itertools.count(1)
         self._input_caps: dict[str, JSON] = {}
-        self._envelope: dict[str, JSON] | None = None
-        self._envelope_level: str | None = None
 
     # ----------------------------------------------------------- handshake
 
@@ -283,7 +281,6 @@ class Requests:
         self.version = version = negotiated.version
         self._input.version = version
         self._input_caps = self.declared(version)
-        self._envelope = None
 
     def declared(self, version: str) -> dict[str, JSON]:
         """Every ``ClientCapabilities`` the client has, at ``version``."""
@@ -303,21 +300,6 @@ class Requests:
         """The ``_meta`` of a 2026-07-28 ``method`` that asks for no input, and no logs."""
         assert self.version is not None
         return modern_meta(self.version, self._plain_caps(method), self.client_info)
-
-    def _input_envelope(self) -> dict[str, JSON]:
-        """The ``_meta`` of a request that may ask for input, with no token nor extra keys.
-
-        Shared by every such request, and never changed: a request that
-        needs another makes its own.
-        """
-        envelope = self._envelope
-        if envelope is None or self._envelope_level != self.log_level:
-            assert self.version is not None
-            self._envelope_level = self.log_level
-            envelope = self._envelope = modern_meta(
-                self.version, self._input_caps, self.client_info, log_level=self.log_level
-            )
-        return envelope
 
     async def require(self, era: Literal["modern", "legacy"], method: str) -> None:
         """Check that ``method`` exists in the connection's era (a checkpoint).
@@ -389,12 +371,9 @@ class Requests:
         version = self.version
         assert version is not None
         caps = self._input_caps if for_input else self._plain_caps(method)
-        if for_input and token is None and not meta:
-            envelope = self._input_envelope()
-        else:
-            envelope = modern_meta(
-                version, caps, self.client_info, log_level=self.log_level, progress_token=token, extra=meta
-            )
+        envelope = modern_meta(
+            version, caps, self.client_info, log_level=self.log_level, progress_token=token, extra=meta
+        )
         # A new dict: the channel may still hold it once sent, so nothing changes it afterwards.
         body = {**params, "_meta": envelope} if params else {"_meta": envelope}
         session = self.session
