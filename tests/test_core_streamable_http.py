@@ -503,7 +503,14 @@ def _session(c, level=True):
     c.response(init, init.exchange, 200, {"content-type": "application/json", "mcp-session-id": "s1"})
     c.json_body(init, init.exchange, answer(1))
     c.finish(init)
-    c.initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    handshake = c.handshake(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    assert isinstance(next(handshake), sh.PostMessage)
+    assert isinstance(next(handshake), sh.OpenGet)
+    handshake.close()
+    get = c.get_stream()
+    assert isinstance(next(get), sh.GetRequest)
+    assert isinstance(get.send(sh.GetHead(200, "text/event-stream")), sh.ReadGet)
+    get.close()  # the stream ended with the session: the renewal opens it again
     if level:
         set_level = c.open(b'{"jsonrpc":"2.0","id":2,"method":"logging/setLevel"}', "logging/setLevel", 2)
         c.finish(set_level)

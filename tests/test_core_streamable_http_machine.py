@@ -55,7 +55,13 @@ class CoreMachine(RuleBasedStateMachine):
             c.response(init, init.exchange, 200, {**JSON, "mcp-session-id": "s1"})
             self.take(c.json_body(init, init.exchange, self.answer(1)), init)
             c.finish(init)
-            c.initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+            handshake = c.handshake(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+            assert isinstance(next(handshake), sh.PostMessage)
+            assert isinstance(next(handshake), sh.OpenGet)
+            handshake.close()
+            get = c.get_stream()
+            assert isinstance(next(get), sh.GetRequest)
+            get.close()  # the GET stream was opened: a renewal opens it again
         self.legacy = legacy
 
     # ------------------------------------------------------------ helpers
