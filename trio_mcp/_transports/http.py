@@ -39,14 +39,12 @@ their request with a typed error (`HTTPError` and subclasses).
 from __future__ import annotations
 
 import time
-from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 import httpx2
 import trio
 
 from .._channel import Channel, Outgoing
-from .._core.redirects import Follow, NotFollowed, follow
 from .._core.sse import EventParser
 from .._core.streamable_http import (
     READ_GET,
@@ -70,22 +68,24 @@ from .._core.streamable_http import (
     Sleep,
     StreamableHTTP,
 )
-from .._errors import ConnectionFailed, HTTPError, MCPError, MessageTooLarge, ServerGone
+from .._errors import ConnectionFailed, MCPError, ServerGone
 from ._httpx_client import DEFAULT_TIMEOUT, make_client
 from .http_io import (
-    consume,
     display_url,
-    location_of,
+    exchange,
     lower_headers,
     network_error,
     note_location,
+    pump,
+    read_body,
     read_some,
     retire_connection,
 )
 from .http_sse import SseLink, SseOps
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Generator, Mapping
+    from collections.abc import Generator, Mapping
+    from contextlib import AbstractAsyncContextManager
 
     from .._channel import Receiver, TaskStarter
     from .._core.sse import Item
@@ -299,58 +299,15 @@ class HTTPChannel(Channel):
         headers.update(protocol)
         return headers
 
-    @asynccontextmanager
-    async def _exchange(
+    def _exchange(
         self, method: str, url: str, headers: httpx2.Headers, content: bytes | None = None
-    ) -> AsyncIterator[httpx2.Response]:
-        """One HTTP exchange, streaming, following redirects to the same origin (`trio_mcp._core.redirects`)."""
-        client = self._client
-        assert client is not None
-        hops = 0
-        while True:
-            request = client.build_request(
-                method, url, headers=headers, content=content, timeout=self._timeout
-            )
-            try:
-                response = await client.send(request, stream=True, auth=self._auth, follow_redirects=False)
-            except httpx2.HTTPError as exc:
-                location = location_of(exc)
-                if location is not None:
-                    raise HTTPError(
-                        f"{self.name} redirected {method} to a Location that is not a usable URL:"
-                        f" {location!r} ({exc})",
-                        url=display_url(url),
-                    ) from exc
-                raise ConnectionFailed(
-                    f"{method} {display_url(url)} failed: {network_error(exc)}", url=display_url(url)
-                ) from exc
-            except MCPError:
-                # Already one of ours (trio_mcp.auth's flows raise typed errors): as it is.
-                raise
-            except Exception as exc:
-                # The user's httpx2.Auth (or transport) raised: that request fails, with it as cause.
-                raise HTTPError(
-                    f"{method} {display_url(url)} failed: {type(exc).__name__}: {exc}", url=display_url(url)
-                ) from exc
-            step = follow(url, method, response.status_code, response.headers.get("location"), hops)
-            if isinstance(step, Follow):
-                await response.aclose()
-                url, hops = step.url, step.hops
-                continue
-            if isinstance(step, NotFollowed) and step.unusable:
-                await response.aclose()
-                raise HTTPError(
-                    f"{self.name} redirected {method}, but {step.reason}",
-                    url=display_url(url),
-                    status=response.status_code,
-                    headers=lower_headers(response.headers),
-                )
-            # Not a redirect, or one not followed: the core reads it as the answer.
-            try:
-                yield response
-            finally:
-                await response.aclose()
-            return
+    ) -> AbstractAsyncContextManager[httpx2.Response]:
+        """One HTTP exchange, streaming, following redirects to the same origin (`trio_mcp._transports.http_io.exchange`)."""
+        assert self._client is not None
+        client, timeout = self._client, self._timeout
+        return exchange(
+            client, method, url, headers, content, auth=self._auth, request_timeout=timeout, name=self.name
+        )
 
     # ------------------------------------------------------------ requests
 
@@ -436,7 +393,8 @@ class HTTPChannel(Channel):
         if isinstance(verdict, Fail):
             raise verdict.error
         if verdict is Read.JSON:
-            body = await self._read_body(response, call)
+            what = f"the answer to request {call.request_id!r} ({call.method})"
+            body = await read_body(response, self._max, what, self.name, core.url)
             actions = core.json_body(call, exchange, body, status)
             if any(isinstance(action, Fail) and action.out_of_step for action in actions):
                 retire_connection(response)
@@ -465,39 +423,6 @@ class HTTPChannel(Channel):
             raise core.fallback_failed(call, status, head, body, why).error
         return decision
 
-    async def _read_body(self, response: httpx2.Response, call: Call) -> bytes:
-        length = response.headers.get("content-length")
-        what = f"the answer to request {call.request_id!r} ({call.method})"
-        if length is not None and length.isdigit() and int(length) > self._max:
-            raise MessageTooLarge(
-                f"{what} is {length} bytes, over the limit of {self._max} bytes (max_message_bytes)",
-                size=int(length),
-                limit=self._max,
-            )
-        chunks: list[bytes] = []
-        size = 0
-
-        def take(chunk: bytes) -> bool:
-            nonlocal size
-            size += len(chunk)
-            if size > self._max:
-                raise MessageTooLarge(
-                    f"{what} is over the limit of {self._max} bytes (max_message_bytes)",
-                    size=size,
-                    limit=self._max,
-                )
-            chunks.append(chunk)
-            return False
-
-        _, cause = await consume(response, take)
-        if cause is not None:
-            raise ConnectionFailed(
-                f"{what} from {self.name} was cut: {network_error(cause)}",
-                url=self._core.url,
-                status=response.status_code,
-            ) from cause
-        return b"".join(chunks)
-
     async def _read_events(self, call: Call, response: httpx2.Response, exchange: int) -> None:
         """Read a request's event stream until its answer; resume it when cut, if it can be."""
         core = self._core
@@ -508,7 +433,7 @@ class HTTPChannel(Channel):
             self._act(core.event(call, call.exchange, item))
             return call.answered
 
-        done, cause = await self._pump(response, parser, on_item)
+        done, cause = await pump(response, parser, on_item)
         status = response.status_code
         while not done:
             # A priming event (an id, no data) delivers no item: the parser has its id.
@@ -528,21 +453,7 @@ class HTTPChannel(Channel):
                 if failed is not None:
                     raise failed.error
                 status = again.status_code
-                done, cause = await self._pump(again, parser, on_item)
-
-    async def _pump(
-        self, response: httpx2.Response, parser: EventParser, on_item: Callable[[Item], bool]
-    ) -> tuple[bool, Exception | None]:
-        """Feed a stream's items to ``on_item`` until it says done (`True`) or the stream ends (`False`, and why)."""
-
-        def take(chunk: bytes) -> bool:
-            return any(on_item(item) for item in parser.feed(chunk))
-
-        done, cause = await consume(response, take)
-        if not done:
-            for item in parser.eof():
-                on_item(item)
-        return done, cause
+                done, cause = await pump(again, parser, on_item)
 
     # --------------------------------------------------- the session's side
 
@@ -651,7 +562,7 @@ class HTTPChannel(Channel):
                             step = _advance(script, GetHead(response.status_code, kind))
                             self._get_ready.set()
                             if step is READ_GET:
-                                _, cause = await self._pump(response, parser, on_item)
+                                _, cause = await pump(response, parser, on_item)
                                 why = network_error(cause) if cause is not None else None
                                 step = _advance(script, GetEnded(why, parser.last_event_id, parser.retry))
                     except MCPError as exc:
