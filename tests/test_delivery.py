@@ -1,4 +1,4 @@
-"""Tests of `trio_mcp._delivery`: where answers and notifications wait for the task that takes them.
+"""Tests of `trio_mcp._session.delivery`: where answers and notifications wait for the task that takes them.
 
 A request's `Mailbox`, the connection-wide `Sink` and a subscriber's
 `NotificationStream` are each bounded: what does not fit is dropped and
@@ -11,7 +11,8 @@ import pytest
 import trio
 import trio.testing
 
-from trio_mcp._delivery import (
+from trio_mcp._errors import ServerGone
+from trio_mcp._session.delivery import (
     CALLBACK_BACKLOG,
     Mailbox,
     NotificationStream,
@@ -19,7 +20,6 @@ from trio_mcp._delivery import (
     call_maybe_async,
     fresh_error,
 )
-from trio_mcp._errors import ServerGone
 
 
 def note(n: int) -> dict:

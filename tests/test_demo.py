@@ -1018,7 +1018,7 @@ def test_the_demo_imports_only_the_light_core():
         "trio_mcp._core.negotiation",
         "trio_mcp._core.cache",
         "trio_mcp._errors",
-        "trio_mcp._parking",
+        "trio_mcp._trio.parking",
         "trio_mcp._serving.rules",
         "trio_mcp._serving.server",
         "trio_mcp._serving.task_rules",

@@ -1110,7 +1110,7 @@ def test_layer_check_catches_a_wrong_drawing():
         "trio_mcp._client" in problem and "not in a room below" in problem for problem in problems(swapped)
     )
     # A module left out, an arrow pointing up, a room left open.
-    assert "trio_mcp._parking is in no room" in problems(drawing.code.replace("_parking", "        "))
+    assert "trio_mcp._trio.parking is in no room" in problems(drawing.code.replace("_trio", "     "))
     assert any("arrow" in problem for problem in problems(drawing.code.replace("       v", "       ^", 1)))
     assert any("open" in problem for problem in problems(drawing.code.rsplit("+", 2)[0]))
 

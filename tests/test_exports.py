@@ -6,6 +6,8 @@
 * The sans-io core (``_errors`` and ``_core``), and the rules the servers of
   the package share (``_serving.rules``), import no Trio, directly or
   through another module of the package.
+* Every module of ``_core`` is listed in its package's docstring, imports
+  only modules that compute (no I/O, no clock) and calls no I/O built-in.
 * Every exception the package exports is an ``MCPError``, except the one
   that reports bugs in trio_mcp itself.
 * ``import trio_mcp`` stays light.
@@ -210,7 +212,7 @@ def test_no_module_defines_a_typed_dict() -> None:
 #: The one exported exception that cannot live in ``_errors``: it is a
 #: `trio.TooSlowError` too, and ``_errors`` imports no Trio (the pure core
 #: raises its exceptions, and ``import trio_mcp`` loads only them).
-OUTSIDE_ERRORS = {"RequestTimeout": "trio_mcp._session"}
+OUTSIDE_ERRORS = {"RequestTimeout": "trio_mcp._session.session"}
 
 
 def test_every_exception_class_is_defined_in_errors() -> None:
@@ -357,6 +359,77 @@ print(json.dumps(sorted(sys.modules)))
 """
     loaded = _fresh_interpreter_modules(code)
     assert "trio" not in {name.partition(".")[0] for name in loaded}
+
+
+#: The modules of the core, whatever is added to it.
+CORE_MODULES = tuple(name for name in PURE_MODULES if name.startswith(f"{PACKAGE}._core."))
+
+#: Everything the core may import from outside the package: modules that
+#: compute, and none that reads or writes a file, a socket, a process, the
+#: environment or a clock (``os``, ``sys``, ``io``, ``time``, ``socket``,
+#: ``subprocess``, ``threading``, ``trio``, ``asyncio`` are all absent). A
+#: new entry must be such a module.
+CORE_MAY_IMPORT = frozenset(
+    {
+        "__future__",
+        "attrs",
+        "base64",
+        "collections",
+        "collections.abc",
+        "email.utils",
+        "enum",
+        "hashlib",
+        "hmac",
+        "importlib",
+        "ipaddress",
+        "json",
+        "math",
+        "orjson",
+        "random",
+        "re",
+        "types",
+        "typing",
+        "urllib.parse",
+    }
+)
+
+#: Built-in functions that do I/O.
+IO_BUILTINS = frozenset({"open", "print", "input", "breakpoint"})
+
+
+def test_core_lists_every_module_of_the_core() -> None:
+    """``_core/__init__.py`` names each module of the core, so that a reader finds every room there."""
+    source = (_package_dir() / "_core" / "__init__.py").read_text(encoding="utf-8")
+    docstring = ast.get_docstring(ast_support.parse(source)) or ""
+    assert [name for name in CORE_MODULES if f"`~{name}`" not in docstring] == []
+
+
+@pytest.mark.parametrize("module", CORE_MODULES)
+def test_core_module_does_no_io(module: str) -> None:
+    """A module of the core imports only modules that compute, and calls no I/O built-in.
+
+    From the package it may import the core and the exceptions alone; every
+    import statement counts, those under ``if TYPE_CHECKING:`` and inside
+    functions included.
+    """
+    path = _module_path(module)
+    assert path is not None
+    problems = []
+    for node in ast.walk(ast_support.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [_resolve_relative(module, node)]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in IO_BUILTINS:
+            problems.append(f"line {node.lineno} calls {node.func.id}()")
+        for name in names:
+            if name.partition(".")[0] == PACKAGE:
+                if not (name.startswith(f"{PACKAGE}._core") or name == f"{PACKAGE}._errors"):
+                    problems.append(f"line {node.lineno} imports {name}, outside the core")
+            elif name not in CORE_MAY_IMPORT:
+                problems.append(f"line {node.lineno} imports {name}")
+    assert problems == []
 
 
 # ------------------------------------------------------------ import weight

@@ -59,7 +59,6 @@ if TYPE_CHECKING:
         Task as Task,
         TaskRef as TaskRef,
     )
-    from ._delivery import NotificationStream as NotificationStream
     from ._group import (
         Listed as Listed,
         RestartPolicy as RestartPolicy,
@@ -131,6 +130,7 @@ if TYPE_CHECKING:
         SessionOptions as SessionOptions,
     )
     from ._session import (
+        NotificationStream as NotificationStream,
         RequestTimeout as RequestTimeout,
         Session as Session,
         SessionStatistics as SessionStatistics,
@@ -176,7 +176,7 @@ _LAZY: dict[str, str] = {
     "discover_configs": "_config",
     "load_config": "_config",
     "parse_config": "_config",
-    "NotificationStream": "_delivery",
+    "NotificationStream": "_session",
     "RequestTimeout": "_session",
     "Session": "_session",
     "SessionStatistics": "_session",

@@ -385,7 +385,7 @@ async def discover(
 
 
 async def _follow(fetcher: _Fetcher, catalog: Catalog, concurrency: int) -> Discovery:
-    from ._nursery import first_cancelled, unexpected
+    from ._trio.nursery import first_cancelled, unexpected
 
     results: dict[str, ServerCard | MCPError] = {}
     limiter = trio.CapacityLimiter(concurrency)

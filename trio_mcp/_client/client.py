@@ -40,7 +40,6 @@ from .._core.tasks import (
     declare_extension,
     needs_extension,
 )
-from .._delivery import call_maybe_async
 from .._errors import MCPError, NotSupported, OutputValidationError, ProtocolError, RpcError
 from .._models import (
     CallToolResult,
@@ -64,7 +63,7 @@ from .._models import (
     structure_tool_result,
     unstructure,
 )
-from .._session import attach, report, start_soon, stop_serving_requests
+from .._session import attach, call_maybe_async, report, start_soon, stop_serving_requests
 from .._telemetry import negotiated as telemetry_negotiated
 from .handshake import negotiate
 from .input import InputHandler

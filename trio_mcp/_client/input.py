@@ -32,7 +32,6 @@ from .._core.eras import (
     sampling_answer_problem,
 )
 from .._core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
-from .._delivery import call_maybe_async
 from .._errors import InputRequestFailed, NotSupported, ProtocolError, RpcError
 from .._models import (
     CreateMessageParams,
@@ -46,7 +45,7 @@ from .._models import (
     structure,
     to_wire,
 )
-from .._session import RequestTimeout
+from .._session import RequestTimeout, call_maybe_async
 
 if TYPE_CHECKING:
     from .._models import ElicitFormParams, ElicitUrlParams

@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 import trio
 
 from .._core.jsonrpc import SUBSCRIPTION_ID
-from .._delivery import NotificationStream, call_maybe_async
 from .._errors import MCPError, RpcError
-from .._session import RequestTimeout, report, start_soon
+from .._session import NotificationStream, RequestTimeout, call_maybe_async, report, start_soon
 
 if TYPE_CHECKING:
     from .._options import NotificationCallback

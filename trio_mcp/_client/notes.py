@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .._delivery import call_maybe_async
+from .._session import call_maybe_async
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

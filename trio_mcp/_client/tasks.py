@@ -44,10 +44,9 @@ from .._core.tasks import (
     gone,
     legacy_support,
 )
-from .._delivery import call_maybe_async
 from .._errors import MCPError, NotSupported, RpcError, TaskCancelled, TaskError, TaskGone
 from .._models import CallToolResult, InputRequest, structure
-from .._session import start_soon
+from .._session import call_maybe_async, start_soon
 from .pages import Pages
 
 if TYPE_CHECKING:

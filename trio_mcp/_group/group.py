@@ -24,10 +24,10 @@ from .._core.apps import model_visible
 from .._core.naming import assign_names, exposed_name
 from .._core.restart import RestartPolicy, RestartTracker
 from .._errors import AuthRequired, MCPError, ServerGone, name_entry
-from .._nursery import reraise
 from .._options import ClientOptions, callable_or_none, seconds
 from .._session import RequestTimeout
 from .._telemetry import restarting
+from .._trio.nursery import reraise
 from .connect import connect, startup_timeout
 from .members import (
     Listener,

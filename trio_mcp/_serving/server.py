@@ -50,7 +50,7 @@ from .._core.jsonrpc import (
     request_key,
 )
 from .._errors import RpcError
-from .._parking import Parking
+from .._trio.parking import Parking
 from .rules import Era, checked_log_level, log_wanted, stamp
 
 if TYPE_CHECKING:

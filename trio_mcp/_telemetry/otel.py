@@ -24,9 +24,8 @@ from urllib.parse import urlsplit, urlunsplit
 from opentelemetry import context as otel_context, metrics, propagate, trace
 from opentelemetry.trace import SpanKind, StatusCode
 
-from .._delivery import call_maybe_async
 from .._errors import RpcError, TransportClosed
-from .._session import Session, next_request_id
+from .._session import Session, call_maybe_async, next_request_id
 from .._targets import HTTPTarget, ProcessTarget
 from .._version import __version__
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._parking import Parking
+from .._trio.parking import Parking
 
 __all__ = ["Outbox"]
 

@@ -43,7 +43,7 @@ from .._channel import Channel
 from .._core.codec import UnreadableJSON, decode
 from .._core.framing import LineFramer, clean_line
 from .._errors import ServerGone, SpawnFailed
-from .._parking import Parking
+from .._trio.parking import Parking
 from ._outbox import Outbox
 
 if TYPE_CHECKING:

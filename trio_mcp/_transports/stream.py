@@ -20,7 +20,7 @@ import trio
 from .._channel import Channel
 from .._core.framing import LineFramer, clean_line
 from .._errors import ServerGone
-from .._parking import Parking
+from .._trio.parking import Parking
 from ._outbox import Outbox
 
 if TYPE_CHECKING:

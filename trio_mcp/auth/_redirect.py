@@ -38,7 +38,7 @@ import h11
 import trio
 
 from .._errors import RedirectError
-from .._nursery import reraise
+from .._trio.nursery import reraise
 
 if TYPE_CHECKING:
     from ._protocols import PendingRedirect

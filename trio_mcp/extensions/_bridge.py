@@ -18,9 +18,9 @@ import trio
 
 from .._core.app_bridge import Abandon, BridgeMachine, Closed, Event, Send, Work
 from .._core.apps import app_callable
-from .._delivery import call_maybe_async
 from .._errors import AppCallRefused, MCPError, RpcError
 from .._models import CallToolResult, ReadResourceResult, Tool, unstructure
+from .._session import call_maybe_async
 from .._version import __version__
 
 if TYPE_CHECKING:

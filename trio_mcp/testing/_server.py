@@ -14,7 +14,6 @@ import trio.testing
 from .._core.codec import UnreadableJSON, decode
 from .._core.eras import MODERN_VERSIONS, PROTOCOL_VERSION
 from .._core.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, SUBSCRIPTION_ID, encode, request_key
-from .._delivery import call_maybe_async
 from .._errors import RpcError
 from .._open import open_client, open_session
 from .._options import ClientOptions, SessionOptions, at_least, callable_or_none
@@ -29,6 +28,7 @@ from .._serving.rules import (
     unsupported_version,
 )
 from .._serving.server import Server
+from .._session import call_maybe_async
 from .._targets import HTTPTarget, Target
 from .._transports.memory import MemoryChannel
 from .._transports.stream import CLOSE_GRACE

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Self, TypeAlias, TypeVar
 
 import trio
 
-from ._parking import Parking
+from .._trio.parking import Parking
 
 _reschedule = trio.lowlevel.reschedule
 
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
 
-    from ._errors import MCPError
-    from ._options import NotificationCallback
+    from .._errors import MCPError
+    from .._options import NotificationCallback
 
 __all__ = ["CALLBACK_BACKLOG", "Mailbox", "NotificationStream", "Sink", "call_maybe_async", "fresh_error"]
 

@@ -17,7 +17,7 @@ and the delivery of notifications. It knows nothing about processes.
 * One watcher task keeps every request's deadline (no cancel scope per
   request), when the connection-wide ``request_timeout`` is set.
 * Server requests run in tasks of their own, at most 64 at once
-  (`trio_mcp._server_requests`); none starts once the session is closing or failed, and closing
+  (`trio_mcp._session.server_requests`); none starts once the session is closing or failed, and closing
   cancels every one, so that close is bounded whatever the handlers do.
 * Closing fails everything in flight with `TransportClosed`, then closes the
   channel, bounded by the channel's grace and by the caller's deadline.
@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeAlias
 import attrs
 import trio
 
-from ._channel import ANSWER, Outgoing
-from ._core.jsonrpc import (
+from .._channel import ANSWER, Outgoing
+from .._core.jsonrpc import (
     Answered,
     Connection,
     Diagnostic,
@@ -45,20 +45,20 @@ from ._core.jsonrpc import (
     ServerRequest,
     ServerRequestCancelled,
 )
-from ._core.limits import LogLimiter
-from ._delivery import Mailbox, NotificationStream, Sink, call_maybe_async, fresh_error
-from ._errors import MCPError, SpawnFailed, TransportClosed
-from ._nursery import reraise
-from ._options import ConnectionOptions, NotificationCallback, RequestHandler, SessionOptions
-from ._parking import Parking
-from ._server_requests import ServerRequests
+from .._core.limits import LogLimiter
+from .._errors import MCPError, SpawnFailed, TransportClosed
+from .._options import ConnectionOptions, NotificationCallback, RequestHandler, SessionOptions
+from .._trio.nursery import reraise
+from .._trio.parking import Parking
+from .delivery import Mailbox, NotificationStream, Sink, call_maybe_async, fresh_error
+from .server_requests import ServerRequests
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from types import TracebackType
 
-    from ._channel import Channel
-    from ._core.framing import Oversized
+    from .._channel import Channel
+    from .._core.framing import Oversized
 
 __all__ = [
     "Attachment",

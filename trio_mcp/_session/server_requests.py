@@ -14,14 +14,21 @@ from typing import TYPE_CHECKING, Final
 
 import trio
 
-from ._core.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, Connection, RequestId, ServerRequest, request_key
-from ._delivery import call_maybe_async
-from ._errors import RpcError
+from .._core.jsonrpc import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    Connection,
+    RequestId,
+    ServerRequest,
+    request_key,
+)
+from .._errors import RpcError
+from .delivery import call_maybe_async
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from ._options import RequestHandler
+    from .._options import RequestHandler
 
 __all__ = ["MAX_SERVER_REQUESTS", "ServerRequests"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import trio
 
-from ._errors import TrioMCPInternalError
+from .._errors import TrioMCPInternalError
 
 __all__ = ["first_cancelled", "reraise", "unexpected"]
 
