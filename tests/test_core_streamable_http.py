@@ -1017,3 +1017,14 @@ def test_twin_only_a_call_without_side_effects_goes_again_when_no_response_came(
     assert c.unanswered(listing)
     assert not c.unanswered(listing)  # once
     assert not c.unanswered(tool)
+
+
+def test_twin_closing_deletes_the_http_session_only_when_there_is_one():
+    """Twin of test_http.test_legacy_session_headers_get_stream_and_delete (the DELETE) and of
+    test_http.test_modern_era_headers_and_calls (none in the 2026-07-28 era)."""
+    c = core()
+    assert c.delete_headers() is None
+    _initialized(c)
+    assert c.delete_headers() == {"accept": "text/event-stream", "mcp-session-id": "s1"}
+    c.fell_back = True
+    assert c.delete_headers() is None

@@ -608,6 +608,13 @@ class StreamableHTTP:
             headers["last-event-id"] = last_event_id
         return headers
 
+    def delete_headers(self) -> dict[str, str] | None:
+        """On closing: the headers of the ``DELETE`` that ends the HTTP session, or `None` when
+        there is none to end (the 2026-07-28 era, or a server that spoke HTTP+SSE)."""
+        if self.session_id is None or self.fell_back:
+            return None
+        return self.stream_headers()
+
     # ------------------------------------------------------------ responses
 
     def response(self, call: Call, exchange: int, status: int, headers: Mapping[str, str]) -> Read | Fail:

@@ -633,12 +633,11 @@ class HTTPChannel(Channel):
                 self._nursery.cancel_scope.cancel()
                 await self._finished.wait()
             grace = max(0.0, min(CLOSE_GRACE, deadline - trio.current_time()))
+            delete = self._core.delete_headers()
             with trio.move_on_after(grace):
-                if self._core.session_id is not None and self._sse is None and self._client is not None:
+                if delete is not None and self._client is not None:
                     try:
-                        async with self._exchange(
-                            "DELETE", self.url, self._headers(self._core.stream_headers())
-                        ):
+                        async with self._exchange("DELETE", self.url, self._headers(delete)):
                             pass
                     except MCPError:
                         pass
