@@ -1028,3 +1028,39 @@ def test_twin_closing_deletes_the_http_session_only_when_there_is_one():
     assert c.delete_headers() == {"accept": "text/event-stream", "mcp-session-id": "s1"}
     c.fell_back = True
     assert c.delete_headers() is None
+
+
+def test_twin_every_legacy_stream_numbers_its_events_from_one():
+    """Twin of test_http_defects.test_b_every_stream_numbering_its_events_from_one."""
+    c = core()
+    _initialized(c)
+    for request_id in (2, 3):
+        call = c.open(b"{}", "tools/call", request_id, "t", None)
+        c.post_headers(call)
+        item = Event(data=answer(request_id).decode(), id="1", own_id=True)
+        assert delivered(c.event(call, call.exchange, item))[0]["id"] == request_id
+
+
+def test_twin_the_era_probe_refused_without_json_rpc_is_an_initialize_era_server():
+    """Twin of test_http.test_probe_404_html_falls_back_to_initialize."""
+    c = core()
+    probe = c.open(b"{}", "server/discover", 1, None, MODERN)
+    c.post_headers(probe)
+    failed = c.refusal(probe, probe.exchange, 404, {"content-type": "text/html"}, b"<html>", 0.0)
+    assert isinstance(failed, sh.Fail)
+    assert "without a JSON-RPC error" in str(failed.error)
+    assert isinstance(failed.error.__cause__, HTTPError)
+
+
+def test_twin_answers_and_notifications_carry_the_session_or_the_revision():
+    """Twin of test_http.test_legacy_server_request_answered_by_post (the answer's POST) and
+    test_http.test_modern_era_headers_and_calls (a notification's)."""
+    c = core()
+    _initialized(c)
+    legacy = c.message_headers(None, None)
+    assert legacy["mcp-session-id"] == "s1"
+    assert "mcp-method" not in legacy
+    modern = c.message_headers("notifications/cancelled", MODERN)
+    assert modern["mcp-method"] == "notifications/cancelled"
+    assert modern["mcp-protocol-version"] == MODERN
+    assert "mcp-session-id" not in modern
