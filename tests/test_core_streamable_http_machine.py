@@ -319,3 +319,20 @@ def test_a_renewal_that_ends_after_a_later_one_started_leaves_that_one_running()
     state.refuse(index=0, rpc=True, status=400)
     assert state.core.renewing
     state.teardown()
+
+
+def test_a_renewal_never_opens_a_second_get_stream():
+    """A renewal while the session's GET stream still runs leaves it be (the loop's stream
+    reads on, with the new session's headers at its next reconnection)."""
+    state = CoreMachine()
+    state.start(legacy=True)
+    running = state.get
+    state.send(method="tools/call", modern=False)
+    state.refuse(index=0, rpc=True, status=400)
+    for _ in range(4):
+        if state.script is None:
+            break
+        state.renewal_step(error=False, ok=True)
+    assert state.script is None
+    assert state.get is running
+    state.teardown()
