@@ -1,7 +1,7 @@
 """The client's output checks (`trio_mcp._client.outputs`): which results are checked, and how.
 
 End-to-end behaviour (reports, strict failures, the listing strict mode makes)
-is in test_output_schema.py, over a fake server; these tests pin the one
+is in tests/_core/test_outputs.py, over a fake server; these tests pin the one
 condition every kind of result goes through, without any I/O.
 """
 
