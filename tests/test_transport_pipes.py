@@ -153,6 +153,30 @@ async def test_a_lone_request_reads_its_own_answer_in_its_own_task() -> None:
 
 
 @pytest.mark.usefixtures("held_lease")
+async def test_many_answers_at_once_are_a_pipeline_not_a_lone_request() -> None:
+    """After several messages in one read, stdout is not lent, even with nothing in flight.
+
+    Their tasks are about to send again at once: lending stdout to the first
+    of them would write its request alone and read its answer alone, splitting
+    the pipeline's batches.
+    """
+    pipe = Pipe()
+    async with running(pipe) as reader_task:
+        pipe.write(b"one\ntwo\nthree\n")
+        await pipe.until(lambda: pipe.data == b"one\ntwo\nthree\n")
+        await trio.testing.wait_all_tasks_blocked()
+        assert pipe.reader.holder == "reader"
+        assert not pipe.reader.lent
+        assert not await pipe.reader.read_until(lambda: True)
+        # One message alone: a lone request's answer (or a notification between requests).
+        pipe.write(b"four\n")
+        await pipe.until(lambda: pipe.data.endswith(b"four\n"))
+        await trio.testing.wait_all_tasks_blocked()
+        assert pipe.reader.lent
+        assert pipe.readers == [reader_task, reader_task]
+
+
+@pytest.mark.usefixtures("held_lease")
 async def test_an_answer_already_there_is_read_without_waiting() -> None:
     pipe = Pipe()
     async with running(pipe):
