@@ -12,6 +12,7 @@ The rest of the package imports these names from here.
 
 from __future__ import annotations
 
+from .._public import publish
 from .delivery import NotificationStream, call_maybe_async
 from .session import (
     Attachment,
@@ -48,3 +49,6 @@ __all__ = [
     "stop_serving_requests",
     "stray_lines_hint",
 ]
+
+
+publish(globals())
