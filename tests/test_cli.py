@@ -1282,3 +1282,79 @@ def test_ctrl_c_on_a_call_cancels_it_and_says_so():
     assert stderr.endswith(
         "trio-mcp: interrupted (tools/call): the request was cancelled and the server stopped\n"
     )
+
+
+def test_a_call_imports_only_its_own_path() -> None:
+    """``call`` loads the client and what a call shows, never the other commands' modules.
+
+    The shell, completion, configuration, login and task commands, server
+    groups, HTTP and login flows each load only for their own commands; the
+    close-name suggestions (``difflib``) only after a mistake.
+    """
+    code = (
+        "import sys, trio_mcp.cli as cli\n"
+        "status = cli.run(['call', 'echo', 'text=hi'])\n"
+        "print(status, *sorted(sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=LIMIT, check=True
+    )
+    status, *loaded = out.stdout.splitlines()[-1].split()
+    assert status == "0", out.stderr
+    assert "trio_mcp.cli._run" in loaded
+    unneeded = {
+        "trio_mcp.cli._shell",
+        "trio_mcp.cli._completion",
+        "trio_mcp.cli._configs",
+        "trio_mcp.cli._login",
+        "trio_mcp.cli._tasks",
+        "trio_mcp._group",
+        "trio_mcp._config",
+        "trio_mcp.auth",
+        "trio_mcp._transports.http",
+        "httpx2",
+        "difflib",
+        "readline",
+    }
+    assert unneeded.isdisjoint(loaded), sorted(unneeded.intersection(loaded))
+
+
+def test_a_listing_is_prepared_only_once_the_command_waits() -> None:
+    """`prepare_listing` does its work only when no task is ready to run.
+
+    In a fresh interpreter (the converter loads once per process): while the
+    main task keeps running, the models' converter is not loaded; once the
+    main task waits, the preparation runs and loads it.
+    """
+    code = (
+        "import sys, trio\n"
+        "from trio_mcp.cli._run import prepare_listing\n"
+        "seen = []\n"
+        "async def main():\n"
+        "    prepared = trio.Event()\n"
+        "    async def prepare():\n"
+        "        await prepare_listing()\n"
+        "        prepared.set()\n"
+        "    async with trio.open_nursery() as nursery:\n"
+        "        nursery.start_soon(prepare)\n"
+        "        for _ in range(200):\n"
+        "            await trio.lowlevel.checkpoint()\n"
+        "            seen.append('cattrs' in sys.modules)\n"
+        "        with trio.fail_after(20):\n"
+        "            await prepared.wait()\n"
+        "trio.run(main)\n"
+        "print(any(seen), 'cattrs' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=LIMIT, check=True
+    )
+    assert out.stdout.split() == ["False", "True"], out.stderr
+
+
+async def test_a_failed_preparation_is_no_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(data: object, cls: object) -> object:
+        raise RuntimeError("not today")
+
+    monkeypatch.setattr(_run, "structure", broken)
+    with trio.fail_after(LIMIT):
+        await _run.prepare_listing()  # this test's task waits: the run is idle at once

@@ -195,7 +195,9 @@ async def test_the_comparison_in_the_initialize_era(site, demo_url):
     demo = (await discover(site)).cards["demo"]
     options = trio_mcp.ClientOptions(protocol="2025-11-25")
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_client(server_cards.card_target(demo, trust_env=False), options) as client:
+        async with trio_mcp.open_client(
+            server_cards.card_target(demo, trust_env=False), options=options
+        ) as client:
             assert client.era == "legacy"
             (mismatch,) = await server_cards.check_card(demo, client)
     assert mismatch.field == "protocol_version"

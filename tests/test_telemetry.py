@@ -454,7 +454,9 @@ async def test_over_http_with_a_bearer_header(otel, protocol):
         url = demo.url.replace("http://", f"http://user:{SECRET}@") + f"?key={SECRET}"
         target = trio_mcp.HTTPTarget(url, headers={"Authorization": f"Bearer {SECRET}", "X-Api-Key": SECRET})
         with trio.fail_after(30):
-            async with trio_mcp.open_client(target, trio_mcp.ClientOptions(protocol=protocol)) as client:
+            async with trio_mcp.open_client(
+                target, options=trio_mcp.ClientOptions(protocol=protocol)
+            ) as client:
                 with otel.tracer.start_as_current_span("step") as step:
                     await client.call_tool("echo", {"text": "over http"})
     call = otel.span("tools/call echo")
@@ -546,7 +548,7 @@ async def test_a_tasks_life_is_told_by_its_spans(otel):
     target = trio_mcp.ProcessTarget(sys.executable, ["-m", "trio_mcp.demo"])
     options = trio_mcp.ClientOptions(protocol="2025-11-25")
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_client(target, options) as client:
+        async with trio_mcp.open_client(target, options=options) as client:
             async with client.tool_task("report", {"steps": 2, "delay": 0.05}) as task:
                 await task.result()
                 task_id = task.task_id

@@ -782,7 +782,7 @@ async def test_request_timeout_names_what_was_dropped():
     with trio.fail_after(GUARD):
         async with trio_mcp.open_session(
             trio_mcp.ProcessTarget(sys.executable, ["-c", wrong_id]),
-            trio_mcp.SessionOptions(request_timeout=0.5),
+            options=trio_mcp.SessionOptions(request_timeout=0.5),
         ) as wire:
             with pytest.raises(RequestTimeout) as info:
                 await wire.request("tools/list")
@@ -873,7 +873,7 @@ async def test_a_server_that_dies_halfway_through_an_answer_is_gone_not_garbled(
 
     with trio.fail_after(GUARD):
         async with open_stdio_client(
-            sys.executable, ["-c", DIES_MID_ANSWER], trio_mcp.ClientOptions(protocol="2025-11-25")
+            sys.executable, ["-c", DIES_MID_ANSWER], options=trio_mcp.ClientOptions(protocol="2025-11-25")
         ) as client:
             with pytest.raises(ServerGone) as caught:
                 await client.call_tool("anything")

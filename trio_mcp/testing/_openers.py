@@ -121,7 +121,7 @@ async def open_fake_transport(
     """
     target = FakeTarget(server, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
     try:
-        async with open_session(target, options) as session:
+        async with open_session(target, options=options) as session:
             yield session
     except BaseException as exc:
         raise_handler_errors(target, exc)
@@ -165,7 +165,7 @@ async def open_fake_client(
     """
     target = FakeTarget(server, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
     try:
-        async with open_client(target, options) as client:
+        async with open_client(target, options=options) as client:
             yield client
     except BaseException as exc:
         raise_handler_errors(target, exc)

@@ -111,19 +111,19 @@ class FakeServer:
     Args:
         era: ``"modern"`` (2026-07-28) or ``"legacy"`` (the initialize era).
         tools: Tools for ``tools/list``: names, wire dicts or
-            `trio_mcp.Tool` objects (a name alone gets an empty object
+            `trio_mcp.types.Tool` objects (a name alone gets an empty object
             schema).
-        prompts: Prompts for ``prompts/list``: names, dicts or `trio_mcp.Prompt`.
+        prompts: Prompts for ``prompts/list``: names, dicts or `trio_mcp.types.Prompt`.
         resources: Resources for ``resources/list``: URIs, dicts or
-            `trio_mcp.Resource`.
+            `trio_mcp.types.Resource`.
         resource_templates: For ``resources/templates/list``: URI
-            templates, dicts or `trio_mcp.ResourceTemplate`.
+            templates, dicts or `trio_mcp.types.ResourceTemplate`.
         capabilities: The ``ServerCapabilities`` to declare, as a dict or
-            `trio_mcp.ServerCapabilities`. By default they follow from the
+            `trio_mcp.types.ServerCapabilities`. By default they follow from the
             description and the handlers: ``tools``, ``prompts``,
             ``resources`` when there is something of the kind, and
             ``logging`` in the initialize era.
-        server_info: ``(name, version)``, a dict or an `trio_mcp.Implementation`.
+        server_info: ``(name, version)``, a dict or an `trio_mcp.types.Implementation`.
         instructions: The server's instructions, if any.
         protocol_version: The version the server speaks. 2026-07-28 era:
             its only supported version (default ``"2026-07-28"``); initialize
@@ -394,7 +394,7 @@ class FakeServer:
 
         ``handler(request)`` is a function or an async function, run in a
         task of its own for each call. What it returns is the result: a
-        dict, a `trio_mcp.CallToolResult`, or a string (a result with that
+        dict, a `trio_mcp.types.CallToolResult`, or a string (a result with that
         one text block). It may instead answer with the request's methods
         (for example `FakeRequest.input_required`) and return `None`, and
         it may send progress and logs first. Raise `trio_mcp.RpcError` to
@@ -540,7 +540,7 @@ class FakeServer:
         Args:
             method: The method.
             params: The params: a dict or a trio_mcp model (such as
-                `trio_mcp.ElicitFormParams`), or `None` for none.
+                `trio_mcp.types.ElicitFormParams`), or `None` for none.
 
         Raises:
             trio_mcp.RpcError: The client answered with an error.
