@@ -293,9 +293,11 @@ class ProcessChannel(Channel):
     def send(self, data: bytes, about: Outgoing, *, batch: bool = False) -> None:
         if self._write_broken:
             return
-        if batch or self._writing or self._outbox or not self.pipe_tricks:
-            # Other messages are queued or likely to follow: leave this one
-            # to the writer task, which joins whatever is queued during this
+        stdout = self._stdout
+        if batch or self._writing or self._outbox or stdout is None or not stdout.lent:
+            # Other messages are queued or likely to follow (requests go
+            # one at a time only while stdout is lent): leave this one to the
+            # writer task, which joins whatever is queued during this
             # scheduler pass into one write.
             self._outbox.put(data, about.request_id)
             return
