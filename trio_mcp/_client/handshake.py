@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 import attrs
@@ -479,16 +480,14 @@ class Requests:
             await trio.lowlevel.checkpoint()
             raise RuntimeError("use the client inside 'async with open_stdio_client(...)'")
 
-        async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
-            return await self.request(
-                method,
-                round_params,
-                on_progress=on_progress,
-                on_notification=on_notification,
-                meta=meta,
-                for_input=True,
-            )
-
+        send = partial(
+            self.request,
+            method,
+            on_progress=on_progress,
+            on_notification=on_notification,
+            meta=meta,
+            for_input=True,
+        )
         round_params, start = self._input.first_round(params, input_responses, request_state)
         if on_progress is None and on_notification is None:
             # The common call's first round goes from here straight to the session: a coroutine
