@@ -263,7 +263,7 @@ def test_related_task_ids() -> None:
     assert tasks.related_task_id(tasks.with_related_task(params, "t2")) == "t1"
     assert tasks.related_task_id({"message": "?"}) is None
 
-    from trio_mcp import ElicitFormParams
+    from trio_mcp.types import ElicitFormParams
 
     hook_params = ElicitFormParams(
         message="?", requested_schema={}, meta={tasks.RELATED_TASK: {"taskId": "t3"}}
@@ -517,6 +517,8 @@ def test_invalid_params_means_gone_except_for_cancel() -> None:
     assert isinstance(found, TaskGone)
     assert str(found) == "the server does not know task t: no such task"
     assert tasks.gone("t", RpcError(-32603, "broke")) is None
+    assert tasks.unknown_task(RpcError(-32602, "no such task"))
+    assert not tasks.unknown_task(RpcError(-32603, "broke"))
 
 
 def test_a_cancel_stops_the_hooks_and_polls_as_soon_as_the_floor_allows() -> None:

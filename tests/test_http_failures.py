@@ -37,7 +37,8 @@ async def test_in_process_server_happy_path(http_server, protocol, era):
     opens one session, a GET stream, and deletes the session on close."""
     with trio.fail_after(LIMIT):
         async with trio_mcp.open_client(
-            trio_mcp.HTTPTarget(http_server.url, trust_env=False), trio_mcp.ClientOptions(protocol=protocol)
+            trio_mcp.HTTPTarget(http_server.url, trust_env=False),
+            options=trio_mcp.ClientOptions(protocol=protocol),
         ) as client:
             assert client.era == era
             assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
