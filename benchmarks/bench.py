@@ -316,7 +316,7 @@ def _turns(config: argparse.Namespace, metric: str) -> int:
 
 
 def _text(result: Any) -> str:
-    """The text of a tool's answer: a `trio_mcp.CallToolResult`, or the raw result dict."""
+    """The text of a tool's answer: a `trio_mcp.types.CallToolResult`, or the raw result dict."""
     return result["content"][0]["text"] if isinstance(result, dict) else result.text
 
 
@@ -495,10 +495,10 @@ async def validation(config: argparse.Namespace) -> dict[str, Any]:
 
     async with (
         trio_mcp.open_stdio_client(
-            sys.executable, [str(SERVER)], trio_mcp.ClientOptions(on_log=logged.append)
+            sys.executable, [str(SERVER)], options=trio_mcp.ClientOptions(on_log=logged.append)
         ) as checked,
         trio_mcp.open_stdio_client(
-            sys.executable, [str(SERVER)], trio_mcp.ClientOptions(validate_output="off")
+            sys.executable, [str(SERVER)], options=trio_mcp.ClientOptions(validate_output="off")
         ) as unchecked,
     ):
         runs = [(VALIDATED, checked), (UNVALIDATED, unchecked)]
@@ -815,7 +815,8 @@ async def expire_all(count: int, budget: float) -> tuple[float, float] | None:
             timed_out += 1
 
     async with trio_mcp.open_session(
-        trio_mcp.ProcessTarget(sys.executable, [str(SERVER)]), trio_mcp.SessionOptions(request_timeout=budget)
+        trio_mcp.ProcessTarget(sys.executable, [str(SERVER)]),
+        options=trio_mcp.SessionOptions(request_timeout=budget),
     ) as wire:
         await check(wire.request)
         first_start = trio.current_time()

@@ -148,7 +148,7 @@ async def soak_era(url: str, protocol: str, tally: Tally, quota: int, config: ar
         alive = True
         try:
             async with trio_mcp.open_client(
-                trio_mcp.HTTPTarget(url, trust_env=False), trio_mcp.ClientOptions(protocol=protocol)
+                trio_mcp.HTTPTarget(url, trust_env=False), options=trio_mcp.ClientOptions(protocol=protocol)
             ) as client:
 
                 async def worker(number: int, client: trio_mcp.Client = client) -> None:

@@ -86,7 +86,7 @@ async def run(config: argparse.Namespace) -> dict[str, Any]:
         contenders = [(RAW, raw.call_tool), (OURS, ours.call_tool)]
         if config.otel == "sdk":
             options = trio_mcp.ClientOptions(telemetry=False)
-            off = await stack.enter_async_context(trio_mcp.open_client(target, options))
+            off = await stack.enter_async_context(trio_mcp.open_client(target, options=options))
             contenders.append((OFF, off.call_tool))
         for _, call_tool in contenders:
             await check_call_tool(call_tool, _text)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import runpy
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -116,6 +116,8 @@ def _merge_private_module_sources(app: Sphinx) -> None:
         "trio_mcp": [*package.glob("_*.py"), *package.glob("_*/*.py")],
         # The private modules of the public package trio_mcp.testing.
         "trio_mcp.testing": [*package.glob("testing/_*.py")],
+        # The models, which say trio_mcp.types.
+        "trio_mcp.types": [package / "_models" / "types.py"],
     }
     for name, paths in publics.items():
         public = ModuleAnalyzer.for_module(name)
@@ -154,7 +156,7 @@ def _model_signature(
 
     if what != "class" or not isinstance(obj, type) or not attrs.has(obj):
         return None
-    if obj.__module__ != "trio_mcp":
+    if obj.__module__ not in ("trio_mcp", "trio_mcp.types"):
         return None
     written: dict[str, object] = {}
     for klass in reversed(obj.__mro__):
@@ -180,6 +182,26 @@ def _model_signature(
     return f"({', '.join(parts)})", return_annotation
 
 
+def _model_reference(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
+    """Resolve a bare `CallToolResult` (or `CallToolResult.text`) in a guide to ``trio_mcp.types``.
+
+    The guides are written in ``trio_mcp`` (``.. currentmodule:: trio_mcp``)
+    and name the models by their short names, as their users read them.
+    """
+    from trio_mcp._public import TYPES
+
+    if node.get("refdomain") != "py":
+        return None
+    target = str(node["reftarget"]).removeprefix("trio_mcp.")
+    if target.split(".", 1)[0] not in TYPES:
+        return None
+    domain = env.get_domain("py")
+    return domain.resolve_xref(
+        env, node["refdoc"], app.builder, node["reftype"], f"trio_mcp.types.{target}", node, contnode
+    )
+
+
 def setup(app: Sphinx) -> None:
     app.connect("builder-inited", _merge_private_module_sources)
+    app.connect("missing-reference", _model_reference)
     app.connect("autodoc-process-signature", _model_signature)

@@ -22,16 +22,16 @@ def _split(cls: type, options: dict[str, Any]) -> dict[str, Any]:
 def process_client(command: str, args: Any = (), **options: Any):
     """`trio_mcp.open_client` over a `trio_mcp.ProcessTarget`, the keywords split between the two."""
     target = trio_mcp.ProcessTarget(command, args, **_split(trio_mcp.ProcessTarget, options))
-    return trio_mcp.open_client(target, trio_mcp.ClientOptions(**options))
+    return trio_mcp.open_client(target, options=trio_mcp.ClientOptions(**options))
 
 
 def process_session(command: str, args: Any = (), **options: Any):
     """`trio_mcp.open_session` over a `trio_mcp.ProcessTarget`, the keywords split between the two."""
     target = trio_mcp.ProcessTarget(command, args, **_split(trio_mcp.ProcessTarget, options))
-    return trio_mcp.open_session(target, trio_mcp.SessionOptions(**options))
+    return trio_mcp.open_session(target, options=trio_mcp.SessionOptions(**options))
 
 
 def http_client(url: str, **options: Any):
     """`trio_mcp.open_client` over an `trio_mcp.HTTPTarget`, the keywords split between the two."""
     target = trio_mcp.HTTPTarget(url, **_split(trio_mcp.HTTPTarget, options))
-    return trio_mcp.open_client(target, trio_mcp.ClientOptions(**options))
+    return trio_mcp.open_client(target, options=trio_mcp.ClientOptions(**options))

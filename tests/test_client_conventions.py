@@ -114,7 +114,7 @@ async def test_the_users_exception_wins_over_a_failure_inside_the_library():
     with trio.fail_after(LIMIT), pytest.raises(ValueError, match="mine") as info:
         async with trio_mcp.open_client(
             trio_mcp.ProcessTarget(sys.executable, ["-c", POLITE_LEGACY], on_stderr=explode),
-            trio_mcp.ClientOptions(protocol="2025-11-25"),
+            options=trio_mcp.ClientOptions(protocol="2025-11-25"),
         ):
             raise ValueError("mine")
     error = info.value
@@ -154,7 +154,7 @@ async def test_a_client_hook_answers_the_server_while_the_client_lives():
     options = trio_mcp.ClientOptions(protocol="2025-11-25", on_elicitation=on_elicitation)
     with trio.fail_after(LIMIT):
         async with trio_mcp.open_stdio_client(
-            sys.executable, server_args("--era", "legacy"), options
+            sys.executable, server_args("--era", "legacy"), options=options
         ) as client:
             answered = await client.call_tool("ask")
             assert answered.structured_content["answer"]["action"] == "accept"

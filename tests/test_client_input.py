@@ -28,7 +28,8 @@ from client_support import (
     wire,
 )
 
-from trio_mcp import (
+from trio_mcp import InputRequestFailed, ProtocolError, RequestTimeout, RpcError
+from trio_mcp.types import (
     CallToolResult,
     CreateMessageParams,
     CreateMessageResult,
@@ -36,13 +37,9 @@ from trio_mcp import (
     ElicitResult,
     ElicitUrlParams,
     GetPromptResult,
-    InputRequestFailed,
     InputRequiredResult,
-    ProtocolError,
     ReadResourceResult,
-    RequestTimeout,
     Root,
-    RpcError,
     TextContent,
 )
 

@@ -34,14 +34,11 @@ from client_support import (
 )
 
 import trio_mcp
-from trio_mcp import (
+import trio_mcp.types
+from trio_mcp import NotSupported, ProtocolError, RequestTimeout, RpcError, ServerGone
+from trio_mcp.types import (
     BlobResourceContents,
     ImageContent,
-    NotSupported,
-    ProtocolError,
-    RequestTimeout,
-    RpcError,
-    ServerGone,
     TextContent,
     TextResourceContents,
     UnknownContent,
@@ -131,7 +128,7 @@ async def test_modern_envelope_only_some_hooks():
 
 async def test_modern_envelope_extra_meta_log_level_and_client_info():
     """``meta`` adds keys, ``log_level`` adds ``logLevel`` everywhere, ``client_info`` is sent as given."""
-    info = trio_mcp.Implementation(name="tester", version="9.9", title="The Tester")
+    info = trio_mcp.types.Implementation(name="tester", version="9.9", title="The Tester")
     with trio.fail_after(LIMIT):
         async with open_client("--era", "modern", client_info=info, log_level="warning") as client:
             await client.call_tool(

@@ -26,6 +26,7 @@ from opening_support import process_client
 from schema_support import by_method, schema_problem, validator
 
 import trio_mcp
+import trio_mcp.types
 from trio_mcp import TaskCancelled, TaskRef
 
 LIMIT = 40
@@ -275,7 +276,7 @@ async def test_progress_and_status_reach_the_handle_while_other_calls_run(
     requires a task) as a task of its own, and returns its result.
     """
     command, args = everything
-    required: list[trio_mcp.CallToolResult] = []
+    required: list[trio_mcp.types.CallToolResult] = []
 
     async def call_required(client: trio_mcp.Client) -> None:
         required.append(await client.call_tool(RESEARCH, {"topic": "x"}))
@@ -372,7 +373,7 @@ async def test_a_modern_failed_task_raises_task_failed_and_an_error_result_is_re
 
 async def test_modern_input_requests_reach_the_hooks_once_and_go_back_with_tasks_update() -> None:
     asked: list[Any] = []
-    roots = [trio_mcp.Root(uri="file:///work", name="work")]
+    roots = [trio_mcp.types.Root(uri="file:///work", name="work")]
     with trio.fail_after(LIMIT):
         async with task_server(on_elicitation=name_hook(asked), on_roots=lambda: roots) as client:
             async with client.tool_task("ask_two") as task:
@@ -427,7 +428,7 @@ async def test_call_tool_runs_a_tool_the_server_only_runs_as_a_task() -> None:
 
 async def test_input_before_the_task_exists_is_a_round_of_its_own() -> None:
     with trio.fail_after(LIMIT):
-        async with task_server(on_roots=lambda: [trio_mcp.Root(uri="file:///r")]) as client:
+        async with task_server(on_roots=lambda: [trio_mcp.types.Root(uri="file:///r")]) as client:
             async with client.tool_task("mrtr_then_task") as task:
                 assert not task.ran_synchronously
                 result = await task.result()

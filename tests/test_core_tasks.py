@@ -263,7 +263,7 @@ def test_related_task_ids() -> None:
     assert tasks.related_task_id(tasks.with_related_task(params, "t2")) == "t1"
     assert tasks.related_task_id({"message": "?"}) is None
 
-    from trio_mcp import ElicitFormParams
+    from trio_mcp.types import ElicitFormParams
 
     hook_params = ElicitFormParams(
         message="?", requested_schema={}, meta={tasks.RELATED_TASK: {"taskId": "t3"}}

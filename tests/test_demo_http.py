@@ -198,7 +198,7 @@ async def test_the_client_in_the_initialize_era_over_http():
             options = trio_mcp.ClientOptions(
                 protocol="2025-11-25", on_elicitation=answer, log_level="info", on_notification=logs.append
             )
-            async with trio_mcp.open_client(trio_mcp.HTTPTarget(demo.url), options) as client:
+            async with trio_mcp.open_client(trio_mcp.HTTPTarget(demo.url), options=options) as client:
                 assert (client.era, client.protocol_version) == ("legacy", "2025-11-25")
                 assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
                 # The server's own request goes on the call's stream; the answer comes by POST.

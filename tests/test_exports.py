@@ -27,16 +27,19 @@ import sys
 from pathlib import Path
 
 import ast_support
+import attrs
 import pytest
 import trio
 
 import trio_mcp
+import trio_mcp.types
 
 PACKAGE = "trio_mcp"
 
 #: The modules that must not import Trio, directly or transitively.
 PURE_MODULES = (
     "trio_mcp._errors",
+    "trio_mcp._public",
     "trio_mcp._core",
     # Every module of the core, whatever is added to it.
     *sorted(
@@ -109,7 +112,7 @@ PUBLIC = frozenset(
         # what the openers give
         "Client", "Session", "SessionStatistics", "Subscription", "Pages", "NotificationStream",
         # groups and configuration files
-        "open_servers", "open_server", "ServerGroup", "RestartPolicy", "ServerStatus", "ServerEvent",
+        "open_servers", "connect_servers", "open_server", "ServerGroup", "RestartPolicy", "ServerStatus", "ServerEvent",
         "Listed", "ServerSpec", "ConfigSource", "LoadedConfig", "DiscoveredConfig",
         "load_config", "parse_config", "discover_configs",
         # errors
@@ -120,7 +123,12 @@ PUBLIC = frozenset(
         "TaskError", "TaskFailed", "TaskCancelled", "TaskGone",
         # tasks
         "ToolTask", "Task", "TaskRef",
-        # the protocol's types
+    }
+)  # fmt: skip
+
+#: The protocol's types, in ``trio_mcp.types`` (as ``mcp.types`` in the official SDK).
+TYPES = frozenset(
+    {
         "Annotations", "AudioContent", "BlobResourceContents", "CallToolResult", "CompleteResult",
         "Completion", "ContentBlock", "CreateMessageParams", "CreateMessageResult", "DiscoverResult",
         "ElicitFormParams", "ElicitRequestParams", "ElicitResult", "ElicitUrlParams", "EmbeddedResource",
@@ -160,6 +168,103 @@ CLIENT_MEMBERS = frozenset(
 
 def test_the_public_surface_is_the_one_decided() -> None:
     assert set(trio_mcp.__all__) == PUBLIC
+    assert set(trio_mcp.types.__all__) == TYPES
+
+
+@pytest.mark.parametrize("name", sorted(TYPES))
+def test_a_model_is_in_types_and_says_so(name: str) -> None:
+    obj = getattr(trio_mcp.types, name)
+    if inspect.isclass(obj):
+        assert obj.__module__ == "trio_mcp.types"
+        assert repr(obj) == f"<class 'trio_mcp.types.{name}'>"
+
+
+def test_the_old_spelling_of_a_model_works_with_a_deprecation_warning() -> None:
+    with pytest.warns(
+        DeprecationWarning, match=r"trio_mcp\.Tool is deprecated.* use trio_mcp\.types\.Tool$"
+    ) as caught:
+        old = trio_mcp.Tool
+    assert old is trio_mcp.types.Tool
+    # The warning points at the line that used the old name, here.
+    assert caught[0].filename == __file__
+    with pytest.warns(DeprecationWarning, match=r"trio_mcp\.types\.CallToolResult") as caught:
+        from trio_mcp import CallToolResult
+    assert CallToolResult is trio_mcp.types.CallToolResult
+    assert caught[0].filename == __file__
+    # Each use warns, and the old names are no longer part of the surface.
+    with pytest.warns(DeprecationWarning, match="trio_mcp.types.Tool"):
+        assert trio_mcp.Tool is old
+    assert not TYPES & set(dir(trio_mcp))
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchModel'"):
+        trio_mcp.NoSuchModel  # noqa: B018
+
+
+def test_the_models_module_loads_neither_the_wire_format_nor_trio() -> None:
+    code = "import json, sys, trio_mcp.types; print(json.dumps(sorted(sys.modules)))"
+    loaded = set(_fresh_interpreter_modules(code))
+    assert not {"cattrs", "trio"} & loaded
+
+
+#: Routes into the package that do not go through a name of the top level.
+FIRST_IMPORTS = (
+    "trio_mcp.testing",
+    "trio_mcp._client",
+    "trio_mcp._models",
+    "trio_mcp.cli._run",
+    "trio_mcp._group",
+)
+
+_MODULE_PROBE = """
+import importlib, inspect, json, sys
+importlib.import_module(FIRST)
+from trio_mcp import _public
+def wrong(names, public):
+    found = {}
+    for name, home in names:
+        module = sys.modules.get("trio_mcp." + home)
+        obj = getattr(module, name, None) if module is not None else None
+        if (inspect.isclass(obj) or inspect.isroutine(obj)) and obj.__module__ != public:
+            found[name] = obj.__module__
+    return found
+types = [(name, "_models.types") for name in _public.TYPES]
+before = {**wrong(_public.ROOT.items(), "trio_mcp"), **wrong(types, "trio_mcp.types")}
+for home in set(_public.ROOT.values()):
+    importlib.import_module("trio_mcp." + home)
+after = {**wrong(_public.ROOT.items(), "trio_mcp"), **wrong(types, "trio_mcp.types")}
+print(json.dumps([before, after]))
+"""
+
+
+@pytest.mark.parametrize("first", FIRST_IMPORTS)
+def test_a_public_name_says_its_public_module_whatever_was_imported_first(first: str) -> None:
+    """As trio's ``fixup_module_metadata``: set as the defining module is imported, not as a name is touched."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _MODULE_PROBE.replace("FIRST", repr(first))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    before, after = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert before == {}
+    assert after == {}
+
+
+def test_a_model_pickles_under_its_public_name() -> None:
+    import pickle
+
+    block = trio_mcp.types.TextContent(text="hi")
+    data = pickle.dumps(block)
+    assert b"trio_mcp.types" in data
+    assert b"_models" not in data
+    assert pickle.loads(data) == block
+
+
+def test_a_public_class_s_own_methods_say_its_public_module() -> None:
+    assert trio_mcp.Client.call_tool.__module__ == "trio_mcp"
+    assert trio_mcp.ProcessTarget.__repr__.__module__ == "trio_mcp"
+    assert trio_mcp.types.CallToolResult.__module__ == "trio_mcp.types"
 
 
 def _members(obj: object) -> set[str]:
@@ -408,8 +513,9 @@ def test_core_lists_every_module_of_the_core() -> None:
 def test_core_module_does_no_io(module: str) -> None:
     """A module of the core imports only modules that compute, and calls no I/O built-in.
 
-    From the package it may import the core and the exceptions alone; every
-    import statement counts, those under ``if TYPE_CHECKING:`` and inside
+    From the package it may import the core, the exceptions and ``_public``
+    (the table of public names, which imports nothing) alone; every import
+    statement counts, those under ``if TYPE_CHECKING:`` and inside
     functions included.
     """
     path = _module_path(module)
@@ -425,7 +531,10 @@ def test_core_module_does_no_io(module: str) -> None:
             problems.append(f"line {node.lineno} calls {node.func.id}()")
         for name in names:
             if name.partition(".")[0] == PACKAGE:
-                if not (name.startswith(f"{PACKAGE}._core") or name == f"{PACKAGE}._errors"):
+                if not (
+                    name.startswith(f"{PACKAGE}._core")
+                    or name in (f"{PACKAGE}._errors", f"{PACKAGE}._public")
+                ):
                     problems.append(f"line {node.lineno} imports {name}, outside the core")
             elif name not in CORE_MAY_IMPORT:
                 problems.append(f"line {node.lineno} imports {name}")
@@ -448,6 +557,29 @@ def test_import_is_light() -> None:
     code = f"import json, sys, {PACKAGE}; print(json.dumps(sorted(sys.modules)))"
     loaded = {name.partition(".")[0] for name in _fresh_interpreter_modules(code)}
     assert not loaded & set(HEAVY), f"import {PACKAGE} loads {sorted(loaded & set(HEAVY))}"
+
+
+@pytest.mark.parametrize(
+    ("code", "absent"),
+    [
+        # The models, the options and the targets, without the wire format.
+        (
+            "import trio_mcp.types; trio_mcp.ClientOptions(protocol='2025-11-25'); trio_mcp.ProcessTarget('s')",
+            ("trio_mcp._models.codec", "cattrs", "trio"),
+        ),
+        # A program that opens sessions, without the client or the models.
+        (
+            "from trio_mcp import open_session, ProcessTarget, SessionOptions, ClientOptions",
+            ("trio_mcp._client", "trio_mcp._models", "cattrs", "httpx2"),
+        ),
+    ],
+)
+def test_each_part_loads_only_what_it_needs(code: str, absent: tuple[str, ...]) -> None:
+    loaded = _fresh_interpreter_modules(f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))")
+    assert [
+        name for name in loaded if name in absent or name.startswith(tuple(f"{a}." for a in absent))
+    ] == []
+    assert "trio_mcp._targets" in loaded
 
 
 def test_the_names_for_type_checkers_are_the_lazy_names() -> None:
@@ -552,9 +684,9 @@ def test_cli_parsing_loads_neither_trio_nor_the_client() -> None:
     ]
     # ...and loaded none of it.
     assert [name for name in CLI_PARSING_MUST_NOT_LOAD if _in(outcome["modules"], name)] == []
-    # The probe does see each of them once loaded (the converter, cattrs, comes with
-    # the first result that needs it).
-    ran = _cli_probe("import trio_mcp.cli._run, cattrs")
+    # The probe does see each of them once loaded (the client comes with the first
+    # opener that makes one, the converter, cattrs, with the first result that needs it).
+    ran = _cli_probe("import trio_mcp.cli._run, trio_mcp._client, cattrs")
     assert [name for name in CLI_PARSING_MUST_NOT_LOAD if _in(ran["modules"], name)] == list(
         CLI_PARSING_MUST_NOT_LOAD
     )
@@ -638,3 +770,72 @@ def _private_imports() -> list[str]:
 
 def test_no_module_imports_another_modules_private_names() -> None:
     assert _private_imports() == []
+
+
+# ------------------------------------------------------------ closed choices
+
+#: Each option that takes one of a few strings: its choices, as type checkers and the check at run time see them.
+CHOICES = {
+    "protocol": ("ProtocolChoice", "trio_mcp._options.PROTOCOLS"),
+    "log_level": ("LogLevel", "trio_mcp._core.eras.LOG_LEVELS"),
+    "validate_output": ("OutputCheck", "trio_mcp._core.outputs.MODES"),
+}
+
+
+def _tuple(dotted: str) -> tuple[str, ...]:
+    module, _, name = dotted.rpartition(".")
+    value: tuple[str, ...] = getattr(importlib.import_module(module), name)
+    return value
+
+
+@pytest.mark.parametrize("field", sorted(CHOICES))
+def test_a_closed_choice_is_a_literal_type_that_agrees_with_the_check(field: str) -> None:
+    import typing
+
+    from trio_mcp import _options
+
+    alias, values = CHOICES[field]
+    choices = typing.get_args(getattr(_options, alias))
+    assert choices == _tuple(values)
+    annotation = {attribute.name: attribute.type for attribute in attrs.fields(trio_mcp.ClientOptions)}[field]
+    assert annotation in (alias, f"{alias} | None")
+    for choice in choices:
+        assert getattr(trio_mcp.ClientOptions(**{field: choice}), field) == choice
+    with pytest.raises(ValueError, match=rf"^{field} must be .*{choices[-1]}.*not 'nonsense'$"):
+        trio_mcp.ClientOptions(**{field: "nonsense"})
+
+
+@pytest.mark.slow
+def test_a_type_checker_refuses_a_choice_that_is_not_one(tmp_path: Path) -> None:
+    """``ClientOptions(protocol="2025-13-01")`` is caught before it runs (mypy --strict)."""
+    pytest.importorskip("mypy")
+    program = (
+        "import trio_mcp\n"
+        'trio_mcp.ClientOptions(protocol="2025-11-25", log_level="info", validate_output="strict")\n'
+        'trio_mcp.ClientOptions(protocol="2025-13-01")\n'
+        'trio_mcp.ClientOptions(log_level="verbose")\n'
+        'trio_mcp.ClientOptions(validate_output="loud")\n'
+    )
+    (tmp_path / "program.py").write_text(program)
+    (tmp_path / "mypy.ini").write_text(f"[mypy]\nstrict = True\nmypy_path = {_package_dir().parent}\n")
+    # In a process of its own: mypy raises the interpreter's recursion limit for good.
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(tmp_path / "mypy.ini"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(tmp_path / "program.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    stdout, stderr, status = run.stdout, run.stderr, run.returncode
+    errors = sorted(int(line.split(":")[1]) for line in stdout.splitlines() if ": error:" in line)
+    assert status == 1, stdout + stderr
+    assert errors == [3, 4, 5], stdout

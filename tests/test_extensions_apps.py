@@ -11,6 +11,7 @@ import base64
 import pytest
 
 import trio_mcp
+import trio_mcp.types
 from trio_mcp.extensions.apps import (
     APP_MIME_TYPE,
     AppCallRefused,
@@ -102,8 +103,8 @@ async def test_a_read_without_content_is_refused(autojump_clock) -> None:
 
 
 def test_only_ui_uris_are_apps() -> None:
-    result = trio_mcp.ReadResourceResult(
-        contents=[trio_mcp.TextResourceContents(uri="https://x", text="<p>", mime_type=APP_MIME_TYPE)]
+    result = trio_mcp.types.ReadResourceResult(
+        contents=[trio_mcp.types.TextResourceContents(uri="https://x", text="<p>", mime_type=APP_MIME_TYPE)]
     )
     with pytest.raises(UIResourceError, match="only ui:// resources are apps"):
         app_from_read("https://x", result)

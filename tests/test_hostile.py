@@ -134,7 +134,8 @@ async def _withdraw(count: int, *, budget: float | None) -> int:
     """
     counter = [0]
     async with trio_mcp.open_session(
-        trio_mcp.ProcessTarget(sys.executable, [str(LIFE)]), trio_mcp.SessionOptions(request_timeout=budget)
+        trio_mcp.ProcessTarget(sys.executable, [str(LIFE)]),
+        options=trio_mcp.SessionOptions(request_timeout=budget),
     ) as wire:
 
         async def one() -> None:
@@ -220,7 +221,7 @@ async def test_request_timeout_and_logs_name_the_server(caplog):
     with trio.fail_after(GUARD):
         async with trio_mcp.open_session(
             trio_mcp.ProcessTarget(sys.executable, [str(LIFE), "--tag", "t1"]),
-            trio_mcp.SessionOptions(request_timeout=0.2),
+            options=trio_mcp.SessionOptions(request_timeout=0.2),
         ) as wire:
             with pytest.raises(RequestTimeout) as info:
                 await wire.request("hang")

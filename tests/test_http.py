@@ -288,7 +288,7 @@ async def test_legacy_server_request_answered_by_post():
         with trio.fail_after(LIMIT):
             async with trio_mcp.open_http_client(
                 server.url,
-                trio_mcp.ClientOptions(
+                options=trio_mcp.ClientOptions(
                     on_elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}}
                 ),
             ) as client:
@@ -332,7 +332,7 @@ async def test_legacy_stream_cut_is_resumed_and_replayed_request_not_answered_tw
         server = await serve(nursery, McpScript("legacy", {"tools/call": tracking_call}, get=get))
         with trio.fail_after(LIMIT):
             async with trio_mcp.open_http_client(
-                server.url, trio_mcp.ClientOptions(on_roots=lambda: roots_asked.append(1) or [])
+                server.url, options=trio_mcp.ClientOptions(on_roots=lambda: roots_asked.append(1) or [])
             ) as client:
                 result = await client.call_tool("x", {})
         nursery.cancel_scope.cancel()
@@ -393,7 +393,9 @@ async def test_everything_style_400_for_an_unknown_session_opens_a_new_one():
     async with trio.open_nursery() as nursery:
         server = await serve(nursery, script)
         with trio.fail_after(LIMIT):
-            async with trio_mcp.open_http_client(server.url, trio_mcp.ClientOptions(cache=False)) as client:
+            async with trio_mcp.open_http_client(
+                server.url, options=trio_mcp.ClientOptions(cache=False)
+            ) as client:
                 assert await client.list_tools() == []
         nursery.cancel_scope.cancel()
     assert len(server.posted("initialize")) == 2
@@ -601,7 +603,7 @@ async def test_redirects_307_followed_302_refused():
             assert server.requests[1].json["method"] == "server/discover"
             with pytest.raises(trio_mcp.HTTPError, match=r"302.*'/mcp'") as caught:
                 async with trio_mcp.open_http_client(
-                    base + "/found", trio_mcp.ClientOptions(protocol=MODERN)
+                    base + "/found", options=trio_mcp.ClientOptions(protocol=MODERN)
                 ):
                     pass
         nursery.cancel_scope.cancel()
@@ -623,7 +625,9 @@ async def test_wrong_content_type_and_empty_bodies():
             nursery, McpScript("modern", {"tools/call": html, "tools/list": empty, "prompts/list": accepted})
         )
         with trio.fail_after(LIMIT):
-            async with trio_mcp.open_http_client(server.url, trio_mcp.ClientOptions(cache=False)) as client:
+            async with trio_mcp.open_http_client(
+                server.url, options=trio_mcp.ClientOptions(cache=False)
+            ) as client:
                 with pytest.raises(trio_mcp.HTTPError, match="text/html") as caught:
                     await client.call_tool("echo", {})
                 assert caught.value.body == "<html>proxy login</html>"
@@ -707,7 +711,7 @@ async def test_huge_event_is_refused_at_the_cap():
         server = await serve(nursery, McpScript("modern", {"tools/call": call, "tools/list": body}))
         with trio.fail_after(LIMIT):
             async with trio_mcp.open_http_client(
-                server.url, trio_mcp.ClientOptions(max_message_bytes=100_000, cache=False)
+                server.url, options=trio_mcp.ClientOptions(max_message_bytes=100_000, cache=False)
             ) as client:
                 with pytest.raises(trio_mcp.MessageTooLarge):
                     await client.call_tool("big", {})
@@ -725,7 +729,7 @@ async def test_json_answer_under_another_id_is_still_the_answer():
         server = await serve(nursery, McpScript("modern", {"tools/call": call}))
         with trio.fail_after(LIMIT):
             async with trio_mcp.open_http_client(
-                server.url, trio_mcp.ClientOptions(on_log=logs.append)
+                server.url, options=trio_mcp.ClientOptions(on_log=logs.append)
             ) as client:
                 result = await client.call_tool("echo", {})
         nursery.cancel_scope.cancel()
@@ -771,7 +775,7 @@ def test_bad_urls_are_refused_before_connecting():
         trio_mcp.open_session(trio_mcp.HTTPTarget("ftp://example.com/mcp"))
     with pytest.raises(TypeError, match="unexpected keyword argument 'kill_grace'"):
         trio_mcp.open_session(
-            trio_mcp.HTTPTarget("http://127.0.0.1/mcp"), trio_mcp.SessionOptions(kill_grace=1)
+            trio_mcp.HTTPTarget("http://127.0.0.1/mcp"), options=trio_mcp.SessionOptions(kill_grace=1)
         )
 
 
@@ -814,7 +818,6 @@ async def test_many_cancelled_calls_leave_nothing_behind():
                 while channel._scopes:  # noqa: ASYNC110 - the channel's own tasks unwinding
                     await trio.sleep(0.05)
                 assert channel._scopes == {}
-                assert channel._calls == {}
                 assert channel._parked == {}
                 assert channel._withdrawn == set()
                 assert channel._core.in_flight == 0
@@ -842,7 +845,9 @@ async def test_a_new_session_is_told_the_log_level_and_subscriptions_again():
     async with trio.open_nursery() as nursery:
         server = await serve(nursery, script)
         with trio.fail_after(LIMIT):
-            async with trio_mcp.open_http_client(server.url, trio_mcp.ClientOptions(cache=False)) as client:
+            async with trio_mcp.open_http_client(
+                server.url, options=trio_mcp.ClientOptions(cache=False)
+            ) as client:
                 await client.set_logging_level("warning")
                 await client.subscribe_resource("file:///a")
                 await client.subscribe_resource("file:///b")

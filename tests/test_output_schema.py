@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 from opening_support import process_client
 
 import trio_mcp
+import trio_mcp.types
 from trio_mcp._core import outputs
 from trio_mcp._core.outputs import MAX_SCHEMA_NODES, OutputSchemas, compile_schema, json_path
 from trio_mcp.testing import FakeServer, open_fake_client
@@ -162,7 +163,7 @@ def test_the_book_compiles_once_per_listing(monkeypatch):
 
     monkeypatch.setattr(outputs, "compile_schema", counting)
     book = OutputSchemas()
-    tool = trio_mcp.Tool(name="weather", input_schema={"type": "object"}, output_schema=WEATHER)
+    tool = trio_mcp.types.Tool(name="weather", input_schema={"type": "object"}, output_schema=WEATHER)
     page = object()
     book.saw_page(page, [tool], first=True)
     for _ in range(3):
@@ -185,9 +186,9 @@ def test_the_book_verdicts():
     book.saw_page(
         object(),
         [
-            trio_mcp.Tool(name="weather", input_schema={"type": "object"}, output_schema=WEATHER),
-            trio_mcp.Tool(name="plain", input_schema={"type": "object"}),
-            trio_mcp.Tool(name="broken", input_schema={"type": "object"}, output_schema={"type": 12}),
+            trio_mcp.types.Tool(name="weather", input_schema={"type": "object"}, output_schema=WEATHER),
+            trio_mcp.types.Tool(name="plain", input_schema={"type": "object"}),
+            trio_mcp.types.Tool(name="broken", input_schema={"type": "object"}, output_schema={"type": 12}),
         ],
         first=True,
     )
@@ -198,7 +199,7 @@ def test_the_book_verdicts():
     assert book.judge("elsewhere", GOOD, present=True)[0] == "unlisted"
     # A second page of the same listing adds to it.
     book.saw_page(
-        object(), [trio_mcp.Tool(name="elsewhere", input_schema={}, output_schema=WEATHER)], first=False
+        object(), [trio_mcp.types.Tool(name="elsewhere", input_schema={}, output_schema=WEATHER)], first=False
     )
     assert book.judge("elsewhere", GOOD, present=True)[0] == "ok"
     assert book.judge("weather", GOOD, present=True)[0] == "ok"

@@ -17,10 +17,10 @@ from client_support import CLIENT_CAPABILITIES, LIMIT, open_client, requests, re
 from schema_support import NO_SCHEMAS, SCHEMA_DIR, envelope_definition, validator
 
 import trio_mcp
-from trio_mcp import (
+from trio_mcp import InputRequestFailed
+from trio_mcp.types import (
     CreateMessageParams,
     CreateMessageResult,
-    InputRequestFailed,
     TextContent,
     Tool,
     ToolChoice,

@@ -195,7 +195,9 @@ async def test_the_comparison_in_the_initialize_era(site, demo_url):
     demo = (await discover(site)).cards["demo"]
     options = trio_mcp.ClientOptions(protocol="2025-11-25")
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_client(server_cards.card_target(demo, trust_env=False), options) as client:
+        async with trio_mcp.open_client(
+            server_cards.card_target(demo, trust_env=False), options=options
+        ) as client:
             assert client.era == "legacy"
             (mismatch,) = await server_cards.check_card(demo, client)
     assert mismatch.field == "protocol_version"
@@ -298,10 +300,8 @@ async def test_a_same_origin_redirect_is_followed_and_a_loop_is_not(site, demo_u
 async def test_a_slow_document_is_given_up_after_its_time(site):
     site.serve(AI_CATALOG, headers=JSON, json=catalog(), delay=5)
     with trio.fail_after(LIMIT):
-        start = trio.current_time()
         error = await catalog_error(site, document_timeout=0.3)
-    assert error.reason == "timeout"
-    assert trio.current_time() - start < 4
+    assert error.reason == "timeout"  # not the document, which comes five seconds late
 
 
 async def test_no_server_is_a_connection_failure():

@@ -32,7 +32,8 @@ async def test_a_client_over_an_in_memory_stream(protocol):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(serve, server_end, server_end)
             async with trio_mcp.open_client(
-                trio_mcp.StreamTarget(client_end, name="demo"), trio_mcp.ClientOptions(protocol=protocol)
+                trio_mcp.StreamTarget(client_end, name="demo"),
+                options=trio_mcp.ClientOptions(protocol=protocol),
             ) as client:
                 assert client.server_info.name == "trio-mcp-demo"
                 assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
@@ -92,7 +93,9 @@ async def test_connect_client_runs_in_a_nursery_of_yours_and_closes_with_the_cli
         async with trio.open_nursery() as nursery:
             nursery.start_soon(serve, server_end, server_end)
             client = await trio_mcp.connect_client(
-                nursery, trio_mcp.StreamTarget(client_end), trio_mcp.ClientOptions(protocol="2025-11-25")
+                nursery,
+                trio_mcp.StreamTarget(client_end),
+                options=trio_mcp.ClientOptions(protocol="2025-11-25"),
             )
             assert client.era == "legacy"
             assert (await client.call_tool("add", {"a": 2, "b": 3})).text == "5"

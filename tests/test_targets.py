@@ -95,10 +95,10 @@ async def test_the_openers_refuse_what_is_not_a_target():
         async with trio_mcp.open_client("my-server"):  # type: ignore[arg-type]
             pass  # pragma: no cover
     with pytest.raises(TypeError, match="must be a ClientOptions"):
-        async with trio_mcp.open_client(trio_mcp.ProcessTarget("x"), trio_mcp.SessionOptions()):  # type: ignore[arg-type]
+        async with trio_mcp.open_client(trio_mcp.ProcessTarget("x"), options=trio_mcp.SessionOptions()):  # type: ignore[arg-type]
             pass  # pragma: no cover
     with pytest.raises(TypeError, match="must be a SessionOptions"):
-        async with trio_mcp.open_session(trio_mcp.ProcessTarget("x"), trio_mcp.ClientOptions()):  # type: ignore[arg-type]
+        async with trio_mcp.open_session(trio_mcp.ProcessTarget("x"), options=trio_mcp.ClientOptions()):  # type: ignore[arg-type]
             pass  # pragma: no cover
 
 
@@ -122,11 +122,12 @@ async def test_shown_as_is_what_messages_and_errors_show():
 )
 def test_a_shorthands_keywords_are_its_targets_own_parameters(shorthand, target):
     """``open_stdio_client(..., env=...)`` and ``open_http_client(..., auth=...)`` pass their
-    keywords to the target: each is a parameter of the target with the target's default."""
+    keywords to the target: each is a parameter of the target with the target's default
+    (``options`` apart, the client's)."""
     keywords = {
         name: parameter
         for name, parameter in inspect.signature(shorthand).parameters.items()
-        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name != "options"
     }
     fields = {field.name: field for field in attrs.fields(target)}
     assert keywords
@@ -156,6 +157,87 @@ async def test_open_stdio_client_passes_env_and_cwd_to_the_process(tmp_path):
     options = trio_mcp.ClientOptions(protocol="2025-11-25")
     with trio.fail_after(LIMIT):
         async with trio_mcp.open_stdio_client(
-            sys.executable, server, options, env={"WHO": "me"}, cwd=tmp_path / "here"
+            sys.executable, server, options=options, env={"WHO": "me"}, cwd=tmp_path / "here"
         ) as client:
             assert client.server_info.name == "me@here"
+
+
+#: Every opener, with the options class it takes and the positional arguments of a good call.
+OPENERS = [
+    (trio_mcp.open_client, trio_mcp.ClientOptions, (trio_mcp.ProcessTarget("srv"),)),
+    (trio_mcp.open_session, trio_mcp.SessionOptions, (trio_mcp.ProcessTarget("srv"),)),
+    (trio_mcp.open_stdio_client, trio_mcp.ClientOptions, ("srv", ["--stdio"])),
+    (trio_mcp.open_http_client, trio_mcp.ClientOptions, ("http://127.0.0.1:1/mcp",)),
+    (trio_mcp.connect_client, trio_mcp.ClientOptions, (None, trio_mcp.ProcessTarget("srv"))),
+    (trio_mcp.connect_session, trio_mcp.SessionOptions, (None, trio_mcp.ProcessTarget("srv"))),
+]
+
+
+@pytest.mark.parametrize(
+    ("opener", "kind", "args"), OPENERS, ids=lambda value: getattr(value, "__name__", "")
+)
+def test_every_opener_takes_its_options_by_keyword_only(opener, kind, args):
+    parameter = inspect.signature(opener).parameters["options"]
+    assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameter.default is None
+
+
+async def _opened(opener, *args, **kwargs):
+    """Call ``opener`` as its users do: enter a context manager, or await a coroutine."""
+    opened = opener(*args, **kwargs)
+    if inspect.iscoroutine(opened):
+        await opened  # fails as it binds, before the nursery (None here) is used
+    else:
+        async with opened:  # pragma: no cover - the call itself must fail
+            pass
+
+
+@pytest.mark.parametrize(
+    ("opener", "kind", "args"), OPENERS, ids=lambda value: getattr(value, "__name__", "")
+)
+async def test_an_option_passed_as_a_keyword_names_its_options_class(opener, kind, args):
+    """``open_stdio_client("srv", request_timeout=5)`` says how to pass it, before anything starts."""
+    with pytest.raises(TypeError) as caught:
+        await _opened(opener, *args, request_timeout=5)
+    assert str(caught.value) == (
+        f"{opener.__name__}(): request_timeout is a {kind.__name__} field:"
+        f" pass options={kind.__name__}(request_timeout=5)"
+    )
+    assert caught.value.__cause__ is None
+    assert caught.value.__suppress_context__
+
+
+async def test_several_options_passed_as_keywords_are_named_together():
+    with pytest.raises(TypeError) as caught:
+        await _opened(trio_mcp.open_stdio_client, "srv", protocol="2025-11-25", request_timeout=5)
+    assert str(caught.value) == (
+        "open_stdio_client(): protocol and request_timeout are ClientOptions fields:"
+        " pass options=ClientOptions(protocol='2025-11-25', request_timeout=5)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("opener", "kind", "args"), OPENERS, ids=lambda value: getattr(value, "__name__", "")
+)
+async def test_options_passed_by_position_name_the_keyword(opener, kind, args):
+    if opener is trio_mcp.open_stdio_client:
+        args = args[:2]
+    with pytest.raises(
+        TypeError, match=rf"options are keyword-only, pass options={kind.__name__}\(\.\.\.\)$"
+    ):
+        await _opened(opener, *args, kind())
+
+
+async def test_a_keyword_that_is_no_option_keeps_pythons_own_error():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'") as caught:
+        await _opened(trio_mcp.open_stdio_client, "srv", colour="blue")
+    assert "ClientOptions" not in str(caught.value)
+    # A session's opener does not take a client's options: Python's own error, too.
+    with pytest.raises(TypeError, match="unexpected keyword argument 'protocol'"):
+        await _opened(trio_mcp.open_session, trio_mcp.ProcessTarget("srv"), protocol="auto")
+
+
+def test_connect_openers_stay_coroutine_functions():
+    """``nursery.start_soon(trio_mcp.connect_client, ...)`` and introspection see what they are."""
+    assert inspect.iscoroutinefunction(trio_mcp.connect_client)
+    assert inspect.iscoroutinefunction(trio_mcp.connect_session)

@@ -258,7 +258,8 @@ async def test_no_span_stays_open_whatever_ends_the_calls(otel):
             async with trio.open_nursery() as nursery:
                 for _ in range(10):
                     nursery.start_soon(hang)
-                await trio.sleep(0.2)
+                while client.session.statistics().requests_in_flight < 10:  # noqa: ASYNC110
+                    await trio.sleep(0.01)
                 os.kill(client.pid, signal.SIGKILL)
     calls = [span for span in otel.spans() if span.name.startswith("tools/call")]
     assert len(calls) == 70
@@ -282,7 +283,8 @@ async def test_a_server_that_dies_mid_call(otel):
         async with open_client() as client:
 
             async def kill_soon():
-                await trio.sleep(0.2)
+                while client.session.statistics().requests_in_flight < 1:  # noqa: ASYNC110
+                    await trio.sleep(0.01)
                 os.kill(client.pid, signal.SIGKILL)
 
             async with trio.open_nursery() as nursery:
@@ -452,7 +454,9 @@ async def test_over_http_with_a_bearer_header(otel, protocol):
         url = demo.url.replace("http://", f"http://user:{SECRET}@") + f"?key={SECRET}"
         target = trio_mcp.HTTPTarget(url, headers={"Authorization": f"Bearer {SECRET}", "X-Api-Key": SECRET})
         with trio.fail_after(30):
-            async with trio_mcp.open_client(target, trio_mcp.ClientOptions(protocol=protocol)) as client:
+            async with trio_mcp.open_client(
+                target, options=trio_mcp.ClientOptions(protocol=protocol)
+            ) as client:
                 with otel.tracer.start_as_current_span("step") as step:
                     await client.call_tool("echo", {"text": "over http"})
     call = otel.span("tools/call echo")
@@ -544,7 +548,7 @@ async def test_a_tasks_life_is_told_by_its_spans(otel):
     target = trio_mcp.ProcessTarget(sys.executable, ["-m", "trio_mcp.demo"])
     options = trio_mcp.ClientOptions(protocol="2025-11-25")
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_client(target, options) as client:
+        async with trio_mcp.open_client(target, options=options) as client:
             async with client.tool_task("report", {"steps": 2, "delay": 0.05}) as task:
                 await task.result()
                 task_id = task.task_id

@@ -23,23 +23,25 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import trio_mcp
 from trio_mcp import (
-    CallToolResult,
-    ElicitFormParams,
-    InputRequest,
     InputRequestFailed,
-    InputRequiredResult,
     MessageTooLarge,
     RequestTimeout,
     RpcError,
     ServerGone,
-    TextContent,
-    Tool,
     TransportClosed,
     VersionMismatch,
 )
 from trio_mcp._transports.stream import StreamChannel
 from trio_mcp.testing import FakeServer, open_fake_client, open_fake_transport
 from trio_mcp.testing.strategies import Misbehaviour, malformed_lines, misbehaviours, odd_results
+from trio_mcp.types import (
+    CallToolResult,
+    ElicitFormParams,
+    InputRequest,
+    InputRequiredResult,
+    TextContent,
+    Tool,
+)
 
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 ASK_NAME = {

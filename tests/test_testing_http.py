@@ -39,7 +39,7 @@ async def test_an_application_reaches_the_fake_by_url(autojump_clock, era):
         assert isinstance(target, trio_mcp.HTTPTarget)
         assert target.url == "https://weather.example/mcp"
         options = trio_mcp.ClientOptions(log_level="info", on_notification=notes.append)
-        async with trio_mcp.open_client(target, options) as client:
+        async with trio_mcp.open_client(target, options=options) as client:
             assert client.era == era
             assert [tool.name for tool in await client.list_tools()] == ["forecast"]
             result = await client.call_tool(
@@ -138,7 +138,7 @@ async def test_a_server_request_goes_on_the_calls_stream(autojump_clock):
     server.on_tool("ask", ask)
     async with server.http_target() as target:
         options = trio_mcp.ClientOptions(on_elicitation=on_elicitation)
-        async with trio_mcp.open_client(target, options) as client:
+        async with trio_mcp.open_client(target, options=options) as client:
             assert (await client.call_tool("ask")).text == "Hello, Ada!"
 
 
@@ -153,7 +153,7 @@ async def test_list_changes_reach_the_client_in_both_eras(autojump_clock):
 
     async with legacy.http_target() as target:
         options = trio_mcp.ClientOptions(on_notification=on_notification)
-        async with trio_mcp.open_client(target, options) as client:
+        async with trio_mcp.open_client(target, options=options) as client:
             assert [tool.name for tool in await client.list_tools()] == ["a"]
             await legacy.list_changed("tools", ["b"])  # on the session's GET stream
             with trio.fail_after(1):

@@ -782,7 +782,7 @@ async def test_request_timeout_names_what_was_dropped():
     with trio.fail_after(GUARD):
         async with trio_mcp.open_session(
             trio_mcp.ProcessTarget(sys.executable, ["-c", wrong_id]),
-            trio_mcp.SessionOptions(request_timeout=0.5),
+            options=trio_mcp.SessionOptions(request_timeout=0.5),
         ) as wire:
             with pytest.raises(RequestTimeout) as info:
                 await wire.request("tools/list")
@@ -817,7 +817,7 @@ async def test_wait_failed_returns_when_the_server_dies_or_the_session_closes():
                     seen.append(await wire.wait_failed())
 
                 nursery.start_soon(watch)
-                await trio.sleep(0.1)
+                await trio.testing.wait_all_tasks_blocked()  # the watcher waits
                 assert seen == []
                 with pytest.raises(ServerGone):
                     await wire.request("exit", {"code": 4})
@@ -833,7 +833,7 @@ async def test_wait_failed_returns_when_the_server_dies_or_the_session_closes():
                     closed.append(await wire.wait_failed())
 
                 nursery.start_soon(watch)
-                await trio.sleep(0.1)
+                await trio.testing.wait_all_tasks_blocked()  # the watcher waits
                 await wire.aclose()
         assert isinstance(closed[0], TransportClosed)
 
@@ -873,7 +873,7 @@ async def test_a_server_that_dies_halfway_through_an_answer_is_gone_not_garbled(
 
     with trio.fail_after(GUARD):
         async with open_stdio_client(
-            sys.executable, ["-c", DIES_MID_ANSWER], trio_mcp.ClientOptions(protocol="2025-11-25")
+            sys.executable, ["-c", DIES_MID_ANSWER], options=trio_mcp.ClientOptions(protocol="2025-11-25")
         ) as client:
             with pytest.raises(ServerGone) as caught:
                 await client.call_tool("anything")

@@ -44,7 +44,7 @@ async def written_lines() -> list[str]:
     with trio.fail_after(10):
         async with trio_mcp.open_session(
             trio_mcp.ProcessTarget(sys.executable, [str(SERVER)]),
-            trio_mcp.SessionOptions(request_timeout=0.3, on_log=lambda _: None),
+            options=trio_mcp.SessionOptions(request_timeout=0.3, on_log=lambda _: None),
         ) as wire:
             await wire.request("tools/list", {"_meta": {"progressToken": "p1"}})
             await wire.request("ping")

@@ -20,7 +20,7 @@ LIMIT = 30
 def connect(server, **options):
     """A client of the server, with ``ClientOptions`` given by keyword."""
     target = trio_mcp.HTTPTarget(server.url, trust_env=False)
-    return trio_mcp.open_client(target, trio_mcp.ClientOptions(**options))
+    return trio_mcp.open_client(target, options=trio_mcp.ClientOptions(**options))
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ async def test_a_tool_with_an_invalid_annotation_is_left_out_of_the_listing_with
     with trio.fail_after(LIMIT):
         async with trio_mcp.open_client(
             trio_mcp.HTTPTarget(modern_server.url, trust_env=False),
-            trio_mcp.ClientOptions(on_log=logs.append),
+            options=trio_mcp.ClientOptions(on_log=logs.append),
         ) as client:
             assert client.era == "modern"
             names = [tool.name for tool in await client.list_tools()]
@@ -60,7 +60,7 @@ async def test_the_initialize_era_lists_every_tool(legacy_server):
     with trio.fail_after(LIMIT):
         async with trio_mcp.open_client(
             trio_mcp.HTTPTarget(legacy_server.url, trust_env=False),
-            trio_mcp.ClientOptions(on_log=logs.append),
+            options=trio_mcp.ClientOptions(on_log=logs.append),
         ) as client:
             assert client.era == "legacy"
             names = [tool.name for tool in await client.list_tools()]

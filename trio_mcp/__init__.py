@@ -1,18 +1,18 @@
 """trio_mcp: a Trio-native client for the Model Context Protocol.
 
-The exceptions are imported with the package; everything else (the client,
-the models, the sessions and transports) on first use, so that a program
-that only needs part of the package, such as the bundled demo server,
-starts fast.
+The package holds the openers, the targets, the options, the client and the
+session, server groups, configuration files and the errors; the protocol's
+types (the models) are in `trio_mcp.types`. The exceptions are imported
+with the package; everything else on first use, so that a program that only
+needs part of the package, such as the bundled demo server, starts fast.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-from . import _errors
+from . import _errors, _public
 from ._errors import (
     AuthRequired as AuthRequired,
     ConfigError as ConfigError,
@@ -65,57 +65,9 @@ if TYPE_CHECKING:
         ServerEvent as ServerEvent,
         ServerGroup as ServerGroup,
         ServerStatus as ServerStatus,
+        connect_servers as connect_servers,
         open_server as open_server,
         open_servers as open_servers,
-    )
-    from ._models import (
-        Annotations as Annotations,
-        AudioContent as AudioContent,
-        BlobResourceContents as BlobResourceContents,
-        CallToolResult as CallToolResult,
-        CompleteResult as CompleteResult,
-        Completion as Completion,
-        ContentBlock as ContentBlock,
-        CreateMessageParams as CreateMessageParams,
-        CreateMessageResult as CreateMessageResult,
-        DiscoverResult as DiscoverResult,
-        ElicitFormParams as ElicitFormParams,
-        ElicitRequestParams as ElicitRequestParams,
-        ElicitResult as ElicitResult,
-        ElicitUrlParams as ElicitUrlParams,
-        EmbeddedResource as EmbeddedResource,
-        GetPromptResult as GetPromptResult,
-        Icon as Icon,
-        ImageContent as ImageContent,
-        Implementation as Implementation,
-        InitializeResult as InitializeResult,
-        InputRequest as InputRequest,
-        InputRequiredResult as InputRequiredResult,
-        ListPromptsResult as ListPromptsResult,
-        ListResourcesResult as ListResourcesResult,
-        ListResourceTemplatesResult as ListResourceTemplatesResult,
-        ListRootsResult as ListRootsResult,
-        ListToolsResult as ListToolsResult,
-        ModelHint as ModelHint,
-        ModelPreferences as ModelPreferences,
-        Prompt as Prompt,
-        PromptArgument as PromptArgument,
-        PromptMessage as PromptMessage,
-        ReadResourceResult as ReadResourceResult,
-        Resource as Resource,
-        ResourceLink as ResourceLink,
-        ResourceTemplate as ResourceTemplate,
-        Root as Root,
-        SamplingMessage as SamplingMessage,
-        ServerCapabilities as ServerCapabilities,
-        TextContent as TextContent,
-        TextResourceContents as TextResourceContents,
-        Tool as Tool,
-        ToolAnnotations as ToolAnnotations,
-        ToolChoice as ToolChoice,
-        ToolResultContent as ToolResultContent,
-        ToolUseContent as ToolUseContent,
-        UnknownContent as UnknownContent,
     )
     from ._open import (
         connect_client as connect_client,
@@ -144,136 +96,34 @@ if TYPE_CHECKING:
 
 from ._version import __version__ as __version__
 
-#: Where each name that is imported on first use lives.
-_LAZY: dict[str, str] = {
-    "Client": "_client",
-    "Pages": "_client",
-    "Subscription": "_client",
-    "ToolTask": "_client",
-    "Listed": "_group",
-    "RestartPolicy": "_group",
-    "ServerEvent": "_group",
-    "ServerGroup": "_group",
-    "ServerStatus": "_group",
-    "open_server": "_group",
-    "open_servers": "_group",
-    "connect_client": "_open",
-    "connect_session": "_open",
-    "open_client": "_open",
-    "open_http_client": "_open",
-    "open_session": "_open",
-    "open_stdio_client": "_open",
-    "ClientOptions": "_options",
-    "SessionOptions": "_options",
-    "HTTPTarget": "_targets",
-    "ProcessTarget": "_targets",
-    "StreamTarget": "_targets",
-    "Target": "_targets",
-    "ConfigSource": "_config",
-    "DiscoveredConfig": "_config",
-    "LoadedConfig": "_config",
-    "ServerSpec": "_config",
-    "discover_configs": "_config",
-    "load_config": "_config",
-    "parse_config": "_config",
-    "NotificationStream": "_session",
-    "RequestTimeout": "_session",
-    "Session": "_session",
-    "SessionStatistics": "_session",
-    "Annotations": "_models",
-    "AudioContent": "_models",
-    "BlobResourceContents": "_models",
-    "CallToolResult": "_models",
-    "CompleteResult": "_models",
-    "Completion": "_models",
-    "ContentBlock": "_models",
-    "CreateMessageParams": "_models",
-    "CreateMessageResult": "_models",
-    "DiscoverResult": "_models",
-    "ElicitFormParams": "_models",
-    "ElicitRequestParams": "_models",
-    "ElicitResult": "_models",
-    "ElicitUrlParams": "_models",
-    "EmbeddedResource": "_models",
-    "GetPromptResult": "_models",
-    "Icon": "_models",
-    "ImageContent": "_models",
-    "Implementation": "_models",
-    "InitializeResult": "_models",
-    "InputRequest": "_models",
-    "InputRequiredResult": "_models",
-    "ListPromptsResult": "_models",
-    "ListResourcesResult": "_models",
-    "ListResourceTemplatesResult": "_models",
-    "ListRootsResult": "_models",
-    "ListToolsResult": "_models",
-    "ModelHint": "_models",
-    "ModelPreferences": "_models",
-    "Prompt": "_models",
-    "PromptArgument": "_models",
-    "PromptMessage": "_models",
-    "ReadResourceResult": "_models",
-    "Resource": "_models",
-    "ResourceLink": "_models",
-    "ResourceTemplate": "_models",
-    "Root": "_models",
-    "SamplingMessage": "_models",
-    "ServerCapabilities": "_models",
-    "Task": "_core.tasks",
-    "TaskRef": "_core.tasks",
-    "TextContent": "_models",
-    "TextResourceContents": "_models",
-    "Tool": "_models",
-    "ToolAnnotations": "_models",
-    "ToolChoice": "_models",
-    "ToolResultContent": "_models",
-    "ToolUseContent": "_models",
-    "UnknownContent": "_models",
-}
-
+#: Where each name that is imported on first use lives (`trio_mcp._public`).
+_LAZY: Final = _public.ROOT
 
 __all__ = sorted([*_errors.__all__, *_LAZY])
 
-_published: set[str] = set()
-
 
 def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'trio_mcp' has no attribute {name!r}")
-    importlib.import_module(f"trio_mcp.{module_name}")
-    # The module may have imported others (the client imports the models):
-    # publish everything loaded, so that annotations name trio_mcp.X.
-    for loaded in sorted(set(_LAZY.values())):
-        module = sys.modules.get(f"trio_mcp.{loaded}")
-        if module is not None and loaded not in _published:
-            _published.add(loaded)
-            _publish(loaded, module)
-    return globals()[name]
+    home = _LAZY.get(name)
+    if home is not None:
+        # The module's own `publish` has given its names their public module.
+        value = getattr(importlib.import_module(f"trio_mcp.{home}"), name)
+        globals()[name] = value
+        return value
+    if name == "types":
+        return importlib.import_module("trio_mcp.types")
+    if name in _public.TYPES:
+        # Kept for a deprecation period: the models moved to trio_mcp.types.
+        import warnings
+
+        warnings.warn(
+            f"trio_mcp.{name} is deprecated: the protocol's types moved to trio_mcp.types,"
+            f" use trio_mcp.types.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module("trio_mcp.types"), name)
+    raise AttributeError(f"module 'trio_mcp' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
-
-
-def _publish(module_name: str, module: Any) -> None:
-    # Tracebacks, reprs and the docs say ``trio_mcp.Client``, not the private
-    # module the class happens to live in (as trio does). The models' string
-    # annotations are resolved first, in their own module, since attrs and
-    # cattrs would look them up in __module__.
-    import attrs
-
-    for name, home in _LAZY.items():
-        if home != module_name:
-            continue
-        obj = getattr(module, name)
-        if module_name == "_models" and isinstance(obj, type) and attrs.has(obj):
-            attrs.resolve_types(obj)
-        if getattr(obj, "__module__", "").startswith("trio_mcp."):
-            obj.__module__ = "trio_mcp"
-        globals()[name] = obj
-
-
-for _name in _errors.__all__:
-    getattr(_errors, _name).__module__ = "trio_mcp"
-del _name
+    return sorted({*globals(), *__all__, "types"})

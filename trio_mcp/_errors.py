@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._public import fixup_module_metadata
+
 __all__ = [
     "AuthRequired",
     "ConfigError",
@@ -623,3 +625,6 @@ class TrioMCPInternalError(Exception):
     Deliberately not an `MCPError`, so that ``except MCPError`` never hides
     it.
     """
+
+
+fixup_module_metadata("trio_mcp", {name: globals()[name] for name in __all__})

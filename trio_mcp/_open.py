@@ -10,31 +10,37 @@ the client and negotiate the era, and start a server that died on the
 probe again when its target allows it.
 
 This module is the only one that knows both the client and the transports:
-the client talks to a `Session`, whatever carries it.
+the client talks to a `Session`, whatever carries it. The client's package
+is imported by the first opener that makes a client, so that a program that
+only opens sessions never loads it.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+import attrs
 import trio
 
-from ._client import Client, ServerDiedOnProbe, handshake, make_client, release
 from ._errors import ServerGone, TrioMCPInternalError
 from ._options import ClientOptions, ConnectionOptions, SessionOptions
+from ._public import publish
 from ._session import RequestTimeout, Session, report, start_in
 from ._targets import HTTPTarget, ProcessTarget, StreamTarget, Target, make_channel
 from ._telemetry import make_session
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import AsyncIterator, Mapping, Sequence
+    from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
     from types import TracebackType
 
     import httpx2
 
     from ._channel import Channel
+    from ._client import Client
 
 __all__ = [
     "connect_client",
@@ -44,6 +50,93 @@ __all__ = [
     "open_session",
     "open_stdio_client",
 ]
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+class _Misplaced:
+    """Tells a caller how to pass the options an opener refused (see `_keyword_options`)."""
+
+    def __init__(self, opener: Callable[..., object], options_class: type[ConnectionOptions]) -> None:
+        parameters = inspect.signature(opener).parameters.values()
+        self.name = opener.__name__
+        self.kind = options_class.__name__
+        self.positional = [p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        self.known = frozenset(p.name for p in parameters)
+        self.fields = frozenset(field.name for field in attrs.fields(options_class))
+
+    def error(self, args: tuple[object, ...], kwargs: dict[str, object]) -> TypeError | None:
+        """The error for a call that did not bind, or `None` to let Python's own stand."""
+        misplaced = {
+            key: value for key, value in kwargs.items() if key in self.fields and key not in self.known
+        }
+        if misplaced:
+            named = " and ".join(misplaced)
+            given = ", ".join(f"{key}={value!r}" for key, value in misplaced.items())
+            what = f"is a {self.kind} field" if len(misplaced) == 1 else f"are {self.kind} fields"
+            return TypeError(f"{self.name}(): {named} {what}: pass options={self.kind}({given})")
+        if len(args) > len(self.positional):
+            return TypeError(
+                f"{self.name}() takes {len(self.positional)} positional arguments"
+                f" ({', '.join(self.positional)}) but {len(args)} were given:"
+                f" options are keyword-only, pass options={self.kind}(...)"
+            )
+        return None
+
+
+def _keyword_options(
+    options_class: type[ConnectionOptions],
+) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """An opener (a context manager) whose misplaced options get a `TypeError` that says how to pass them.
+
+    ``open_stdio_client("srv", request_timeout=5)`` names the options class
+    (``pass options=ClientOptions(request_timeout=5)``), and options given by
+    position name the keyword. Only a call that fails to bind is looked at:
+    a good call costs nothing more.
+    """
+
+    def decorate(opener: Callable[_P, _R]) -> Callable[_P, _R]:
+        misplaced = _Misplaced(opener, options_class)
+
+        @functools.wraps(opener)
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return opener(*args, **kwargs)
+            except TypeError:
+                error = misplaced.error(args, kwargs)
+                if error is None:
+                    raise
+                raise error from None
+
+        return wrapper
+
+    return decorate
+
+
+def _keyword_options_async(
+    options_class: type[ConnectionOptions],
+) -> Callable[[Callable[_P, Coroutine[Any, Any, _R]]], Callable[_P, Coroutine[Any, Any, _R]]]:
+    """`_keyword_options` for an opener that is a coroutine function (and stays one)."""
+
+    def decorate(opener: Callable[_P, Coroutine[Any, Any, _R]]) -> Callable[_P, Coroutine[Any, Any, _R]]:
+        misplaced = _Misplaced(opener, options_class)
+
+        @functools.wraps(opener)
+        async def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                call = opener(*args, **kwargs)
+            except TypeError:
+                error = misplaced.error(args, kwargs)
+                if error is None:
+                    raise
+                raise error from None
+            return await call
+
+        return wrapper
+
+    return decorate
 
 
 def _channel(target: Target, options: ConnectionOptions) -> Channel:
@@ -113,13 +206,18 @@ async def _connect(
     death, `ServerGone` is raised. On any failure, what was started is
     closed first.
     """
+    if not handshake_too:
+        session = make_session(_channel(target, options), options, target)
+        await running.start(session)
+        return session, None
+    assert isinstance(options, ClientOptions)
+    # Before the server starts, so that none of its budgets pays for the import.
+    from ._client import handshake, make_client
+
     first: ServerGone | None = None
     for attempt in range(2):
         session = make_session(_channel(target, options), options, target)
         await running.start(session)
-        if not handshake_too:
-            return session, None
-        assert isinstance(options, ClientOptions)
         try:
             client = make_client(session, options)
             await handshake(client, restarted=attempt == 1)
@@ -156,6 +254,8 @@ class _Restart(Exception):
 
 def _connect_error(exc: BaseException, first: ServerGone | None) -> BaseException:
     """What a failed handshake raises: `_Restart` for a death on the probe, the twice-dead error..."""
+    from ._client import ServerDiedOnProbe
+
     if isinstance(exc, ServerDiedOnProbe):
         return _Restart(exc.gone)
     if isinstance(exc, ServerGone) and first is not None:
@@ -195,8 +295,9 @@ async def _owned(session: Session) -> AsyncIterator[None]:
         await session.__aexit__(None, None, None)
 
 
+@_keyword_options(ClientOptions)
 @asynccontextmanager
-async def open_client(target: Target, options: ClientOptions | None = None) -> AsyncIterator[Client]:
+async def open_client(target: Target, *, options: ClientOptions | None = None) -> AsyncIterator[Client]:
     """Connect to the server ``target`` names; the ``async with`` block owns the connection.
 
     ::
@@ -233,6 +334,8 @@ async def open_client(target: Target, options: ClientOptions | None = None) -> A
         RequestTimeout: The handshake got no answer in ``handshake_timeout``.
         TypeError: ``target`` or ``options`` is of the wrong type.
     """
+    from ._client import release
+
     options = _client_options(options)
     session, client = await _connect(target, options, _Running(None), handshake_too=True)
     assert client is not None
@@ -243,8 +346,9 @@ async def open_client(target: Target, options: ClientOptions | None = None) -> A
             release(client)
 
 
+@_keyword_options_async(ClientOptions)
 async def connect_client(
-    nursery: trio.Nursery, target: Target, options: ClientOptions | None = None
+    nursery: trio.Nursery, target: Target, *, options: ClientOptions | None = None
 ) -> Client:
     """Connect to the server ``target`` names, in a nursery of yours; returns the connected client.
 
@@ -262,8 +366,9 @@ async def connect_client(
     return client
 
 
+@_keyword_options(SessionOptions)
 @asynccontextmanager
-async def open_session(target: Target, options: SessionOptions | None = None) -> AsyncIterator[Session]:
+async def open_session(target: Target, *, options: SessionOptions | None = None) -> AsyncIterator[Session]:
     """A bare JSON-RPC session with the server ``target`` names; the ``async with`` block owns it.
 
     ::
@@ -286,8 +391,9 @@ async def open_session(target: Target, options: SessionOptions | None = None) ->
         yield session
 
 
+@_keyword_options_async(SessionOptions)
 async def connect_session(
-    nursery: trio.Nursery, target: Target, options: SessionOptions | None = None
+    nursery: trio.Nursery, target: Target, *, options: SessionOptions | None = None
 ) -> Session:
     """A bare JSON-RPC session, in a nursery of yours; `Session.aclose` is yours to call.
 
@@ -299,16 +405,17 @@ async def connect_session(
     return session
 
 
+@_keyword_options(ClientOptions)
 @asynccontextmanager
 async def open_stdio_client(
     command: str | os.PathLike[str],
     args: Sequence[str] = (),
-    options: ClientOptions | None = None,
     *,
+    options: ClientOptions | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
 ) -> AsyncIterator[Client]:
-    """Start ``command`` and connect to it: ``open_client(ProcessTarget(command, args, env=env, cwd=cwd), options)``.
+    """Start ``command`` and connect to it: ``open_client(ProcessTarget(command, args, env=env, cwd=cwd), options=options)``.
 
     ::
 
@@ -319,19 +426,20 @@ async def open_stdio_client(
     `ProcessTarget`; build one for its other parameters (``inherit_env``,
     ``kill_grace``, ``on_stderr``...).
     """
-    async with open_client(ProcessTarget(command, args, env=env, cwd=cwd), options) as client:
+    async with open_client(ProcessTarget(command, args, env=env, cwd=cwd), options=options) as client:
         yield client
 
 
+@_keyword_options(ClientOptions)
 @asynccontextmanager
 async def open_http_client(
     url: str,
-    options: ClientOptions | None = None,
     *,
+    options: ClientOptions | None = None,
     headers: Mapping[str, str] | None = None,
     auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[Client]:
-    """Connect to a remote server: ``open_client(HTTPTarget(url, headers=headers, auth=auth), options)``.
+    """Connect to a remote server: ``open_client(HTTPTarget(url, headers=headers, auth=auth), options=options)``.
 
     ::
 
@@ -344,7 +452,7 @@ async def open_http_client(
     `HTTPTarget`; build one for its other parameters (``http_client``,
     ``trust_env``).
     """
-    async with open_client(HTTPTarget(url, headers=headers, auth=auth), options) as client:
+    async with open_client(HTTPTarget(url, headers=headers, auth=auth), options=options) as client:
         yield client
 
 
@@ -362,3 +470,6 @@ def _session_options(options: SessionOptions | None) -> SessionOptions:
     if not isinstance(options, SessionOptions):
         raise TypeError(f"options must be a SessionOptions, not {type(options).__name__}")
     return options
+
+
+publish(globals())

@@ -19,25 +19,26 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import attrs
 
-from ._core.eras import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
+from ._core.eras import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS, LogLevel, ProtocolChoice
 from ._core.extensions import Extension, ExtensionSet
 from ._core.outputs import MODES as OUTPUT_MODES
-from ._models import (
-    Implementation,
-)
+from ._public import publish
 from ._version import __version__
 
 if TYPE_CHECKING:
+    # The models come with the client, not with the options: `Implementation`
+    # is only named in an annotation, which attrs never evaluates here.
     from ._models import (
         CreateMessageParams,
         CreateMessageResult,
         ElicitFormParams,
         ElicitResult,
         ElicitUrlParams,
+        Implementation,  # noqa: TC004
         Root,
     )
 
@@ -45,7 +46,10 @@ __all__ = [
     "ClientOptions",
     "ConnectionOptions",
     "ElicitationHook",
+    "LogLevel",
     "NotificationCallback",
+    "OutputCheck",
+    "ProtocolChoice",
     "RequestHandler",
     "RootsHook",
     "SamplingHook",
@@ -88,6 +92,9 @@ RootsHook: TypeAlias = Callable[
     ),
 ]
 """Returns the client's roots; may be sync or async."""
+
+OutputCheck: TypeAlias = Literal["warn", "strict", "off"]
+"""What `ClientOptions.validate_output` takes."""
 
 #: Every protocol version a client may be pinned to, newest first.
 PROTOCOLS: Final = ("auto", *MODERN_VERSIONS, *LEGACY_VERSIONS)
@@ -264,7 +271,9 @@ def _client_info(_: Any, __: Any, value: Any) -> None:
         if len(value) != 2 or not all(isinstance(item, str) for item in value):
             raise TypeError("client_info must be (name, version), two strings, or an Implementation")
         return
-    if not attrs.has(type(value)) or type(value).__name__ != "Implementation":
+    from ._models import Implementation
+
+    if not isinstance(value, Implementation):
         raise TypeError(
             f"client_info must be (name, version) or an Implementation, not {type(value).__name__}"
         )
@@ -304,14 +313,14 @@ class ClientOptions(ConnectionOptions):
     Give one to `open_client` or `connect_client`::
 
         options = trio_mcp.ClientOptions(on_sampling=my_model, request_timeout=30)
-        async with trio_mcp.open_client(target, options) as client:
+        async with trio_mcp.open_client(target, options=options) as client:
             ...
 
     The first six options are the connection's (a `SessionOptions` has them
     too); the others are the client's.
     """
 
-    protocol: str = attrs.field(default="auto", validator=_protocol)
+    protocol: ProtocolChoice = attrs.field(default="auto", validator=_protocol)
     """``"auto"`` (probe with ``server/discover``, fall back to
     ``initialize``), ``"2026-07-28"``, or an initialize-era revision such as
     ``"2025-11-25"`` (offered in ``initialize``; the server may choose another
@@ -360,7 +369,7 @@ class ClientOptions(ConnectionOptions):
     messages, list changes, resource updates, unknown methods), after the
     cache has seen it; without it, log messages go to the ``trio_mcp.server``
     logger at DEBUG. May be sync or async. See :doc:`notifications`."""
-    log_level: str | None = attrs.field(default=None, validator=_log_level)
+    log_level: LogLevel | None = attrs.field(default=None, validator=_log_level)
     """The least severe log level wanted (``"debug"``, ``"info"``, ...).
     2026-07-28 era: the ``logLevel`` every request asks for; initialize era:
     sent once with ``logging/setLevel`` when the server has the ``logging``
@@ -390,7 +399,7 @@ class ClientOptions(ConnectionOptions):
     2026-07-28 request that needs it (listings included), and may claim
     result types, observe notifications and answer server requests. See
     :doc:`extensions`."""
-    validate_output: str = attrs.field(default="warn", validator=_validate_output)
+    validate_output: OutputCheck = attrs.field(default="warn", validator=_validate_output)
     """How `Client.call_tool` checks a result's ``structuredContent``
     against the ``outputSchema`` of the tool, as listed by the server:
 
@@ -419,3 +428,6 @@ class ClientOptions(ConnectionOptions):
             raise TypeError("capabilities['extensions'] must be a mapping of identifiers to settings")
         # Clashes between extensions are refused here, before anything starts.
         ExtensionSet(self.extensions, raw)
+
+
+publish(globals())

@@ -26,6 +26,7 @@ import attrs
 
 from ._errors import ConfigError
 from ._options import at_least, callable_or_none, command_line, environment, path_or_none, seconds
+from ._public import publish
 
 if TYPE_CHECKING:
     import os
@@ -306,3 +307,6 @@ def spec_target(spec: ServerSpec) -> Target:
         # Messages name the server by its command as written, never expanded.
         shown_as=spec.written or None,
     )
+
+
+publish(globals())

@@ -84,7 +84,7 @@ async def use(url: str, auth: httpx2.Auth, *, call: str | None = "test-tool") ->
         # The login runs within the first request, the era probe: its budget
         # must leave room for it (10 s by default, too short on a loaded machine).
         options = trio_mcp.ClientOptions(probe_timeout=STEP_TIMEOUT, handshake_timeout=STEP_TIMEOUT)
-        async with trio_mcp.open_client(trio_mcp.HTTPTarget(url, auth=auth), options) as client:
+        async with trio_mcp.open_client(trio_mcp.HTTPTarget(url, auth=auth), options=options) as client:
             tools = await client.list_tools()
             names = [tool.name for tool in tools]
             if call is not None and call in names:

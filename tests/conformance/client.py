@@ -24,6 +24,7 @@ from typing import Any
 import trio
 
 import trio_mcp
+import trio_mcp.types
 
 #: Every scenario is bounded (the harness kills a client after its own timeout,
 #: 120 s in run.py): a hang must show up as this client's failure instead.
@@ -56,18 +57,18 @@ def options(**hooks: Any) -> trio_mcp.ClientOptions:
     return trio_mcp.ClientOptions(probe_timeout=PROBE_TIMEOUT, **hooks)
 
 
-def accept_with_defaults(params: trio_mcp.ElicitRequestParams) -> trio_mcp.ElicitResult:
+def accept_with_defaults(params: trio_mcp.types.ElicitRequestParams) -> trio_mcp.types.ElicitResult:
     """Answer a form with every default its schema gives (SEP-1034)."""
-    if not isinstance(params, trio_mcp.ElicitFormParams):
-        return trio_mcp.ElicitResult(action="decline")
+    if not isinstance(params, trio_mcp.types.ElicitFormParams):
+        return trio_mcp.types.ElicitResult(action="decline")
     properties = params.requested_schema.get("properties", {})
     content = {name: schema["default"] for name, schema in properties.items() if "default" in schema}
-    return trio_mcp.ElicitResult(action="accept", content=content)
+    return trio_mcp.types.ElicitResult(action="accept", content=content)
 
 
-def accept_confirm(params: trio_mcp.ElicitRequestParams) -> trio_mcp.ElicitResult:
+def accept_confirm(params: trio_mcp.types.ElicitRequestParams) -> trio_mcp.types.ElicitResult:
     """Answer a yes/no form with yes (the multi round-trip scenarios)."""
-    return trio_mcp.ElicitResult(action="accept", content={"confirmed": True})
+    return trio_mcp.types.ElicitResult(action="accept", content={"confirmed": True})
 
 
 def expect(condition: bool, what: str) -> None:
@@ -77,13 +78,13 @@ def expect(condition: bool, what: str) -> None:
 
 @scenario("initialize")
 async def initialize(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         await client.list_tools()
 
 
 @scenario("tools_call")
 async def tools_call(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         await client.list_tools()
         result = await client.call_tool("add_numbers", {"a": 5, "b": 3})
         expect("8" in result.text, f"add_numbers(5, 3) answered {result.text!r}")
@@ -91,7 +92,7 @@ async def tools_call(url: str, context: dict[str, Any]) -> None:
 
 @scenario("sse-retry")
 async def sse_retry(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         await client.list_tools()
         result = await client.call_tool("test_reconnection", {})
         expect(not result.is_error, f"test_reconnection failed: {result.text!r}")
@@ -99,21 +100,21 @@ async def sse_retry(url: str, context: dict[str, Any]) -> None:
 
 @scenario("elicitation-sep1034-client-defaults")
 async def elicitation_defaults(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options(on_elicitation=accept_with_defaults)) as client:
+    async with trio_mcp.open_http_client(url, options=options(on_elicitation=accept_with_defaults)) as client:
         await client.list_tools()
         result = await client.call_tool("test_client_elicitation_defaults", {})
         expect(not result.is_error, f"test_client_elicitation_defaults failed: {result.text!r}")
 
 
-def decline(params: trio_mcp.ElicitRequestParams) -> trio_mcp.ElicitResult:
-    return trio_mcp.ElicitResult(action="decline")
+def decline(params: trio_mcp.types.ElicitRequestParams) -> trio_mcp.types.ElicitResult:
+    return trio_mcp.types.ElicitResult(action="decline")
 
 
-def no_model(params: trio_mcp.CreateMessageParams) -> trio_mcp.CreateMessageResult:
+def no_model(params: trio_mcp.types.CreateMessageParams) -> trio_mcp.types.CreateMessageResult:
     raise trio_mcp.RpcError(-32603, "no model here")
 
 
-def no_roots() -> list[trio_mcp.Root]:
+def no_roots() -> list[trio_mcp.types.Root]:
     return []
 
 
@@ -121,7 +122,7 @@ def no_roots() -> list[trio_mcp.Root]:
 async def request_metadata(url: str, context: dict[str, Any]) -> None:
     # Every hook, so that every capability the scenario checks is declared.
     async with trio_mcp.open_http_client(
-        url, options(on_elicitation=decline, on_sampling=no_model, on_roots=no_roots)
+        url, options=options(on_elicitation=decline, on_sampling=no_model, on_roots=no_roots)
     ) as client:
         await client.list_tools()
         # A tool call declares the client's capabilities (a listing asks for no input).
@@ -130,7 +131,7 @@ async def request_metadata(url: str, context: dict[str, Any]) -> None:
 
 @scenario("sep-2322-client-request-state")
 async def request_state(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options(on_elicitation=accept_confirm)) as client:
+    async with trio_mcp.open_http_client(url, options=options(on_elicitation=accept_confirm)) as client:
         await client.list_tools()
         for tool in (
             "test_mrtr_echo_state",
@@ -144,7 +145,7 @@ async def request_state(url: str, context: dict[str, Any]) -> None:
 
 @scenario("http-standard-headers")
 async def standard_headers(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         for tool in await client.list_tools():
             await client.call_tool(tool.name, {})
         for resource in await client.list_resources():
@@ -157,7 +158,7 @@ async def standard_headers(url: str, context: dict[str, Any]) -> None:
 async def custom_headers(url: str, context: dict[str, Any]) -> None:
     calls = context.get("toolCalls", [])
     expect(bool(calls), "the harness named no tool calls")
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         await client.list_tools()
         for call in calls:
             await client.call_tool(call["name"], call.get("arguments", {}))
@@ -166,7 +167,7 @@ async def custom_headers(url: str, context: dict[str, Any]) -> None:
 @scenario("http-invalid-tool-headers")
 async def invalid_tool_headers(url: str, context: dict[str, Any]) -> None:
     # Call every tool listed: the invalid ones must never be listed.
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         tools = await client.list_tools()
         expect(any(tool.name == "valid_tool" for tool in tools), "valid_tool was not listed")
         for tool in tools:
@@ -175,14 +176,14 @@ async def invalid_tool_headers(url: str, context: dict[str, Any]) -> None:
 
 @scenario("json-schema-ref-no-deref")
 async def ref_no_deref(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         tools = await client.list_tools()
         expect(any(tool.name == "lookup_user" for tool in tools), "lookup_user was not listed")
 
 
 @scenario("json-schema-2020-12-preservation")
 async def schema_preservation(url: str, context: dict[str, Any]) -> None:
-    async with trio_mcp.open_http_client(url, options()) as client:
+    async with trio_mcp.open_http_client(url, options=options()) as client:
         tools = {tool.name: tool for tool in await client.list_tools()}
         focal = tools["json_schema_2020_12_tool"]
         await client.call_tool("json_schema_echo", {"schema": focal.input_schema})

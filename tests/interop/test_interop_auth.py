@@ -135,7 +135,9 @@ async def drive_login(url: str, redirect_uri: str = REDIRECT_URI) -> dict[str, s
 @asynccontextmanager
 async def connected(url: str, auth: httpx2.Auth):
     options = trio_mcp.ClientOptions(probe_timeout=GUARD, handshake_timeout=GUARD)
-    async with trio_mcp.open_client(trio_mcp.HTTPTarget(url, auth=auth, trust_env=False), options) as client:
+    async with trio_mcp.open_client(
+        trio_mcp.HTTPTarget(url, auth=auth, trust_env=False), options=options
+    ) as client:
         yield client
 
 

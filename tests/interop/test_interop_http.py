@@ -68,7 +68,7 @@ async def test_sdk_modern_over_http(sdk_server, wire, tmp_path):
         with trio.fail_after(TIMEOUT):
             async with trio_mcp.open_client(
                 trio_mcp.HTTPTarget(url, http_client=recorder.client),
-                trio_mcp.ClientOptions(
+                options=trio_mcp.ClientOptions(
                     on_elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}}
                 ),
             ) as client:
@@ -108,7 +108,7 @@ async def test_sdk_initialize_era_over_http(sdk_server, wire, tmp_path):
         with trio.fail_after(TIMEOUT):
             async with trio_mcp.open_client(
                 trio_mcp.HTTPTarget(url, http_client=recorder.client),
-                trio_mcp.ClientOptions(
+                options=trio_mcp.ClientOptions(
                     protocol="2025-11-25",
                     on_elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}},
                 ),
@@ -130,7 +130,7 @@ async def test_everything_streamable_http(everything, wire, tmp_path):
         with trio.fail_after(TIMEOUT):
             async with trio_mcp.open_http_client(
                 url,
-                trio_mcp.ClientOptions(
+                options=trio_mcp.ClientOptions(
                     on_sampling=lambda params: {
                         "role": "assistant",
                         "content": {"type": "text", "text": "fine"},
@@ -161,7 +161,7 @@ async def test_everything_new_session_after_delete(everything, wire, tmp_path):
     """everything answers 400 (not 404) for a session it no longer knows: a new one is opened."""
     async with serving(everything, "streamableHttp", tmp_path) as url:
         with trio.fail_after(TIMEOUT):
-            async with trio_mcp.open_http_client(url, trio_mcp.ClientOptions(cache=False)) as client:
+            async with trio_mcp.open_http_client(url, options=trio_mcp.ClientOptions(cache=False)) as client:
                 channel = client.session._channel
                 first = channel.session_id
                 async with httpx2.AsyncClient(trust_env=False) as other:
@@ -182,7 +182,7 @@ async def test_sdk_a_header_mismatch_is_recovered_by_listing_the_tools_again_onc
         with trio.fail_after(TIMEOUT):
             async with trio_mcp.open_client(
                 trio_mcp.HTTPTarget(url, http_client=recorder.client),
-                trio_mcp.ClientOptions(on_log=logs.append),
+                options=trio_mcp.ClientOptions(on_log=logs.append),
             ) as client:
                 assert client.era == "modern"
                 result = await client.call_tool("route", {"region": "eu-west", "text": "hi"})

@@ -18,6 +18,7 @@ import trio
 from client_support import Collector
 
 import trio_mcp
+import trio_mcp.types
 
 LEGACY = "2025-11-25"
 TIMEOUT = 30  # generous: npx/node and Python servers can be slow to start on a busy machine
@@ -116,7 +117,7 @@ async def test_everything_handshake(everything_server, wire):
                 assert sub.acknowledged == {"toolsListChanged": True}
             wire.check(client.protocol_version, client)
     assert "hi" in echo.text
-    assert any(isinstance(block, trio_mcp.ImageContent) for block in tiny.content)
+    assert any(isinstance(block, trio_mcp.types.ImageContent) for block in tiny.content)
     assert {"simple-prompt", "args-prompt"} <= prompts
     assert "demo://resource/dynamic/text/{resourceId}" in templates
     assert document.contents[0].mime_type == "text/markdown"
@@ -130,8 +131,8 @@ async def test_everything_sampling(everything_server, wire):
 
     async def on_sampling(params):
         asked.append(params)
-        return trio_mcp.CreateMessageResult(
-            role="assistant", content=trio_mcp.TextContent(text="Hello there."), model="test-model"
+        return trio_mcp.types.CreateMessageResult(
+            role="assistant", content=trio_mcp.types.TextContent(text="Hello there."), model="test-model"
         )
 
     with trio.fail_after(TIMEOUT):
@@ -154,7 +155,9 @@ async def test_everything_elicitation(everything_server, wire):
 
     async def on_elicitation(params):
         asked.append(params)
-        return trio_mcp.ElicitResult(action="accept", content=fill_form(params.requested_schema, name="Ada"))
+        return trio_mcp.types.ElicitResult(
+            action="accept", content=fill_form(params.requested_schema, name="Ada")
+        )
 
     with trio.fail_after(TIMEOUT):
         async with everything_server.client(on_elicitation=on_elicitation) as client:
@@ -162,7 +165,7 @@ async def test_everything_elicitation(everything_server, wire):
             result = await client.call_tool("trigger-elicitation-request")
             wire.check(client.protocol_version, client)
     (params,) = asked
-    assert isinstance(params, trio_mcp.ElicitFormParams)
+    assert isinstance(params, trio_mcp.types.ElicitFormParams)
     assert {"name", "check", "email", "integer"} <= set(params.requested_schema["properties"])
     assert result.is_error is False
     assert "User provided the requested information" in result.text
@@ -175,7 +178,7 @@ async def test_everything_roots(everything_server, wire):
 
     async def on_roots():
         calls.append(1)
-        return [trio_mcp.Root(uri="file:///srv/project", name="project")]
+        return [trio_mcp.types.Root(uri="file:///srv/project", name="project")]
 
     with trio.fail_after(TIMEOUT):
         async with everything_server.client(on_roots=on_roots, on_notification=notes) as client:
@@ -257,7 +260,7 @@ async def test_filesystem_roots_replace_the_command_line_directories(filesystem_
     (rooted / "b.txt").write_text("beta\n")
 
     async def on_roots():
-        return [trio_mcp.Root(uri=rooted.as_uri(), name="rooted")]
+        return [trio_mcp.types.Root(uri=rooted.as_uri(), name="rooted")]
 
     with trio.fail_after(TIMEOUT):
         async with filesystem_server.client(str(given), on_roots=on_roots) as client:

@@ -14,6 +14,7 @@ import pytest
 import trio
 
 import trio_mcp
+import trio_mcp.types
 
 MODERN = "2026-07-28"
 TIMEOUT = 30  # generous: a cold start of a Python server takes about a second
@@ -67,7 +68,7 @@ async def test_tools(sdk_server, wire):
     assert tools["add"].display_name == "add"
     assert echo.text == "héllo ✓"
     assert echo.is_error is False
-    assert isinstance(echo.content[0], trio_mcp.TextContent)
+    assert isinstance(echo.content[0], trio_mcp.types.TextContent)
     assert added.structured_content == {"result": 42}
     assert added.text == "42"
     assert failed.is_error is True
@@ -88,7 +89,7 @@ async def test_prompts(sdk_server, wire):
     assert review.description == "Ask for a code review."
     (message,) = review.messages
     assert message.role == "user"
-    assert isinstance(message.content, trio_mcp.TextContent)
+    assert isinstance(message.content, trio_mcp.types.TextContent)
     assert message.content.text == "Please review this rust code:\nx = 1"
 
 
@@ -109,7 +110,7 @@ async def test_resources_and_templates(sdk_server, wire):
         "text/plain",
     )
     (content,) = readme.contents
-    assert isinstance(content, trio_mcp.TextResourceContents)
+    assert isinstance(content, trio_mcp.types.TextResourceContents)
     assert (content.uri, content.text, content.mime_type) == (
         "test://static/readme",
         "This is the readme.",
@@ -151,7 +152,7 @@ async def test_elicitation(sdk_server, wire):
 
     async def on_elicitation(params):
         asked.append(params)
-        return trio_mcp.ElicitResult(action="accept", content={"name": "Ada"})
+        return trio_mcp.types.ElicitResult(action="accept", content={"name": "Ada"})
 
     with trio.fail_after(TIMEOUT):
         async with sdk_server.client(on_elicitation=on_elicitation) as client:
@@ -159,7 +160,7 @@ async def test_elicitation(sdk_server, wire):
             wire.check(client.protocol_version, client)
     assert result.text == "Hello, Ada!"
     (params,) = asked
-    assert isinstance(params, trio_mcp.ElicitFormParams)
+    assert isinstance(params, trio_mcp.types.ElicitFormParams)
     assert params.message == "What is your name?"
     assert params.requested_schema["properties"]["name"]["type"] == "string"
     first, retry = tool_calls(wire, client)
@@ -211,7 +212,7 @@ async def test_manual_rounds(sdk_server, wire):
     with trio.fail_after(TIMEOUT):
         async with sdk_server.client(on_elicitation=never) as client:
             asked = await client.call_tool("greet", manual=True)
-            assert isinstance(asked, trio_mcp.InputRequiredResult)
+            assert isinstance(asked, trio_mcp.types.InputRequiredResult)
             ((key, question),) = asked.input_requests.items()
             assert question.method == "elicitation/create"
             assert question.params["message"] == "What is your name?"
@@ -230,8 +231,8 @@ async def test_sampling(sdk_server, wire):
 
     async def on_sampling(params):
         asked.append(params)
-        return trio_mcp.CreateMessageResult(
-            role="assistant", content=trio_mcp.TextContent(text="Trio is nice."), model="test-model"
+        return trio_mcp.types.CreateMessageResult(
+            role="assistant", content=trio_mcp.types.TextContent(text="Trio is nice."), model="test-model"
         )
 
     with trio.fail_after(TIMEOUT):
@@ -240,7 +241,7 @@ async def test_sampling(sdk_server, wire):
             wire.check(client.protocol_version, client)
     assert result.text == "test-model says: Trio is nice."
     (params,) = asked
-    assert isinstance(params, trio_mcp.CreateMessageParams)
+    assert isinstance(params, trio_mcp.types.CreateMessageParams)
     assert params.max_tokens == 32
     assert params.system_prompt == "Be brief."
     (message,) = params.messages
@@ -250,7 +251,10 @@ async def test_sampling(sdk_server, wire):
 
 async def test_roots(sdk_server, wire):
     async def on_roots():
-        return [trio_mcp.Root(uri="file:///srv/alpha", name="alpha"), trio_mcp.Root(uri="file:///srv/beta")]
+        return [
+            trio_mcp.types.Root(uri="file:///srv/alpha", name="alpha"),
+            trio_mcp.types.Root(uri="file:///srv/beta"),
+        ]
 
     with trio.fail_after(TIMEOUT):
         async with sdk_server.client(on_roots=on_roots) as client:

@@ -15,6 +15,7 @@ import pytest
 import trio
 
 import trio_mcp
+import trio_mcp.types
 
 LEGACY = "2025-11-25"
 TIMEOUT = 30  # generous: node and Python servers can be slow to start on a busy machine
@@ -76,9 +77,9 @@ async def test_sdk_sampling_with_tools(sdk_server, wire, protocol):
     async def on_sampling(params):
         asked.append(params)
         (tool,) = params.tools
-        return trio_mcp.CreateMessageResult(
+        return trio_mcp.types.CreateMessageResult(
             role="assistant",
-            content=[trio_mcp.ToolUseContent(id="call-1", name=tool.name, input={"a": 2, "b": 2})],
+            content=[trio_mcp.types.ToolUseContent(id="call-1", name=tool.name, input={"a": 2, "b": 2})],
             model="test-model",
             stop_reason="toolUse",
         )
@@ -96,7 +97,7 @@ async def test_sdk_sampling_with_tools(sdk_server, wire, protocol):
         "uses": [{"id": "call-1", "name": "calc", "input": {"a": 2, "b": 2}}],
     }
     (params,) = asked
-    assert params.tool_choice == trio_mcp.ToolChoice(mode="required")
+    assert params.tool_choice == trio_mcp.types.ToolChoice(mode="required")
     assert params.tools[0].input_schema["properties"]["a"] == {"type": "number"}
 
 

@@ -60,7 +60,7 @@ async def test_the_servers_span_is_the_child_of_ours(otel, otel_python, tmp_path
     spans_file = tmp_path / "spans.jsonl"
     target = trio_mcp.ProcessTarget(otel_python, [str(SERVER), str(spans_file)])
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_client(target, trio_mcp.ClientOptions(protocol=protocol)) as client:
+        async with trio_mcp.open_client(target, options=trio_mcp.ClientOptions(protocol=protocol)) as client:
             with otel.tracer.start_as_current_span("agent step"):
                 result = await client.call_tool("echo", {"text": "across"})
             assert "across" in result.text
@@ -82,7 +82,7 @@ async def test_a_request_of_the_servers_joins_the_same_trace(otel, otel_python, 
 
     options = trio_mcp.ClientOptions(protocol="2025-11-25", on_elicitation=on_elicitation)
     with trio.fail_after(LIMIT):
-        async with trio_mcp.open_client(target, options) as client:
+        async with trio_mcp.open_client(target, options=options) as client:
             with otel.tracer.start_as_current_span("agent step"):
                 result = await client.call_tool("greet")
             assert "Ada" in result.text

@@ -340,7 +340,7 @@ async def run_wire_server(answers):
     with trio.fail_after(30):
         async with trio_mcp.open_session(
             trio_mcp.ProcessTarget(sys.executable, [str(WIRE_SERVER)]),
-            trio_mcp.SessionOptions(on_request=on_request, on_log=lambda _: None),
+            options=trio_mcp.SessionOptions(on_request=on_request, on_log=lambda _: None),
         ) as transport:
             params = {
                 "protocolVersion": LEGACY,

@@ -1,5 +1,6 @@
 """The MCP client over a session: typed methods, the handshake, input, notifications."""
 
+from .._public import publish
 from .client import (
     Client as Client,
     handshake as handshake,
@@ -25,3 +26,6 @@ __all__ = [
     "release",
     "start_beside",
 ]
+
+
+publish(globals())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._public import publish
 from .discover import (
     ConfigScope as ConfigScope,
     DiscoveredConfig as DiscoveredConfig,
@@ -26,3 +27,6 @@ __all__ = [
     "load_config",
     "parse_config",
 ]
+
+
+publish(globals())

@@ -24,6 +24,8 @@ __all__ = [
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
     "Hooks",
+    "LogLevel",
+    "ProtocolChoice",
     "capabilities",
     "input_problem",
     "modern_meta",
@@ -48,6 +50,14 @@ SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 
 #: The logging levels, least severe first.
 LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+# The same choices for type checkers (a test holds them equal to the tuples).
+ProtocolChoice: TypeAlias = Literal[
+    "auto", "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"
+]
+"""``"auto"`` (probe, then fall back), or a protocol version to pin: what ``ClientOptions.protocol`` takes."""
+LogLevel: TypeAlias = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+"""A log level of the protocol (the syslog severities of RFC 5424), least severe first."""
 
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 MISSING_CLIENT_CAPABILITY: Final = -32021

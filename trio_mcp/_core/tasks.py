@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 import attrs
 
 from .._errors import ProtocolError, RpcError, TaskCancelled, TaskFailed, TaskGone
+from .._public import publish
 from .jsonrpc import INVALID_PARAMS
 
 if TYPE_CHECKING:
@@ -891,3 +892,6 @@ class Follower:
             self._finish(error=failure(self.task_id, polled.error, final.status_message))
             return
         self._finish(result=polled.result)
+
+
+publish(globals())

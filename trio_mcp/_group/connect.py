@@ -119,7 +119,7 @@ def connect(
 
         # The user's kept login (trio-mcp login), unless the entry sends its own Authorization.
         target = attrs.evolve(target, auth=stored_login(target.url, spec.headers, dpop=spec.dpop))
-    return open_client(target, options)
+    return open_client(target, options=options)
 
 
 def startup_timeout(spec: ServerSpec) -> RequestTimeout:

@@ -30,6 +30,8 @@ from typing import Any, ClassVar, Final, TypeAlias
 
 import attrs
 
+from .._public import publish
+
 __all__ = [
     "Annotations",
     "AudioContent",
@@ -434,7 +436,7 @@ class CallToolResult:
     business rule) says so with `is_error`; pass the content to the model so
     that it can correct itself. Failures to call the tool at all (an unknown
     tool, a malformed request) are JSON-RPC errors instead, raised as
-    `RpcError`.
+    `~trio_mcp.RpcError`.
     """
 
     content: list[ContentBlock] = attrs.field(factory=list)
@@ -1072,3 +1074,12 @@ RESULTS: Final = frozenset(
         InitializeResult,
     }
 )
+
+
+# The classes say trio_mcp.types, where users import them. Their string
+# annotations are resolved first, here, since attrs and cattrs would look the
+# names up in the module the class names.
+for _model in [value for name, value in globals().items() if name in __all__ and attrs.has(value)]:
+    attrs.resolve_types(_model)
+del _model
+publish(globals())

@@ -12,6 +12,7 @@ The rest of the package imports these names from here.
 
 from __future__ import annotations
 
+from .._public import publish
 from .delivery import NotificationStream, call_maybe_async
 from .session import (
     Attachment,
@@ -20,6 +21,7 @@ from .session import (
     Session,
     SessionStatistics,
     attach,
+    new_session,
     next_request_id,
     observer_of,
     report,
@@ -38,6 +40,7 @@ __all__ = [
     "SessionStatistics",
     "attach",
     "call_maybe_async",
+    "new_session",
     "next_request_id",
     "observer_of",
     "report",
@@ -46,3 +49,6 @@ __all__ = [
     "stop_serving_requests",
     "stray_lines_hint",
 ]
+
+
+publish(globals())

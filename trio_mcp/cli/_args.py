@@ -18,6 +18,8 @@ from ._values import guess_value
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from .._core.eras import ProtocolChoice
+
 # What the package re-exports (the exit statuses) is listed once, in its __init__.
 
 JSON = Any
@@ -309,7 +311,7 @@ class Options:
         json_output: bool = False,
         verbose: bool = False,
         timeout: float | None = DEFAULT_TIMEOUT,
-        protocol: str = "auto",
+        protocol: ProtocolChoice = "auto",
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         target: str = "",

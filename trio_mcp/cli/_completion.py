@@ -329,10 +329,12 @@ async def _offer_server(line: str, options: Options) -> tuple[list[str], bool]:
             from ..auth._storage import stored_login
 
             auth = stored_login(options.url, options.headers)
-            opened = open_client(HTTPTarget(options.url, headers=options.headers, auth=auth), client_options)
+            opened = open_client(
+                HTTPTarget(options.url, headers=options.headers, auth=auth), options=client_options
+            )
         else:
             local = ProcessTarget(options.server[0], options.server[1:], env=options.env, cwd=options.cwd)
-            opened = open_client(local, client_options)
+            opened = open_client(local, options=client_options)
         async with opened as client:
             return await _offer_from(line, OneServer(client))
     except (MCPError, OSError):

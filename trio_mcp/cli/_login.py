@@ -229,7 +229,7 @@ async def _login(options: Options, url: str, headers: dict[str, str], storage: F
             handshake_timeout=None,
             request_timeout=None,
         )
-        async with open_client(HTTPTarget(url, headers=headers, auth=auth), client_options):
+        async with open_client(HTTPTarget(url, headers=headers, auth=auth), options=client_options):
             pass
     if budget.scope.cancelled_caught:
         raise Failure(EXIT_TIMEOUT, f"timed out after {options.timeout:g} s while logging in", kind="timeout")

@@ -797,12 +797,14 @@ async def _connect_and_run(
             from ..auth._storage import stored_login
 
             auth = stored_login(options.url, options.headers)  # the login kept by `trio-mcp login`
-            opened = open_client(HTTPTarget(options.url, headers=options.headers, auth=auth), client_options)
+            opened = open_client(
+                HTTPTarget(options.url, headers=options.headers, auth=auth), options=client_options
+            )
         else:
             target = ProcessTarget(
                 options.server[0], options.server[1:], env=options.env, cwd=options.cwd, on_stderr=on_stderr
             )
-            opened = open_client(target, client_options)
+            opened = open_client(target, options=client_options)
         # Ctrl-C: the request in flight is withdrawn (notifications/cancelled),
         # and the server gets what is left of a second to leave.
         closing = trio.CancelScope()

@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
-# Through the package, so that the models are published as trio_mcp.Tool, ...
-from .. import BlobResourceContents, ReadResourceResult, TextResourceContents, Tool
 from .._core.apps import (
     APP_MIME_TYPE,
     EXTENSION_ID,
@@ -44,6 +42,7 @@ from .._core.apps import (
 )
 from .._core.extensions import Extension
 from .._errors import AppCallRefused, RpcError, UIResourceError, UnknownName
+from ..types import BlobResourceContents, ReadResourceResult, TextResourceContents, Tool
 from ._bridge import AppBridge, AppServer, ViewChannel, open_app_bridge
 
 if TYPE_CHECKING:
@@ -216,7 +215,7 @@ def app_from_read(
 
 
 async def fetch_app(client: Client, tool: Tool | str) -> AppResource:
-    """Fetch the app of a tool (a `trio_mcp.Tool`, or its name) from its server.
+    """Fetch the app of a tool (a `trio_mcp.types.Tool`, or its name) from its server.
 
     Reads the tool's ``ui://`` resource (``resources/read``), and its entry
     in the server's resource listing when there is one, for the metadata

@@ -216,7 +216,7 @@ class FakeRequest:
         Args:
             input_requests: By key, each ``{"method": ..., "params": ...}``
                 (``elicitation/create``, ``sampling/createMessage`` or
-                ``roots/list``), or an `trio_mcp.InputRequest`.
+                ``roots/list``), or an `trio_mcp.types.InputRequest`.
             request_state: Opaque state the client must send back unchanged.
 
         Raises:
