@@ -159,6 +159,8 @@ def bench(session: nox.Session) -> None:
     # measured on both httpx and httpx2, and the faster sets the target.
     session.install(".[validation,http]", OFFICIAL_MCP_CLIENT, "httpx")
     session.run("python", "benchmarks/bench.py", *session.posargs)
+    # What the process transport's pipe tricks buy: the same session with them and without.
+    session.run("python", "benchmarks/pipes_bench.py", *[arg for arg in session.posargs if arg == "--quick"])
     session.run("python", "benchmarks/http_bench.py", *session.posargs)
     # --quick (20 servers, 5 s of crashes) carries over.
     session.run("python", "benchmarks/group_bench.py", *[arg for arg in session.posargs if arg == "--quick"])

@@ -70,8 +70,10 @@ MIB = 1024 * 1024
 
 Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
 CallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
-#: Runs one workload once; returns its rate and the CPU time per call it cost.
-Measure = Callable[[], Awaitable[tuple[float, float]]]
+#: Runs one workload once; returns its rate, the CPU time per call it cost, and
+#: how many times per call the process blocked (voluntary context switches; None
+#: where it cannot be counted).
+Measure = Callable[[], Awaitable[tuple[float, float, float | None]]]
 
 #: The targets, as ratios of trio_mcp to the raw baseline (the throughput
 #: metrics: at least this), and the others.
@@ -235,13 +237,13 @@ class OfficialClient:
         reply: dict[str, Any] = json.loads(data)
         return reply
 
-    async def measure(self, metric: str, calls: int, width: int) -> tuple[float, float]:
+    async def measure(self, metric: str, calls: int, width: int) -> tuple[float, float, float | None]:
         stdin = self._process.stdin
         assert stdin is not None
         await stdin.send_all(f"{metric} {calls} {width}\n".encode())
         with trio.fail_after(600):
             reply = await self._read()
-        return reply["rate"], reply["cpu_per_call"]
+        return reply["rate"], reply["cpu_per_call"], None
 
     async def aclose(self) -> None:
         process = self._process
@@ -293,15 +295,24 @@ def find_official(config: argparse.Namespace) -> str | None:
 
 
 def in_process(workload: Callable[[Any], Awaitable[float]], target: Any, calls: int) -> Measure:
-    """Time ``workload(target)`` in this process: its rate, and this process's CPU time per call."""
+    """Time ``workload(target)`` (``calls`` calls) in this process: its rate, and this process's CPU time per call."""
 
-    async def measure() -> tuple[float, float]:
+    async def measure() -> tuple[float, float, float | None]:
         gc.collect()
         start = time.process_time()
+        blocked = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
         rate = await workload(target)
-        return rate, (time.process_time() - start) / calls
+        blocked = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - blocked
+        return rate, (time.process_time() - start) / calls, blocked / calls
 
     return measure
+
+
+def _turns(config: argparse.Namespace, metric: str) -> int:
+    """Into how many turns each repetition of ``metric`` is cut (each contender's calls shared out)."""
+    if metric == "big":
+        return config.big_calls  # one 10 MiB answer a turn
+    return config.turns
 
 
 def _text(result: Any) -> str:
@@ -321,28 +332,33 @@ async def throughput(config: argparse.Namespace, official_python: str | None) ->
     client ran (None: none), ``client`` what trio_mcp's client negotiated.
     """
     width = config.width
+    # Each repetition is cut into turns (see below): the calls of one turn.
+    share = {
+        "sequential": config.sequential // config.turns,
+        "in_flight": config.in_flight // config.turns // width * width,
+        "big": config.big_calls // _turns(config, "big"),
+        "call_tool_sequential": config.call_sequential // config.turns,
+        "call_tool_in_flight": config.call_in_flight // config.turns // width * width,
+    }
     transport_workloads: dict[str, tuple[Callable[[Request], Awaitable[float]], int]] = {
-        "sequential": (lambda request: sequential(request, config.sequential), config.sequential),
-        "in_flight": (
-            lambda request: in_flight(request, config.in_flight, width),
-            config.in_flight // width * width,
-        ),
-        "big": (lambda request: big(request, config.big_size, config.big_calls), config.big_calls),
+        "sequential": (lambda request: sequential(request, share["sequential"]), share["sequential"]),
+        "in_flight": (lambda request: in_flight(request, share["in_flight"], width), share["in_flight"]),
+        "big": (lambda request: big(request, config.big_size, share["big"]), share["big"]),
     }
     call_tool_workloads: dict[str, tuple[Callable[[CallTool], Awaitable[float]], int]] = {
         "call_tool_sequential": (
-            lambda call_tool: call_tool_sequential(call_tool, config.call_sequential),
-            config.call_sequential,
+            lambda call_tool: call_tool_sequential(call_tool, share["call_tool_sequential"]),
+            share["call_tool_sequential"],
         ),
         "call_tool_in_flight": (
-            lambda call_tool: call_tool_in_flight(call_tool, config.call_in_flight, width),
-            config.call_in_flight // width * width,
+            lambda call_tool: call_tool_in_flight(call_tool, share["call_tool_in_flight"], width),
+            share["call_tool_in_flight"],
         ),
     }
     # The same workloads, as commands to official_client.py.
     official_commands = {
-        "call_tool_sequential": ("sequential", config.call_sequential),
-        "call_tool_in_flight": ("in_flight", config.call_in_flight),
+        "call_tool_sequential": ("sequential", share["call_tool_sequential"]),
+        "call_tool_in_flight": ("in_flight", share["call_tool_in_flight"]),
     }
     # trio_mcp is opened with its defaults: nothing here depends on its request_timeout.
     async with (
@@ -371,6 +387,13 @@ async def throughput(config: argparse.Namespace, official_python: str | None) ->
             if many:
                 await in_flight(request, 2 * width, width)
                 await call_tool_in_flight(call_tool, 2 * width, width)
+        # Each repetition of a metric is cut into turns (`turns`): in every
+        # turn each contender runs its share of the calls, one after the
+        # other, in an order that alternates from turn to turn. A turn's
+        # contenders run within a fraction of a second of each other, so a
+        # change of load on the machine hits them alike; the ratio of a
+        # repetition is the median of its turns' ratios.
+        turns = {metric: _turns(config, metric) for metric in (*transport_workloads, *call_tool_workloads)}
         contenders: dict[str, list[tuple[str, Measure]]] = {}
         for metric, (workload, calls) in transport_workloads.items():
             contenders[metric] = [
@@ -387,19 +410,40 @@ async def throughput(config: argparse.Namespace, official_python: str | None) ->
 
         samples: dict[str, dict[str, list[float]]] = {}
         cpu: dict[str, dict[str, list[float]]] = {}
+        by_turn: dict[str, dict[str, list[list[float]]]] = {}
+        switches: dict[str, dict[str, list[float]]] = {}
+        loads: dict[str, float] = {}
         official = await OfficialClient.start(official_python, width) if official_python else None
         try:
             if official is not None:
                 for metric, (command, calls) in official_commands.items():
                     contenders[metric].append((OFFICIAL, partial(official.measure, command, calls, width)))
             for metric, runs in contenders.items():
+                loads[metric] = os.getloadavg()[0]
                 samples[metric] = {name: [] for name, _ in runs}
                 cpu[metric] = {name: [] for name, _ in runs}
+                by_turn[metric] = {name: [] for name, _ in runs}
+                switches[metric] = {name: [] for name, _ in runs}
                 for rep in range(config.reps):
-                    for name, measure in runs if rep % 2 == 0 else runs[::-1]:
-                        rate, per_call = await measure()
-                        samples[metric][name].append(rate)
-                        cpu[metric][name].append(per_call)
+                    seconds = {name: 0.0 for name, _ in runs}
+                    used = {name: 0.0 for name, _ in runs}
+                    blocks: dict[str, list[float]] = {name: [] for name, _ in runs}
+                    rates: dict[str, list[float]] = {name: [] for name, _ in runs}
+                    for turn in range(turns[metric]):
+                        for name, measure in runs if (rep + turn) % 2 == 0 else runs[::-1]:
+                            rate, per_call, blocked = await measure()
+                            if blocked is not None:
+                                blocks[name].append(blocked)
+                            rates[name].append(rate)
+                            seconds[name] += 1 / rate
+                            used[name] += per_call
+                    for name, _ in runs:
+                        # The repetition's rate: all its calls over all their time.
+                        samples[metric][name].append(turns[metric] / seconds[name])
+                        cpu[metric][name].append(used[name] / turns[metric])
+                        by_turn[metric][name].append(rates[name])
+                        if blocks[name]:
+                            switches[metric][name].append(statistics.median(blocks[name]))
         finally:
             if official is not None:
                 await official.aclose()
@@ -407,6 +451,9 @@ async def throughput(config: argparse.Namespace, official_python: str | None) ->
     return {
         "rate": samples,
         "cpu": cpu,
+        "turns": by_turn,
+        "blocks": switches,
+        "load": loads,
         "official": None if official is None else {"python": official_python, **official.about},
         "client": negotiated,
     }
@@ -510,23 +557,45 @@ async def validation(config: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def summarise(samples: dict[str, list[float]]) -> dict[str, Any]:
-    """Pick the better raw variant and pair trio_mcp's samples with its samples.
+def _paired(ours: list[list[float]], theirs: list[list[float]]) -> list[float]:
+    """The ratio of each repetition: the median of its turns' ratios (ours over theirs, turn by turn)."""
+    return [
+        statistics.median(a / b for a, b in zip(our_turns, their_turns, strict=True))
+        for our_turns, their_turns in zip(ours, theirs, strict=True)
+    ]
 
-    Where the official client ran too, ``official`` holds the ratios of
-    trio_mcp to it, paired the same way.
+
+def summarise(samples: dict[str, list[float]], turns: dict[str, list[list[float]]]) -> dict[str, Any]:
+    """Pick the better raw variant and pair trio_mcp's turns with its turns.
+
+    ``samples`` holds each contender's rate per repetition, ``turns`` its
+    rate in each turn of each repetition. The reference is the raw variant
+    with the best median rate (the strictest baseline); ``reader`` is the
+    same for the raw variants that read the server's output in a task of
+    their own all the time, as trio_mcp does (on the one-at-a-time metrics,
+    where the one-task client competes too). Where the official client ran,
+    ``official`` holds the ratios of trio_mcp to it, paired the same way.
     """
     raws = {name: values for name, values in samples.items() if name.startswith(RAW_PREFIX)}
     reference = max(raws, key=lambda name: statistics.median(raws[name]))
-    ratios = [ours / raw for ours, raw in zip(samples[OURS], raws[reference], strict=True)]
+    ratios = _paired(turns[OURS], turns[reference])
     summary: dict[str, Any] = {
         "reference": reference,
         "medians": {name: statistics.median(values) for name, values in samples.items()},
         "ratios": ratios,
         "ratio": statistics.median(ratios),
     }
+    readers = {name: values for name, values in raws.items() if name != RAW_ONE_TASK}
+    if RAW_ONE_TASK in raws and readers:
+        reader = max(readers, key=lambda name: statistics.median(readers[name]))
+        reader_ratios = _paired(turns[OURS], turns[reader])
+        summary["reader"] = {
+            "reference": reader,
+            "ratios": reader_ratios,
+            "ratio": statistics.median(reader_ratios),
+        }
     if OFFICIAL in samples:
-        official = [ours / theirs for ours, theirs in zip(samples[OURS], samples[OFFICIAL], strict=True)]
+        official = _paired(turns[OURS], turns[OFFICIAL])
         summary["official"] = {"ratios": official, "ratio": statistics.median(official)}
     return summary
 
@@ -593,11 +662,19 @@ def memory_child(name: str, count: int) -> dict[str, Any]:
     return trio.run(run)
 
 
-def _child_env() -> dict[str, str]:
-    """Our environment, with this trio_mcp first on the path of child interpreters."""
+def _child_env(*, bytecode: bool = False) -> dict[str, str]:
+    """Our environment, with this trio_mcp first on the path of child interpreters.
+
+    With ``bytecode``, children may write the ``.pyc`` files of what they
+    import (``PYTHONDONTWRITEBYTECODE`` dropped), as an installed package has
+    them: the process metrics then time imports, not compiling the sources
+    again in every run, once a first, uncounted run has written them.
+    """
     root = str(Path(trio_mcp.__file__).resolve().parent.parent)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
@@ -841,7 +918,7 @@ def import_times(reps: int) -> dict[str, Any]:
     with it Trio, the transport and the models) loads on first use, which
     ``from trio_mcp import open_stdio_client`` measures.
     """
-    env = _child_env()
+    env = _child_env(bytecode=True)
     statements = {
         "trio": "import trio",
         "trio_mcp": "import trio_mcp",
@@ -849,13 +926,14 @@ def import_times(reps: int) -> dict[str, Any]:
     }
     times: dict[str, list[float]] = {name: [] for name in statements}
     names = list(statements)
-    for rep in range(reps):
+    for rep in range(reps + 1):
         for name in names if rep % 2 == 0 else names[::-1]:
             code = f"import time\nt = time.perf_counter()\n{statements[name]}\nprint(time.perf_counter() - t)"
             done = subprocess.run(
                 [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True
             )
-            times[name].append(float(done.stdout.strip()))
+            if rep:  # the first round warms the file cache and writes the .pyc files
+                times[name].append(float(done.stdout.strip()))
     medians = {name: statistics.median(values) for name, values in times.items()}
     return {"samples": times, "medians": medians, "extra": medians["client"] - medians["trio"]}
 
@@ -893,7 +971,7 @@ def startup_commands(official_python: str | None) -> dict[str, list[str]]:
 
 def startup_times(reps: int, official_python: str | None) -> dict[str, Any]:
     """Time whole ``call echo`` processes against the demo server, taking turns."""
-    env = _child_env()
+    env = _child_env(bytecode=True)
     commands = startup_commands(official_python)
     names = list(commands)
     times: dict[str, list[float]] = {name: [] for name in names}
@@ -984,6 +1062,23 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
             ratio >= target,
             f"{statistics.median(cpu[reference]) / statistics.median(cpu[OURS]):.2f}x",
         )
+        reader = summary.get("reader")
+        if reader is not None and reader["reference"] != reference:
+            name = reader["reference"]
+            spread = reader["ratios"]
+            rows.append(
+                (
+                    label,
+                    name,
+                    _rate(medians[name], unit),
+                    ours,
+                    f"{reader['ratio']:.2f}x",
+                    f"{min(spread):.2f}..{max(spread):.2f}",
+                    "like for like",
+                    "",
+                    f"{statistics.median(cpu[name]) / statistics.median(cpu[OURS]):.2f}x",
+                )
+            )
         if metric not in OFFICIAL_TARGETS:
             continue
         target = OFFICIAL_TARGETS[metric]
@@ -1095,6 +1190,29 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
         " better); its cpu column is the same for the CPU time per call."
     )
     print(
+        "* one at a time, two raw baselines: the strictest (the one-task client, which the targets are set"
+        " against) and, like for like, the better of the writer+reader clients. The one-task client writes"
+        " its request and reads its answer in the caller's task, and reads the server's output only while"
+        " it waits for its own answer: a notification or a request the server sends between calls stays"
+        " unread until the next call, so it is no general MCP client. trio_mcp, like the writer+reader"
+        " client, reads the server all the time in a task of its own and hands each answer to the caller:"
+        " one more task switch per call, which the gap between the two raw clients' CPU per call shows"
+        " (below, 'hand-off'). At 256 in flight every contender reads in a task of its own."
+    )
+    print(
+        "* one at a time, a call's wall time is the client's CPU plus its wait for the server and for both"
+        " processes to be woken, which is the same for every contender: on a quiet machine that wait"
+        " pulls the wall ratio towards 1 (the slower the server, the more), on a loaded one the wake-ups"
+        " scatter it (see the range); the cpu column is the client's own cost, and the details give each"
+        " contender's split, and how many times per call its process blocked (each a wake-up to wait for:"
+        " a loaded machine makes each one longer)."
+    )
+    print(
+        "* each repetition is cut into turns, every contender running its share of the calls in each"
+        " turn, in an order that alternates from turn to turn; a repetition's ratio is the median of its"
+        " turns' ratios, so that a change of load hits both sides of a ratio alike."
+    )
+    print(
         "trio_mcp is Session.request in the transport rows and client.call_tool in the call_tool"
         " rows; the raw clients send tools/call with the modern _meta envelope; the official client is"
         f" mcp=={OFFICIAL_PIN} (anyio on asyncio, in its own process)."
@@ -1105,7 +1223,7 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
     )
     for metric, (label, unit) in labels.items():
         summary = results["throughput"][metric]
-        print(f"  {label}:")
+        print(f"  {label} (load average {results['load'][metric]:.2f} as it started):")
         for name, values in results["samples"][metric].items():
             mark = "  <- raw reference" if name == summary["reference"] else ""
             per_call = statistics.median(results["cpu_per_call"][metric][name])
@@ -1116,6 +1234,32 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
                 f"  cpu {cost}/call{mark}"
             )
         print(f"    ratio per repetition: {', '.join(f'{r:.2f}' for r in summary['ratios'])}")
+        if metric in SEQUENTIAL_METRICS and unit == "calls/s":
+            # A call's wall time is the client's CPU plus what it waits for: the server's
+            # work and the wake-ups of both processes, the same for every contender.
+            print(
+                "    wall per call = the client's CPU + waiting (server, wake-ups); times the process blocked per call:"
+            )
+            for name, values in results["samples"][metric].items():
+                wall = 1 / statistics.median(values)
+                used = statistics.median(results["cpu_per_call"][metric][name])
+                blocked = results["blocks_per_call"][metric][name]
+                times = f"{statistics.median(blocked):.2f}" if blocked else "-"
+                print(
+                    f"      {name:<16} {_duration(wall):>9} = cpu {_duration(used):>9} + {_duration(wall - used):>9};"
+                    f" blocked {times}"
+                )
+        reader = summary.get("reader")
+        if reader is not None and reader["reference"] != summary["reference"]:
+            ratios = reader["ratios"]
+            cpu_of = results["cpu_per_call"][metric]
+            handoff = statistics.median(cpu_of[reader["reference"]]) - statistics.median(cpu_of[RAW_ONE_TASK])
+            print(
+                f"    ratio to {reader['reference']} per repetition: {', '.join(f'{r:.2f}' for r in ratios)}"
+            )
+            print(
+                f"    hand-off (raw reader client's CPU per call over the one-task client's): {_duration(handoff)}"
+            )
         if summary.get("official") is not None:
             ratios = summary["official"]["ratios"]
             print(f"    ratio to the official client per repetition: {', '.join(f'{r:.2f}' for r in ratios)}")
@@ -1207,6 +1351,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     config = parser.parse_args(argv)
     config.width = 256
     config.big_size = 10 * MIB
+    config.turns = 5 if config.quick else 10
     explicit = config.reps is not None
     if config.quick:
         config.sequential, config.in_flight, config.big_calls = 2_000, 10_240, 2
@@ -1215,8 +1360,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         config.memory_reps, config.import_reps, config.startup_reps = 1, 5, 3
         config.cancel_counts, config.cancel_reps = [500, 4_000], config.reps if explicit else 3
     else:
-        config.sequential, config.in_flight, config.big_calls = 5_000, 20_000, 2
-        config.call_sequential, config.call_in_flight = 5_000, 20_000
+        config.sequential, config.in_flight, config.big_calls = 5_000, 20_480, 2
+        config.call_sequential, config.call_in_flight = 5_000, 20_480
         config.reps = config.reps or 5
         config.memory_reps, config.import_reps, config.startup_reps = 3, 5, 9
         config.cancel_counts, config.cancel_reps = [1_000, 8_000], config.reps
@@ -1231,7 +1376,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"trio_mcp {trio_mcp.__version__}, trio {trio.__version__}, Python {platform.python_version()}"
         f" on {platform.system()} {platform.machine()}, {os.cpu_count()} CPUs,"
-        f" load average {os.getloadavg()[0]:.2f}"
+        f" load average {', '.join(f'{load:.2f}' for load in os.getloadavg())} (1, 5, 15 minutes)"
     )
     print(f"{config.reps} repetitions{' (quick run)' if config.quick else ''}; measuring...", flush=True)
     started = time.perf_counter()
@@ -1248,7 +1393,11 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {
         "samples": samples,
         "cpu_per_call": measured["cpu"],
-        "throughput": {metric: summarise(values) for metric, values in samples.items()},
+        "blocks_per_call": measured["blocks"],
+        "throughput": {
+            metric: summarise(values, measured["turns"][metric]) for metric, values in samples.items()
+        },
+        "load": measured["load"],
         "validation": trio.run(validation, config),
         "cancel": trio.run(cancellation, config),
         "memory": memory(config),

@@ -1,9 +1,11 @@
 """The least code that does the work of ``trio-mcp call echo text=hi``, as a whole process.
 
-It starts the bundled demo server, asks ``server/discover`` and calls the
-``echo`` tool with the 2026-07-28 envelope, prints the text, closes the
-server's stdin and waits for it to exit: what the CLI does, without argument
-parsing, negotiation rules, typed results, timeouts or error handling.
+It starts the bundled demo server, asks ``server/discover``, lists the tools
+(``tools/list``, as the command does to read the arguments by the tool's
+input schema) and calls the ``echo`` tool with the 2026-07-28 envelope,
+prints the text, closes the server's stdin and waits for it to exit: the
+exchange the CLI has, without argument parsing, negotiation rules, typed
+results, timeouts or error handling.
 
 ``--stdlib`` does the same with blocking pipes and no Trio, for reference.
 The start-up benchmark in ``bench.py`` runs this against the real command.
@@ -23,10 +25,11 @@ META = {
 }
 LINES = (
     json.dumps({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": META}}) + "\n",
+    json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": META}}) + "\n",
     json.dumps(
         {
             "jsonrpc": "2.0",
-            "id": 2,
+            "id": 3,
             "method": "tools/call",
             "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": META},
         }

@@ -37,7 +37,7 @@ import trio
 from trio_mcp._channel import Channel
 from trio_mcp._errors import MCPError, ServerGone
 from trio_mcp._options import SessionOptions
-from trio_mcp._session import Session
+from trio_mcp._session import Session, new_session
 
 __all__ = [
     "ANY",
@@ -312,7 +312,7 @@ async def scripted_session(
     ``check``, the channel's `ScriptedChannel.check` runs.
     """
     channel = ScriptedChannel(script)
-    async with Session(channel, options) as session:
+    async with new_session(channel, options) as session:
         yield session, channel
     if check:
         channel.check()

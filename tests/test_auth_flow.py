@@ -210,6 +210,7 @@ async def test_no_registration_and_no_client_is_refused(server):
     assert info.value.reason == "registration"
 
 
+@pytest.mark.slow
 async def test_refresh_rotates_without_a_new_login(server):
     scenario = "short+offline"
     url = url_of(server, scenario)
@@ -227,6 +228,7 @@ async def test_refresh_rotates_without_a_new_login(server):
     assert "offline_access" in dict(parse_qsl(urlsplit(browser.visits[0]).query))["scope"].split()
 
 
+@pytest.mark.slow
 async def test_revoked_refresh_token_means_a_new_login(server):
     scenario = "short+refresh-revoked"
     url = url_of(server, scenario)
@@ -487,6 +489,7 @@ async def test_a_reused_code_is_refused(server):
     assert old_code not in str(info.value)
 
 
+@pytest.mark.slow
 async def test_a_slow_token_endpoint_is_bounded_by_the_callers_scope(server):
     url = url_of(server, "token-slow")
     browser = Browser()
@@ -501,6 +504,7 @@ async def test_a_slow_token_endpoint_is_bounded_by_the_callers_scope(server):
     assert browser.listening == 0
 
 
+@pytest.mark.slow
 async def test_a_login_abandoned_by_the_caller_leaves_nothing_listening(server):
     url = url_of(server, "ok")
     hanging = Browser(hang=True)

@@ -287,6 +287,7 @@ def _spawn_writer(directory: Path, name: str, count: int) -> subprocess.Popen[by
     return subprocess.Popen([sys.executable, "-c", _WRITER, str(directory), name, str(count)], env=env)
 
 
+@pytest.mark.slow
 async def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     count = 40
     writers = [_spawn_writer(tmp_path, name, count) for name in ("a", "b")]
@@ -301,6 +302,7 @@ async def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> Non
             assert got.access_token.startswith(f"at-{name}-{i}x")
 
 
+@pytest.mark.slow
 async def test_a_reader_never_sees_a_half_written_file(tmp_path: Path) -> None:
     """A process rewrites the file again and again; reading it without the lock always parses."""
     store = FileTokenStorage(tmp_path)
@@ -327,7 +329,9 @@ async def test_a_killed_writer_leaves_the_old_file_whole(tmp_path: Path) -> None
     store = FileTokenStorage(tmp_path)
     await store.set_tokens(RESOURCE, ISSUER, "seed", tokens())
     writer = _spawn_writer(tmp_path, "k", 10_000)
-    await trio.sleep(1.0)
+    with trio.fail_after(60):  # killed once it is writing, at whatever write it is
+        while await store.get_tokens(RESOURCE, ISSUER, "k-0") is None:  # noqa: ASYNC110
+            await trio.sleep(0.01)
     writer.kill()
     writer.wait()
     # Whatever moment it died at, the file is a whole store, and the seed is in it.

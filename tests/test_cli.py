@@ -19,16 +19,15 @@ import base64
 import io
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import trio
+from terminal_support import Terminal
 
 from trio_mcp import cli
 from trio_mcp._models import (
@@ -169,6 +168,7 @@ def ok(matrix, era: str, name: str):
     return result
 
 
+@pytest.mark.slow
 @modern_only
 def test_info(matrix, era):
     text = ok(matrix, era, "info").stdout
@@ -468,6 +468,7 @@ def test_server_gone_in_json_mode():
     assert error["stderrTail"] == ""
 
 
+@pytest.mark.slow
 def test_timeout(era):
     result = run("--timeout", "1", "call", "hang", server=scripted(era))
     assert result.returncode == cli.EXIT_TIMEOUT
@@ -476,6 +477,7 @@ def test_timeout(era):
     assert lines == ["progress: 0", "trio-mcp: timed out after 1 s (tools/call)"]
 
 
+@pytest.mark.slow
 def test_timeout_while_connecting():
     # A server that never answers (and exits when its stdin closes).
     silent = [sys.executable, "-c", "import sys; sys.stdin.read()"]
@@ -500,6 +502,7 @@ time.sleep(60)
 """
 
 
+@pytest.mark.slow
 def test_timeout_is_the_budget_of_the_whole_command_closing_included(tmp_path):
     """--timeout bounds the close too: once the budget is spent, a server that ignores the end of
     its stdin gets no grace (the library's default of 2 s): SIGTERM follows stdin's end at once."""
@@ -513,6 +516,7 @@ def test_timeout_is_the_budget_of_the_whole_command_closing_included(tmp_path):
     assert float(events["TERM"]) - float(events["EOF"]) < 1.9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
 def test_a_program_that_echoes_its_input_is_not_taken_for_a_server(protocol):
     # cat writes back every request it is sent. Each one is recognised as
@@ -533,12 +537,14 @@ def test_a_program_that_echoes_its_input_is_not_taken_for_a_server(protocol):
     assert error["exitCode"] == cli.EXIT_PROTOCOL
 
 
+@pytest.mark.slow
 def test_version_mismatch():
     result = run("--protocol", "2026-07-28", "info", server=scripted("legacy"))
     line = one_error_line(result, cli.EXIT_PROTOCOL)
     assert "no protocol version in common" in line
 
 
+@pytest.mark.slow
 def test_pinned_initialize_era_version():
     result = run("--json", "--protocol", "2025-06-18", "info", server=scripted("dual"))
     assert result.returncode == 0, result.stderr
@@ -546,6 +552,7 @@ def test_pinned_initialize_era_version():
     assert (info["era"], info["protocolVersion"]) == ("legacy", "2025-06-18")
 
 
+@pytest.mark.slow
 def test_env_and_cwd_reach_the_server(tmp_path):
     script = (
         "import json, os, sys\n"
@@ -571,6 +578,7 @@ def test_env_and_cwd_reach_the_server(tmp_path):
     assert result.stdout == f"hello from {tmp_path}\n"
 
 
+@pytest.mark.slow
 def test_verbose_shows_server_stderr_and_dropped_lines():
     script = (
         "import json, sys\n"
@@ -593,6 +601,7 @@ def test_verbose_shows_server_stderr_and_dropped_lines():
     assert quiet.stderr == ""
 
 
+@pytest.mark.slow
 def test_interrupt_exits_130_and_says_so():
     argv = [sys.executable, "-m", "trio_mcp", "call", "hang", "--", *scripted("modern")]
     with subprocess.Popen(
@@ -611,6 +620,7 @@ def test_interrupt_exits_130_and_says_so():
     assert err == b"trio-mcp: interrupted (tools/call): the request was cancelled and the server stopped\n"
 
 
+@pytest.mark.slow
 def test_broken_pipe_is_quiet():
     argv = [sys.executable, "-m", "trio_mcp", "tools", "--schema", "--", *scripted("modern")]
     with subprocess.Popen(
@@ -656,6 +666,7 @@ def test_usage_errors(args, message):
     assert result.stdout == ""
 
 
+@pytest.mark.slow
 def test_help_documents_commands_and_exit_codes():
     result = run("--help")
     assert result.returncode == 0
@@ -1078,60 +1089,9 @@ async def test_budget_pauses_while_asking():
 # ------------------------------------------------------------------ in a pseudo-terminal
 
 
-class Terminal:
-    """A command running with stdin, stdout and stderr on a pseudo-terminal."""
-
-    def __init__(self, *args: str) -> None:
-        self.master, slave = os.openpty()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "trio_mcp", *args],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=env(),
-            start_new_session=True,
-        )
-        os.close(slave)
-        self.output = b""
-        self.deadline = time.monotonic() + LIMIT
-
-    def _read(self) -> bool:
-        """Read what is there (waiting a little); `False` at end of output."""
-        ready, _, _ = select.select([self.master], [], [], 0.2)
-        if not ready:
-            return True
-        try:
-            chunk = os.read(self.master, 65536)
-        except OSError:  # EIO: the other end is closed
-            return False
-        self.output += chunk
-        return bool(chunk)
-
-    def expect(self, text: str) -> None:
-        """Wait until the output holds ``text``."""
-        while text.encode() not in self.output:
-            assert time.monotonic() < self.deadline, f"no {text!r} in {self.output!r}"
-            if not self._read():
-                raise AssertionError(f"the output ended without {text!r}: {self.output!r}")
-
-    def send(self, text: str) -> None:
-        os.write(self.master, text.encode())
-
-    def finish(self) -> tuple[int, str]:
-        """Read to the end; return the exit status and the whole output."""
-        try:
-            while self._read():
-                assert time.monotonic() < self.deadline, f"still running: {self.output!r}"
-            return self.proc.wait(timeout=LIMIT), self.output.decode()
-        finally:
-            os.close(self.master)
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-
-
+@pytest.mark.slow
 def test_progress_bar_redraws_one_line_on_a_terminal(era):
-    terminal = Terminal("call", "slow", "steps=4", "--", *scripted(era))
+    terminal = Terminal("call", "slow", "steps=4", "--", *scripted(era), environ=env())
     code, output = terminal.finish()
     assert code == 0, output
     # The first and the last frame are always drawn; each starts with a
@@ -1143,8 +1103,9 @@ def test_progress_bar_redraws_one_line_on_a_terminal(era):
     assert "progress:" not in output
 
 
+@pytest.mark.slow
 def test_elicitation_answered_on_a_terminal(era):
-    terminal = Terminal("call", "ask", "--", *scripted(era))
+    terminal = Terminal("call", "ask", "--", *scripted(era), environ=env())
     terminal.expect("The server 'mcp-test-server' asks: What is your name?")
     terminal.expect("  Name [required]: ")
     terminal.send("\n")
@@ -1157,8 +1118,9 @@ def test_elicitation_answered_on_a_terminal(era):
     assert "hello alice\r\n" in output
 
 
+@pytest.mark.slow
 def test_elicitation_declined_with_ctrl_d():
-    terminal = Terminal("call", "ask", "--", *scripted("modern"))
+    terminal = Terminal("call", "ask", "--", *scripted("modern"), environ=env())
     terminal.expect("  Name [required]: ")
     terminal.send("\x04")  # Ctrl-D at the start of a line: end of input
     code, output = terminal.finish()
@@ -1167,8 +1129,9 @@ def test_elicitation_declined_with_ctrl_d():
     assert "action decline\r\n" in output
 
 
+@pytest.mark.slow
 def test_questions_after_end_of_input_are_declined_without_asking():
-    terminal = Terminal("call", "endless", "ask=true", "--", *scripted("modern"))
+    terminal = Terminal("call", "endless", "ask=true", "--", *scripted("modern"), environ=env())
     terminal.expect("  Name [required]: ")
     terminal.send("\x04")  # Ctrl-D: end of input, for this question and every later one
     code, output = terminal.finish()
@@ -1182,8 +1145,9 @@ def test_questions_after_end_of_input_are_declined_without_asking():
     )
 
 
+@pytest.mark.slow
 def test_interrupted_while_asking():
-    terminal = Terminal("call", "ask", "--", *scripted("legacy"))
+    terminal = Terminal("call", "ask", "--", *scripted("legacy"), environ=env())
     terminal.expect("  Name [required]: ")
     terminal.proc.send_signal(signal.SIGINT)  # Ctrl-C
     code, output = terminal.finish()
@@ -1194,8 +1158,9 @@ def test_interrupted_while_asking():
     assert output.endswith(("  Name [required]: \r\n", "  Name [required]: \r\n" + said))
 
 
+@pytest.mark.slow
 def test_url_elicitation_on_a_terminal():
-    terminal = Terminal("call", "ask", "mode=url", "--", *scripted("modern"))
+    terminal = Terminal("call", "ask", "mode=url", "--", *scripted("modern"), environ=env())
     terminal.expect(
         "asks you to open a URL: Sign in\r\n  https://example.com/auth?x=1\r\n  domain: example.com\r\n"
     )
@@ -1209,6 +1174,7 @@ def test_url_elicitation_on_a_terminal():
 # ------------------------------------------------------------------ the demo server
 
 
+@pytest.mark.slow
 def test_demo_server_echo():
     # The README's main command: no server given, the bundled demo answers.
     result = run("call", "echo", "text=hi")
@@ -1217,6 +1183,7 @@ def test_demo_server_echo():
     assert result.stderr == ""
 
 
+@pytest.mark.slow
 def test_demo_server_lists_and_calls():
     info = run("--json", "info")
     assert info.returncode == 0, info.stderr
@@ -1229,6 +1196,7 @@ def test_demo_server_lists_and_calls():
     assert json.loads(add.stdout)["structuredContent"] == {"sum": 3.5}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
 def test_demo_server_ask_declined_when_stdin_is_not_a_terminal(protocol):
     # A decline is an answer: the tool's result is shown once, and the exit
@@ -1241,8 +1209,9 @@ def test_demo_server_ask_declined_when_stdin_is_not_a_terminal(protocol):
     )
 
 
+@pytest.mark.slow
 def test_demo_server_ask_on_a_terminal():
-    terminal = Terminal("call", "ask")
+    terminal = Terminal("call", "ask", environ=env())
     terminal.expect("What is your name?")
     terminal.expect("]: ")
     terminal.send("Ada\n")
@@ -1256,6 +1225,7 @@ def test_demo_server_ask_on_a_terminal():
 BANNER = "import sys, time; print('Weather server v1.2 starting...'); print('Listening on stdio'); sys.stdout.flush(); time.sleep(600)"
 
 
+@pytest.mark.slow
 def test_a_server_that_prints_a_banner_and_never_answers_gives_up_after_20_s():
     # By default: the whole handshake in 20 s (not 60 s after a 10 s probe),
     # and the error says what the server printed instead, without -v.
@@ -1268,6 +1238,7 @@ def test_a_server_that_prints_a_banner_and_never_answers_gives_up_after_20_s():
     )
 
 
+@pytest.mark.slow
 def test_a_typo_of_a_demo_tool_is_refused_with_the_closest_name():
     result = run("call", "ad", "a=1", "b=2")
     assert one_error_line(result, cli.EXIT_USAGE) == (
@@ -1286,6 +1257,7 @@ def test_a_typo_of_a_demo_tool_is_refused_with_the_closest_name():
     )
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_a_call_cancels_it_and_says_so():
     # SIGINT, as Ctrl-C sends it: the request is withdrawn (the server says it
     # was cancelled), the server is stopped, and the command says so, 130.
@@ -1310,3 +1282,79 @@ def test_ctrl_c_on_a_call_cancels_it_and_says_so():
     assert stderr.endswith(
         "trio-mcp: interrupted (tools/call): the request was cancelled and the server stopped\n"
     )
+
+
+def test_a_call_imports_only_its_own_path() -> None:
+    """``call`` loads the client and what a call shows, never the other commands' modules.
+
+    The shell, completion, configuration, login and task commands, server
+    groups, HTTP and login flows each load only for their own commands; the
+    close-name suggestions (``difflib``) only after a mistake.
+    """
+    code = (
+        "import sys, trio_mcp.cli as cli\n"
+        "status = cli.run(['call', 'echo', 'text=hi'])\n"
+        "print(status, *sorted(sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=LIMIT, check=True
+    )
+    status, *loaded = out.stdout.splitlines()[-1].split()
+    assert status == "0", out.stderr
+    assert "trio_mcp.cli._run" in loaded
+    unneeded = {
+        "trio_mcp.cli._shell",
+        "trio_mcp.cli._completion",
+        "trio_mcp.cli._configs",
+        "trio_mcp.cli._login",
+        "trio_mcp.cli._tasks",
+        "trio_mcp._group",
+        "trio_mcp._config",
+        "trio_mcp.auth",
+        "trio_mcp._transports.http",
+        "httpx2",
+        "difflib",
+        "readline",
+    }
+    assert unneeded.isdisjoint(loaded), sorted(unneeded.intersection(loaded))
+
+
+def test_a_listing_is_prepared_only_once_the_command_waits() -> None:
+    """`prepare_listing` does its work only when no task is ready to run.
+
+    In a fresh interpreter (the converter loads once per process): while the
+    main task keeps running, the models' converter is not loaded; once the
+    main task waits, the preparation runs and loads it.
+    """
+    code = (
+        "import sys, trio\n"
+        "from trio_mcp.cli._run import prepare_listing\n"
+        "seen = []\n"
+        "async def main():\n"
+        "    prepared = trio.Event()\n"
+        "    async def prepare():\n"
+        "        await prepare_listing()\n"
+        "        prepared.set()\n"
+        "    async with trio.open_nursery() as nursery:\n"
+        "        nursery.start_soon(prepare)\n"
+        "        for _ in range(200):\n"
+        "            await trio.lowlevel.checkpoint()\n"
+        "            seen.append('cattrs' in sys.modules)\n"
+        "        with trio.fail_after(20):\n"
+        "            await prepared.wait()\n"
+        "trio.run(main)\n"
+        "print(any(seen), 'cattrs' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=LIMIT, check=True
+    )
+    assert out.stdout.split() == ["False", "True"], out.stderr
+
+
+async def test_a_failed_preparation_is_no_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(data: object, cls: object) -> object:
+        raise RuntimeError("not today")
+
+    monkeypatch.setattr(_run, "structure", broken)
+    with trio.fail_after(LIMIT):
+        await _run.prepare_listing()  # this test's task waits: the run is idle at once

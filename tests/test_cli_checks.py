@@ -94,6 +94,7 @@ def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
 # ------------------------------------------------------------------ output schemas
 
 
+@pytest.mark.slow
 def test_a_result_that_breaks_its_output_schema_is_shown_and_said():
     result = run("call", "add", "a=1", "b=2", server=[*DEMO, "--wrong-output"])
     assert result.returncode == cli.EXIT_OUTPUT_SCHEMA, result.stderr
@@ -108,6 +109,7 @@ def test_a_result_that_breaks_its_output_schema_is_shown_and_said():
     assert lines[0].endswith("(--no-output-check skips the check)")
 
 
+@pytest.mark.slow
 def test_the_output_check_with_json_output():
     result = run("--json", "call", "add", "a=1", "b=2", server=[*DEMO, "--wrong-output"])
     assert result.returncode == cli.EXIT_OUTPUT_SCHEMA
@@ -115,6 +117,7 @@ def test_the_output_check_with_json_output():
     assert "does not match its outputSchema at $.sum" in result.stderr
 
 
+@pytest.mark.slow
 def test_no_output_check_skips_it():
     result = run("call", "add", "a=1", "b=2", "--no-output-check", server=[*DEMO, "--wrong-output"])
     assert result.returncode == cli.EXIT_OK, result.stderr
@@ -123,6 +126,7 @@ def test_no_output_check_skips_it():
     assert result.stdout == "3\n"
 
 
+@pytest.mark.slow
 def test_a_result_that_fits_its_output_schema_passes():
     result = run("call", "add", "a=1", "b=2")
     assert result.returncode == cli.EXIT_OK, result.stderr
@@ -136,6 +140,7 @@ def test_the_check_works_on_a_plain_install():
     assert any(re.match(r"jsonschema-rs\b", requirement) for requirement in project["dependencies"])
 
 
+@pytest.mark.slow
 def test_without_the_validator_the_notice_comes_once_per_process():
     # An install without the package's dependencies (pip install --no-deps).
     prefix = [sys.executable, "-c", WITHOUT_HTTPX.replace("httpx2", "jsonschema_rs")]
@@ -160,6 +165,7 @@ def test_without_the_validator_the_notice_comes_once_per_process():
 # ------------------------------------------------------------------ argument names
 
 
+@pytest.mark.slow
 def test_an_unknown_argument_is_refused_when_the_schema_forbids_others():
     # The demo's tools say additionalProperties: false.
     result = run("call", "echo", "txt=hello")
@@ -185,6 +191,7 @@ def test_an_unknown_argument_is_refused_when_the_schema_forbids_others():
     }
 
 
+@pytest.mark.slow
 def test_an_unknown_argument_is_sent_with_a_warning_when_the_schema_says_nothing():
     # The scripted server's echo names 'text', and says nothing of other names.
     result = run("call", "echo", "text=hi", "txet=1", server=scripted())
@@ -222,6 +229,7 @@ def test_unknown_arguments_by_the_schema():
 # ------------------------------------------------------------------ a missing extra, access refused
 
 
+@pytest.mark.slow
 def test_a_url_without_the_http_extra_is_a_setup_error():
     prefix = [sys.executable, "-c", WITHOUT_HTTPX]
     result = run("tools", "http://127.0.0.1:9/mcp", prefix=prefix)
@@ -239,6 +247,7 @@ def test_a_url_without_the_http_extra_is_a_setup_error():
     assert "pip install 'trio-mcp[http]'" in login.stderr
 
 
+@pytest.mark.slow
 def test_a_configuration_url_without_the_http_extra_is_a_setup_error(tmp_path):
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"remote": {"url": "http://127.0.0.1:9/mcp"}}}))
@@ -275,6 +284,7 @@ def test_missing_extra_is_found_through_groups_and_causes():
         (403, {}, "refused access (HTTP 403)"),
     ],
 )
+@pytest.mark.slow
 async def test_access_refused_exits_with_the_login_status(status, headers, words):
     async def handler(request, stream):
         await send(stream, status, headers)
@@ -315,6 +325,7 @@ def write_config(tmp_path: Path) -> Path:
     return config
 
 
+@pytest.mark.slow
 def test_tools_lists_the_catalogue_names_and_call_takes_them(tmp_path):
     config = str(write_config(tmp_path))
     listed = run("--config", config, "tools")
@@ -333,6 +344,7 @@ def test_tools_lists_the_catalogue_names_and_call_takes_them(tmp_path):
         assert called.stdout == f"{target}\n"
 
 
+@pytest.mark.slow
 def test_a_name_of_no_server_says_both_forms(tmp_path):
     config = str(write_config(tmp_path))
     result = run("--config", config, "call", "other__echo")
@@ -361,6 +373,7 @@ def test_find_server():
 # ------------------------------------------------------------------ log-level, -o FILE
 
 
+@pytest.mark.slow
 def test_log_level_in_the_shell_shows_the_server_logs():
     for protocol in ("auto", "2025-11-25"):
         result = run("--protocol", protocol, "shell", stdin="log-level info\ncall slow steps=1 delay=0\n")
@@ -372,6 +385,7 @@ def test_log_level_in_the_shell_shows_the_server_logs():
         )
 
 
+@pytest.mark.slow
 def test_log_level_one_shot():
     result = run("--protocol", "2025-11-25", "--json", "log-level", "warning")
     assert result.returncode == 0, result.stderr
@@ -394,6 +408,7 @@ NO_LOGGING = (
 )
 
 
+@pytest.mark.slow
 def test_log_level_needs_the_logging_capability():
     result = run("--protocol", "2025-11-25", "log-level", "debug", server=[sys.executable, "-c", NO_LOGGING])
     assert result.returncode == cli.EXIT_RPC_ERROR
@@ -403,6 +418,7 @@ def test_log_level_needs_the_logging_capability():
     )
 
 
+@pytest.mark.slow
 def test_output_file_text(tmp_path):
     out = tmp_path / "echo.txt"
     result = run("call", "echo", "text=into a file", "-o", str(out))
@@ -418,6 +434,7 @@ def test_output_file_text(tmp_path):
     assert shell.stdout == "two\n"
 
 
+@pytest.mark.slow
 def test_output_file_binary(tmp_path):
     image = tmp_path / "odd.png"
     result = run("call", "odd", "-o", str(image), server=scripted())
@@ -488,6 +505,7 @@ def test_plain_stderr_keeps_empty_lines_and_drops_decorations_only():
     assert plain_stderr([]) == []
 
 
+@pytest.mark.slow
 def test_a_dead_server_shows_its_rich_traceback_as_text(tmp_path):
     script = tmp_path / "server.py"
     script.write_text(
@@ -552,6 +570,7 @@ STATUS_CASES: dict[int, tuple[list[str], list[str] | None, list[str] | None]] = 
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("status", sorted(STATUS_CASES))
 def test_each_exit_status(status):
     args, server, prefix = STATUS_CASES[status]
@@ -562,6 +581,7 @@ def test_each_exit_status(status):
         assert result.stderr.startswith("trio-mcp"), result.stderr
 
 
+@pytest.mark.slow
 async def test_exit_status_login():
     async def handler(request, stream):
         await send(stream, 401, {"www-authenticate": "Bearer"})
@@ -574,6 +594,7 @@ async def test_exit_status_login():
     assert result.returncode == cli.EXIT_LOGIN
 
 
+@pytest.mark.slow
 def test_exit_status_interrupted_and_broken_pipe():
     argv = [sys.executable, "-m", "trio_mcp", "call", "slow", "steps=100", "delay=1"]
     with subprocess.Popen(

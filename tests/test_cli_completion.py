@@ -88,6 +88,7 @@ def test_completion_of_an_unknown_shell_is_a_usage_error():
     assert "invalid choice: 'tcsh'" in result.stderr
 
 
+@pytest.mark.slow
 def test_the_helper_says_nothing_on_stderr_even_when_the_server_cannot_start(tmp_path):
     result = run(HELPER, "bash", " ", "trio-mcp call -- /no/such/server ", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (0, "")
@@ -148,6 +149,7 @@ def test_bash_accepts_the_script(tmp_path):
     assert (result.returncode, result.stderr) == (0, "")
 
 
+@pytest.mark.slow
 @needs_bash
 @unix_only
 def test_bash_completes_commands_tools_arguments_and_uris(on_path):
@@ -225,6 +227,7 @@ _trio_mcp_complete
     return result.stdout.splitlines()
 
 
+@pytest.mark.slow
 @needs_zsh
 @unix_only
 def test_zsh_completes_commands_tools_and_arguments(on_path):
@@ -241,6 +244,7 @@ def test_zsh_completes_commands_tools_and_arguments(on_path):
     assert zsh_complete(environ, project, "trio-mcp call ha", scripted)[-1] == "compadd -Q -- hang"
 
 
+@pytest.mark.slow
 @needs_zsh
 @unix_only
 def test_zsh_completes_with_the_script_autoloaded_from_fpath(on_path, tmp_path):
@@ -306,6 +310,7 @@ def _fish_quote(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+@pytest.mark.slow
 @needs_fish
 @unix_only
 def test_fish_completes_commands_tools_and_arguments(on_path):
@@ -378,6 +383,7 @@ def test_candidates_with_the_servers_suggestions():
     assert candidates("read demo://greeting/A", CATALOG, suggest) == (["demo://greeting/Ada"], True)
 
 
+@pytest.mark.slow
 @needs_bash
 @unix_only
 def test_bash_completion_starts_only_the_server_the_word_names(on_path, tmp_path):

@@ -78,6 +78,7 @@ MIXED = {
 # ------------------------------------------------------------------ configs
 
 
+@pytest.mark.slow
 def test_configs_lists_the_files_found_and_their_servers(project):
     write(project / ".mcp.json", MIXED)
     write(project.parent / "home" / ".cursor" / "mcp.json", {"mcpServers": {"global": DEMO}})
@@ -98,6 +99,7 @@ def test_configs_lists_the_files_found_and_their_servers(project):
     assert result.stderr == ""
 
 
+@pytest.mark.slow
 def test_configs_json(project):
     write(project / ".mcp.json", MIXED)
     result = check(run(project, "--json", "configs"))
@@ -112,6 +114,7 @@ def test_configs_json(project):
     assert {record["scope"] for record in configs} == {"user", "project"}
 
 
+@pytest.mark.slow
 def test_claude_codes_settings_without_servers_are_an_empty_configuration(project):
     write(project.parent / "home" / ".claude.json", {"numStartups": 3, "projects": {}})
     write(project / ".mcp.json", {"mcpServers": {"demo": DEMO}})
@@ -126,6 +129,7 @@ def test_claude_codes_settings_without_servers_are_an_empty_configuration(projec
     assert any(line.split()[:1] == ["user"] for line in result.stdout.splitlines())
 
 
+@pytest.mark.slow
 def test_configs_with_nothing_found(project):
     result = check(run(project, "configs"))
     assert result.stdout == ""
@@ -133,6 +137,7 @@ def test_configs_with_nothing_found(project):
     assert str(project / ".mcp.json") in result.stderr
 
 
+@pytest.mark.slow
 def test_configs_of_named_files(project):
     write(project / "a.json", {"mcpServers": {"a": DEMO}})
     result = check(run(project, "--config", "a.json", "--config", "missing.json", "configs"))
@@ -140,6 +145,7 @@ def test_configs_of_named_files(project):
     assert f"{project / 'missing.json'}: not found" in result.stdout
 
 
+@pytest.mark.slow
 def test_values_are_shown_as_written_never_expanded(project):
     write(
         project / ".mcp.json",
@@ -169,6 +175,7 @@ def test_values_are_shown_as_written_never_expanded(project):
 # ------------------------------------------------------------------ servers, tools, call
 
 
+@pytest.mark.slow
 def test_servers_shows_each_state(project):
     write(project / "servers.json", MIXED)
     result = check(run(project, "--config", "servers.json", "servers"))
@@ -193,6 +200,7 @@ def test_servers_shows_each_state(project):
     assert result.stderr == ""
 
 
+@pytest.mark.slow
 def test_servers_json(project):
     write(project / "servers.json", MIXED)
     result = check(run(project, "--json", "--config", "servers.json", "servers"))
@@ -205,6 +213,7 @@ def test_servers_json(project):
     assert servers["old"]["state"] == "disabled"
 
 
+@pytest.mark.slow
 def test_a_server_that_hangs_at_start_does_not_hold_the_table(project):
     hang = {"command": sys.executable, "args": ["-c", "import time; time.sleep(120)"]}
     write(project / ".mcp.json", {"mcpServers": {"demo": DEMO, "hang": hang}})
@@ -215,6 +224,7 @@ def test_a_server_that_hangs_at_start_does_not_hold_the_table(project):
     assert "did not start within" in servers["hang"]["error"]
 
 
+@pytest.mark.slow
 def test_servers_reads_the_discovered_files_and_skips_broken_ones(project):
     write(project / ".mcp.json", {"mcpServers": {"demo": DEMO}})
     write(project / ".cursor" / "mcp.json", "not json")
@@ -223,6 +233,7 @@ def test_servers_reads_the_discovered_files_and_skips_broken_ones(project):
     assert f"skipped {project / '.cursor' / 'mcp.json'}: not valid JSON" in result.stderr
 
 
+@pytest.mark.slow
 def test_tools_across_servers(project):
     write(
         project / ".mcp.json", {"mcpServers": {"one": DEMO, "two": DEMO, "gone": MIXED["mcpServers"]["gone"]}}
@@ -238,6 +249,7 @@ def test_tools_across_servers(project):
     assert "inputSchema" in echo
 
 
+@pytest.mark.slow
 def test_call_server_dot_tool(project):
     write(project / ".mcp.json", {"mcpServers": {"demo": DEMO, "demo.v2": DEMO}})
     assert check(run(project, "--config", ".mcp.json", "call", "demo.echo", "text=hi")).stdout == "hi\n"
@@ -252,6 +264,7 @@ def test_call_server_dot_tool(project):
     assert json.loads(result.stdout)["structuredContent"] == {"sum": 3}
 
 
+@pytest.mark.slow
 def test_server_option_runs_any_command(project):
     write(project / ".mcp.json", {"mcpServers": {"demo": DEMO}})
     assert check(run(project, "--server", "demo", "call", "echo", "text=hi")).stdout == "hi\n"
@@ -259,6 +272,7 @@ def test_server_option_runs_any_command(project):
     assert "echo" in check(run(project, "--server", "demo", "tools")).stdout
 
 
+@pytest.mark.slow
 def test_the_shell_on_a_configured_server(project):
     write(project / ".mcp.json", {"mcpServers": {"demo": DEMO}})
     environ = {key: value for key, value in os.environ.items() if key not in ("XDG_CONFIG_HOME", "APPDATA")}
@@ -281,6 +295,7 @@ def test_the_shell_on_a_configured_server(project):
 SCRIPTED = {"command": sys.executable, "args": [str(ROOT / "tests" / "servers" / "mcp_server.py")]}
 
 
+@pytest.mark.slow
 def test_prompts_resources_and_templates_across_servers(project):
     write(
         project / ".mcp.json",
@@ -308,6 +323,7 @@ def test_prompts_resources_and_templates_across_servers(project):
     assert "demo://readme" not in one
 
 
+@pytest.mark.slow
 def test_call_a_tool_by_its_group_wide_name(project):
     write(project / ".mcp.json", {"mcpServers": {"demo": DEMO, "demo.v2": DEMO}})
     assert check(run(project, "--config", ".mcp.json", "call", "demo__echo", "text=hi")).stdout == "hi\n"
@@ -333,6 +349,7 @@ servers
 """
 
 
+@pytest.mark.slow
 def test_the_shell_across_servers(project):
     demo = {**DEMO, "disabledTools": ["slow"]}
     write(project / ".mcp.json", {"mcpServers": {"demo": demo, "mem": SCRIPTED}})
@@ -361,6 +378,7 @@ def test_the_shell_across_servers(project):
     assert result.returncode == cli.EXIT_OK  # the last command's status
 
 
+@pytest.mark.slow
 def test_the_shell_across_servers_says_which_server_a_shared_resource_needs(project):
     write(project / ".mcp.json", {"mcpServers": {"one": DEMO, "two": DEMO}})
     result = run(
@@ -381,6 +399,7 @@ def test_the_shell_across_servers_says_which_server_a_shared_resource_needs(proj
     assert "greeting for Bob" in result.stdout
 
 
+@pytest.mark.slow
 def test_the_entry_env_file_and_cwd_reach_the_server(project):
     write(project / "sub" / ".env", "GREETING=hello\n")
     (project / "sub" / "work").mkdir()
@@ -400,6 +419,7 @@ def test_the_entry_env_file_and_cwd_reach_the_server(project):
     assert result.stderr.startswith(f"trio-mcp: the server 's' ({sys.executable} -c ")
 
 
+@pytest.mark.slow
 def test_a_dying_server_is_named_without_its_expanded_values(project):
     write(
         project / ".mcp.json",
@@ -432,6 +452,7 @@ def test_a_dying_server_is_named_without_its_expanded_values(project):
         (["--config", "bad.json", "servers"], "bad.json: not valid JSON"),
     ],
 )
+@pytest.mark.slow
 def test_configuration_errors_exit_9(project, args, words):
     write(
         project / ".mcp.json",
@@ -446,6 +467,7 @@ def test_configuration_errors_exit_9(project, args, words):
     assert result.stdout == ""
 
 
+@pytest.mark.slow
 def test_configuration_errors_in_json_mode(project):
     result = check(run(project, "--json", "servers"), cli.EXIT_CONFIG)
     error = json.loads(result.stdout)["error"]
@@ -454,6 +476,7 @@ def test_configuration_errors_in_json_mode(project):
     assert "no configuration file found" in error["message"]
 
 
+@pytest.mark.slow
 def test_a_remote_entry_that_cannot_be_reached_fails_alone(project):
     # Nothing listens on port 1 of this machine: the connection is refused.
     remote = {"url": "http://127.0.0.1:1/mcp?key=${TOKEN}", "headers": {"Authorization": "${TOKEN}"}}
@@ -497,6 +520,7 @@ def test_parse_config_usage_errors(args, words):
         cli.parse_args(args)
 
 
+@pytest.mark.slow
 def test_a_dying_server_in_the_table_is_named_as_written(project):
     # Fails without the fix: the table's detail, the --json error and the
     # 'tools' warning line showed the ServerGone message, which named the

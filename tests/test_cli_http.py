@@ -70,6 +70,7 @@ def test_usage_errors(argv, message):
         parse_args(argv)
 
 
+@pytest.mark.slow
 async def test_tools_and_call_over_http_with_headers():
     async with trio.open_nursery() as nursery:
         server = HttpServer(McpScript("modern"))
@@ -84,6 +85,7 @@ async def test_tools_and_call_over_http_with_headers():
     assert server.requests[0].headers["x-tenant"] == "t1"
 
 
+@pytest.mark.slow
 async def test_the_shell_talks_to_a_url_over_one_connection():
     async with trio.open_nursery() as nursery:
         server = HttpServer(McpScript("modern"))
@@ -110,6 +112,7 @@ async def test_the_shell_talks_to_a_url_over_one_connection():
     assert all(r.headers["x-tenant"] == "t2" for r in server.requests)
 
 
+@pytest.mark.slow
 async def test_http_failures_exit_with_one_line():
     async def handler(request, stream):
         await send(stream, 401, {"www-authenticate": 'Bearer resource_metadata="http://x/prm"'})
@@ -126,6 +129,7 @@ async def test_http_failures_exit_with_one_line():
     assert "http://x/prm" in lines[0]
 
 
+@pytest.mark.slow
 def test_the_stdio_path_of_the_command_line_never_imports_httpx():
     code = (
         "import sys, trio_mcp.cli as cli\n"

@@ -70,6 +70,7 @@ def test_which_kept_logins_are_a_servers(resource: str, url: str, covers: bool) 
     assert resource_covers(resource, url) is covers
 
 
+@pytest.mark.slow
 async def test_a_server_that_needs_a_login_says_so_in_one_line(tmp_path: Path) -> None:
     with hostile_server(scenario="auth-401", target="all") as server:
         done = await cli(tmp_path, "tools", server.url)
@@ -95,6 +96,7 @@ async def test_a_server_that_needs_a_login_says_so_in_one_line(tmp_path: Path) -
         assert "wrong-SECRET" not in text
 
 
+@pytest.mark.slow
 async def test_a_configured_server_that_needs_a_login_names_the_login_command(tmp_path: Path) -> None:
     with hostile_server(scenario="auth-401", target="all") as server:
         config = tmp_path / "mcp.json"
@@ -117,6 +119,7 @@ async def _keep_login(
     return store
 
 
+@pytest.mark.slow
 async def test_logout_forgets_the_servers_logins_only(tmp_path: Path) -> None:
     url = "https://mcp.example.com/mcp"
     store = await _keep_login(tmp_path, url)
@@ -134,6 +137,7 @@ async def test_logout_forgets_the_servers_logins_only(tmp_path: Path) -> None:
     assert json.loads(done.stdout) == {"logout": {"server": url, "forgotten": []}}
 
 
+@pytest.mark.slow
 async def test_logout_of_a_configured_server(tmp_path: Path) -> None:
     url = "https://mcp.example.com/mcp"
     store = await _keep_login(tmp_path, url)
@@ -163,6 +167,7 @@ async def test_logout_of_a_configured_server(tmp_path: Path) -> None:
         (["logout", "--", "python3", "server.py"], "applies to a server reached by URL"),
     ],
 )
+@pytest.mark.slow
 async def test_logout_usage(tmp_path: Path, argv: list[str], message: str) -> None:
     done = await cli(tmp_path, *argv)
     assert done.returncode == 2
@@ -180,6 +185,7 @@ async def _requests_seen(base: str) -> int:
     return sum(count for method, count in stats["requests"].items() if method != "GET /stats")
 
 
+@pytest.mark.slow
 async def test_a_group_server_that_needs_a_login_waits_for_it_and_never_loops() -> None:
     from trio_mcp import AuthRequired, RestartPolicy, ServerSpec, open_servers
 
@@ -215,6 +221,7 @@ async def test_a_group_server_that_needs_a_login_waits_for_it_and_never_loops() 
     assert "restarting" not in events
 
 
+@pytest.mark.slow
 async def test_servers_shows_the_server_that_needs_a_login(tmp_path: Path) -> None:
     with hostile_server(scenario="auth-401", target="all") as server:
         config = tmp_path / "mcp.json"
@@ -314,6 +321,7 @@ async def login_headless(
     return subprocess.CompletedProcess(process.args, code, out, err), pasted
 
 
+@pytest.mark.slow
 async def test_headless_login_then_every_command_uses_it_then_logout(tmp_path: Path) -> None:
     with auth_server() as server:
         url = scenario_url(server, "ok")
@@ -360,6 +368,7 @@ async def test_headless_login_then_every_command_uses_it_then_logout(tmp_path: P
         assert after.returncode == EXIT_LOGIN
 
 
+@pytest.mark.slow
 async def test_loopback_login_through_the_browser(tmp_path: Path) -> None:
     """The browser (``BROWSER``) follows the authorization server back to the command's listener."""
     with auth_server() as server:
@@ -385,6 +394,7 @@ async def test_loopback_login_through_the_browser(tmp_path: Path) -> None:
         assert "echo" in called.stdout.decode()
 
 
+@pytest.mark.slow
 async def test_a_refused_login_says_why_with_the_login_status(tmp_path: Path) -> None:
     with auth_server() as server:
         url = scenario_url(server, "denied")
@@ -395,6 +405,7 @@ async def test_a_refused_login_says_why_with_the_login_status(tmp_path: Path) ->
         assert "access_denied" in lines[-1] or "refused" in lines[-1] or "denied" in lines[-1]
 
 
+@pytest.mark.slow
 async def test_login_of_a_configured_server_serves_the_group_and_the_commands(tmp_path: Path) -> None:
     with auth_server() as server:
         url = scenario_url(server, "ok")
@@ -437,6 +448,7 @@ async def test_login_of_a_configured_server_serves_the_group_and_the_commands(tm
         assert "Authorization header of its own" in refused.stderr.decode()
 
 
+@pytest.mark.slow
 async def test_login_to_a_server_that_needs_none(tmp_path: Path) -> None:
     with hostile_server() as server:
         done = await cli(tmp_path, "login", server.url)
@@ -445,6 +457,7 @@ async def test_login_to_a_server_that_needs_none(tmp_path: Path) -> None:
     assert not (tmp_path / "trio-mcp" / "auth" / "credentials.json").exists()
 
 
+@pytest.mark.slow
 async def test_login_whose_authorization_server_cannot_be_reached_says_why(tmp_path: Path) -> None:
     # The challenge names protected resource metadata on a host that does not answer here.
     with hostile_server(scenario="auth-401", target="all") as server:
@@ -456,6 +469,7 @@ async def test_login_whose_authorization_server_cannot_be_reached_says_why(tmp_p
     assert "To log in, open this URL" not in done.stderr.decode()
 
 
+@pytest.mark.slow
 async def test_a_person_may_take_longer_than_the_probe_and_the_timeout(tmp_path: Path) -> None:
     """The login runs inside the era probe (bounded at 10 s) and the command's --timeout: neither cuts the person."""
     with auth_server() as server:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+from terminal_support import Terminal
 
 from trio_mcp import cli
 from trio_mcp.cli._shell import Catalog, _template_variables, completions, history_path
@@ -77,6 +77,7 @@ def no_traceback_of_ours(result) -> None:
 # ------------------------------------------------------------------ complete
 
 
+@pytest.mark.slow
 def test_complete_a_prompt_argument():
     result = run("complete", "prompt", "greet", "name=A")
     assert result.returncode == cli.EXIT_OK, result.stderr
@@ -84,6 +85,7 @@ def test_complete_a_prompt_argument():
     assert result.stderr == ""
 
 
+@pytest.mark.slow
 def test_complete_a_template_argument_with_every_suggestion_and_json_output():
     result = run("complete", "template", "demo://greeting/{name}", "name")
     assert result.returncode == cli.EXIT_OK, result.stderr
@@ -93,6 +95,7 @@ def test_complete_a_template_argument_with_every_suggestion_and_json_output():
     assert json.loads(result.stdout) == {"values": ["Edsger"], "total": 1, "hasMore": False}
 
 
+@pytest.mark.slow
 def test_complete_says_when_there_are_no_suggestions():
     result = run("complete", "prompt", "greet", "name=Zz")
     assert result.returncode == cli.EXIT_OK
@@ -100,6 +103,7 @@ def test_complete_says_when_there_are_no_suggestions():
     assert result.stderr == "(no suggestions)\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("era", ["modern", "legacy"])
 def test_complete_sends_the_reference_argument_and_context(era):
     # The scripted server suggests names starting with the value; context is part of the request.
@@ -111,6 +115,7 @@ def test_complete_sends_the_reference_argument_and_context(era):
     assert all(value.lower().startswith("b") for value in completion["values"])
 
 
+@pytest.mark.slow
 def test_complete_without_the_capability_is_a_clear_error():
     # The demo declares completions from 2025-03-26 on: not in 2024-11-05.
     result = run("--protocol", "2024-11-05", "complete", "prompt", "greet", "name=A")
@@ -124,6 +129,7 @@ def test_complete_without_the_capability_is_a_clear_error():
     assert (error["kind"], error["capability"], error["exitCode"]) == ("unsupported", "completions", 6)
 
 
+@pytest.mark.slow
 def test_complete_an_unknown_prompt_is_the_servers_error():
     result = run("complete", "prompt", "nope", "name=A")
     assert result.returncode == cli.EXIT_RPC_ERROR
@@ -157,6 +163,7 @@ def test_parse_complete():
 # ------------------------------------------------------------------ arguments by schema
 
 
+@pytest.mark.slow
 def test_call_arguments_are_read_by_the_schema():
     result = run("--json", "call", "add", "a=2", "b=0.5")
     assert json.loads(result.stdout)["structuredContent"] == {"sum": 2.5}
@@ -164,6 +171,7 @@ def test_call_arguments_are_read_by_the_schema():
     assert result.stdout == "true\n"
 
 
+@pytest.mark.slow
 def test_a_value_that_does_not_convert_is_a_usage_error_naming_it():
     result = run("call", "add", "a=1", "b=two")
     assert result.returncode == cli.EXIT_USAGE
@@ -176,6 +184,7 @@ def test_a_value_that_does_not_convert_is_a_usage_error_naming_it():
 # ------------------------------------------------------------------ the server's stderr
 
 
+@pytest.mark.slow
 def test_a_tool_error_shows_what_the_server_wrote_to_stderr_meanwhile():
     result = run("call", "broken", server=STDERR_SERVER)
     assert result.returncode == cli.EXIT_TOOL_ERROR
@@ -186,11 +195,13 @@ def test_a_tool_error_shows_what_the_server_wrote_to_stderr_meanwhile():
     ]
 
 
+@pytest.mark.slow
 def test_a_tool_that_succeeds_shows_no_stderr():
     result = run("call", "ok", server=STDERR_SERVER)
     assert (result.returncode, result.stdout, result.stderr) == (0, "fine\n", "")
 
 
+@pytest.mark.slow
 def test_an_rpc_error_shows_what_the_server_wrote_to_stderr_meanwhile():
     result = run("call", "refuse", server=STDERR_SERVER)
     assert result.returncode == cli.EXIT_RPC_ERROR
@@ -200,6 +211,7 @@ def test_an_rpc_error_shows_what_the_server_wrote_to_stderr_meanwhile():
     ]
 
 
+@pytest.mark.slow
 def test_the_stderr_of_an_rpc_error_stops_at_the_answer():
     # The demo, verbose, says on stderr why it refused; and "end of input" once stopped, which is not shown.
     result = run("read", "demo://nope", server=[sys.executable, "-m", "trio_mcp.demo", "--verbose"])
@@ -211,6 +223,7 @@ def test_the_stderr_of_an_rpc_error_stops_at_the_answer():
     assert tail[0].endswith(") failed: resource not found: demo://nope")
 
 
+@pytest.mark.slow
 def test_verbose_streams_stderr_and_does_not_repeat_it():
     result = run("--verbose", "call", "broken", server=STDERR_SERVER)
     assert result.returncode == cli.EXIT_TOOL_ERROR
@@ -221,6 +234,7 @@ def test_verbose_streams_stderr_and_does_not_repeat_it():
     assert lines[-1] == "trio-mcp: the tool 'broken' reported an error: Error executing tool"
 
 
+@pytest.mark.slow
 def test_a_server_that_crashes_during_a_call_shows_its_tail():
     result = run("call", "crash", server=STDERR_SERVER)
     assert result.returncode == cli.EXIT_SERVER_GONE
@@ -232,6 +246,7 @@ def test_a_server_that_crashes_during_a_call_shows_its_tail():
 # ------------------------------------------------------------------ the shell, piped
 
 
+@pytest.mark.slow
 def test_shell_runs_commands_against_one_server():
     result = shell(
         "tools",
@@ -255,6 +270,7 @@ def test_shell_runs_commands_against_one_server():
     assert out.endswith("}\n")
 
 
+@pytest.mark.slow
 def test_shell_starts_the_server_once(tmp_path):
     record = tmp_path / "record"
     server = [sys.executable, str(SCRIPTED), "--era", "modern", "--record", str(record)]
@@ -265,6 +281,7 @@ def test_shell_starts_the_server_once(tmp_path):
     assert len(starts) == 1
 
 
+@pytest.mark.slow
 def test_shell_goes_on_after_errors_and_exits_with_the_last_status():
     result = shell(
         "bogus",
@@ -309,6 +326,7 @@ def test_shell_goes_on_after_errors_and_exits_with_the_last_status():
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("last", "status"), [("exit", cli.EXIT_RPC_ERROR), ("quit 0", 0), ("exit 3", 3)])
 def test_shell_exit(last, status):
     result = shell("read demo://nope", last, "call echo text=never")
@@ -316,12 +334,14 @@ def test_shell_exit(last, status):
     assert "never" not in result.stdout
 
 
+@pytest.mark.slow
 def test_shell_exit_with_a_bad_status_is_a_usage_error():
     result = shell("exit x", "exit")
     assert result.returncode == cli.EXIT_USAGE
     assert result.stderr == "trio-mcp: usage: exit [STATUS]\n"
 
 
+@pytest.mark.slow
 def test_shell_help():
     result = shell("help", "call --help")
     assert result.returncode == cli.EXIT_OK
@@ -330,6 +350,7 @@ def test_shell_help():
     assert "usage: trio-mcp call [OPTIONS] TOOL [KEY=VALUE...]" in result.stdout
 
 
+@pytest.mark.slow
 def test_shell_timeout_is_per_command_and_the_shell_goes_on():
     result = shell("call slow steps=3 delay=10 --timeout 1", "call echo text=after", args=("--timeout", "20"))
     assert result.returncode == cli.EXIT_OK, result.stderr
@@ -337,6 +358,7 @@ def test_shell_timeout_is_per_command_and_the_shell_goes_on():
     assert result.stdout == "after\n"
 
 
+@pytest.mark.slow
 def test_shell_options_given_at_start_apply_to_every_command():
     result = shell("call add a=1 b=2", "tools", args=("--json",))
     assert result.returncode == cli.EXIT_OK, result.stderr
@@ -347,6 +369,7 @@ def test_shell_options_given_at_start_apply_to_every_command():
     assert [tool["name"] for tool in second["tools"]][:2] == ["echo", "add"]
 
 
+@pytest.mark.slow
 def test_shell_server_that_dies_mid_session():
     result = shell("call ok", "call broken", "call crash", "call ok", server=STDERR_SERVER)
     assert result.returncode == cli.EXIT_SERVER_GONE
@@ -363,6 +386,7 @@ def test_shell_server_that_dies_mid_session():
     assert lines[-3:] == TRACEBACK
 
 
+@pytest.mark.slow
 def test_shell_server_that_exits_between_commands():
     server = [sys.executable, str(SCRIPTED), "--era", "legacy"]
     result = shell("call exit code=5", "tools", server=server)
@@ -372,6 +396,7 @@ def test_shell_server_that_exits_between_commands():
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_shell_ends_when_the_server_dies_while_it_waits_for_a_line():
     # stdin stays open: the shell ends because the server died, not because the input did.
     server = [sys.executable, str(SCRIPTED), "--era", "legacy"]
@@ -403,12 +428,14 @@ def test_shell_ends_when_the_server_dies_while_it_waits_for_a_line():
                 stream.close()
 
 
+@pytest.mark.slow
 def test_shell_that_cannot_start_its_server():
     result = shell("tools", server=["trio-mcp-no-such-server-here"])
     assert result.returncode == cli.EXIT_SPAWN
     assert "command not found" in result.stderr
 
 
+@pytest.mark.slow
 def test_shell_with_no_input_exits_at_once():
     result = shell()
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
@@ -417,74 +444,7 @@ def test_shell_with_no_input_exits_at_once():
 # ------------------------------------------------------------------ the shell, on a terminal
 
 
-def _take_terminal() -> None:
-    """In the child: a session of its own, with stdin (the pseudo-terminal) as its controlling terminal."""
-    import fcntl
-    import termios
-
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-
-class Terminal:
-    """The shell with stdin, stdout and stderr on a pseudo-terminal."""
-
-    def __init__(self, *args: str, environ: dict[str, str], controlling: bool = False) -> None:
-        """``controlling``: the terminal is the shell's controlling terminal, so that Ctrl-C
-        typed on it (``\x03``) sends SIGINT to the shell's process group, as for a person."""
-        self.master, slave = os.openpty()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "trio_mcp", *args],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=environ,
-            start_new_session=not controlling,
-            preexec_fn=_take_terminal if controlling else None,
-        )
-        os.close(slave)
-        self.output = b""
-        self.deadline = time.monotonic() + LIMIT
-
-    def _read(self) -> bool:
-        ready, _, _ = select.select([self.master], [], [], 0.2)
-        if not ready:
-            return True
-        try:
-            chunk = os.read(self.master, 65536)
-        except OSError:
-            return False
-        self.output += chunk
-        return bool(chunk)
-
-    def expect(self, text: str) -> None:
-        """Wait until the output holds ``text`` (counted from the start)."""
-        while text.encode() not in self.output:
-            assert time.monotonic() < self.deadline, f"no {text!r} in {self.output!r}"
-            if not self._read():
-                raise AssertionError(f"the output ended without {text!r}: {self.output!r}")
-
-    def expect_count(self, text: str, count: int) -> None:
-        while self.output.count(text.encode()) < count:
-            assert time.monotonic() < self.deadline, f"not {count} {text!r} in {self.output!r}"
-            if not self._read():
-                raise AssertionError(f"the output ended: {self.output!r}")
-
-    def send(self, text: str) -> None:
-        os.write(self.master, text.encode())
-
-    def finish(self) -> tuple[int, str]:
-        try:
-            while self._read():
-                assert time.monotonic() < self.deadline, f"still running: {self.output!r}"
-            return self.proc.wait(timeout=LIMIT), self.output.decode()
-        finally:
-            os.close(self.master)
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-
-
+@pytest.mark.slow
 def test_shell_on_a_terminal_completes_and_keeps_history(tmp_path):
     pytest.importorskip("readline", reason="this Python has no readline")
     history = tmp_path / "state" / "trio-mcp" / "shell_history"
@@ -530,6 +490,7 @@ def test_shell_on_a_terminal_quotes_the_enum_values_it_completes():
     assert code == 0, output
 
 
+@pytest.mark.slow
 def test_shell_on_a_terminal_completes_resource_uris_and_templates():
     pytest.importorskip("readline", reason="this Python has no readline")
     terminal = Terminal("shell", environ=env())
@@ -553,6 +514,7 @@ def test_shell_on_a_terminal_completes_resource_uris_and_templates():
     assert "read demo://greeting/Ada" in output
 
 
+@pytest.mark.slow
 def test_shell_on_a_terminal_with_an_unwritable_history(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -567,6 +529,7 @@ def test_shell_on_a_terminal_with_an_unwritable_history(tmp_path):
     assert "Traceback" not in output
 
 
+@pytest.mark.slow
 def test_shell_on_a_terminal_asks_again_after_a_question_was_declined_with_ctrl_d():
     terminal = Terminal("shell", environ=env())
     terminal.expect("trio-mcp> ")
@@ -587,6 +550,7 @@ def test_shell_on_a_terminal_asks_again_after_a_question_was_declined_with_ctrl_
     assert code == 0, output
 
 
+@pytest.mark.slow
 def test_shell_on_a_terminal_interrupted_at_the_prompt():
     terminal = Terminal("shell", environ=env())
     terminal.expect("trio-mcp> ")
@@ -603,6 +567,7 @@ needs_a_terminal = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow
 @needs_a_terminal
 def test_shell_on_a_terminal_ctrl_c_cancels_the_command_only():
     terminal = Terminal("shell", environ=env(), controlling=True)
@@ -654,6 +619,7 @@ def test_shell_on_a_terminal_ctrl_c_withdraws_the_request_from_the_server(tmp_pa
     assert messages.index(cancelled[0]) < messages.index(calls[1])
 
 
+@pytest.mark.slow
 @needs_a_terminal
 def test_shell_across_servers_on_a_terminal(tmp_path):
     pytest.importorskip("readline", reason="this Python has no readline")
@@ -690,6 +656,7 @@ def test_shell_across_servers_on_a_terminal(tmp_path):
     assert "Traceback" not in output
 
 
+@pytest.mark.slow
 def test_shell_across_servers_goes_on_when_a_server_dies(tmp_path):
     config = tmp_path / "mcp.json"
     scripted = {"command": sys.executable, "args": [str(SCRIPTED)]}
@@ -715,6 +682,7 @@ def test_shell_across_servers_goes_on_when_a_server_dies(tmp_path):
     assert "Traceback" not in output
 
 
+@pytest.mark.slow
 @needs_a_terminal
 def test_shell_on_a_terminal_ctrl_c_while_a_question_is_asked():
     terminal = Terminal("shell", environ=env(), controlling=True)
@@ -878,6 +846,7 @@ def test_history_path(monkeypatch):
         assert history_path({}) == Path("/home/someone/.local/state/trio-mcp/shell_history")
 
 
+@pytest.mark.slow
 def test_shell_on_a_terminal_offers_to_start_a_dead_server_again():
     # The server dies under a call: the shell says why, asks, and goes on
     # with a new process; declined, it ends with the death's status.

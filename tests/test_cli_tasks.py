@@ -66,6 +66,7 @@ def failed(result: subprocess.CompletedProcess[str], code: int) -> str:
 # ------------------------------------------------------------ tasks start
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ERAS)
 def test_start_shows_the_status_and_prints_the_result(protocol: str) -> None:
     result = ok(run("--protocol", protocol, "tasks", "start", "report", "steps=2", "delay=0.3"))
@@ -76,6 +77,7 @@ def test_start_shows_the_status_and_prints_the_result(protocol: str) -> None:
     assert len({line.split()[1] for line in lines}) == 1  # one task
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ERAS)
 def test_start_a_task_that_fails(protocol: str) -> None:
     result = run("--protocol", protocol, "tasks", "start", "batch", "fail_at=1", "delay=0")
@@ -84,6 +86,7 @@ def test_start_a_task_that_fails(protocol: str) -> None:
     assert result.stdout == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ERAS)
 def test_start_a_task_whose_result_is_an_error(protocol: str) -> None:
     result = run("--protocol", protocol, "tasks", "start", "report", "--json", '{"steps": 0}')
@@ -91,6 +94,7 @@ def test_start_a_task_whose_result_is_an_error(protocol: str) -> None:
     assert line.startswith("trio-mcp: the tool 'report' reported an error: Invalid arguments")
 
 
+@pytest.mark.slow
 def test_start_checks_argument_names_as_call_does() -> None:
     # A name the tool's schema forbids is refused, with the closest one, and no task starts.
     line = failed(run("tasks", "start", "report", "stpes=1", "delay=0"), 2)
@@ -100,12 +104,14 @@ def test_start_checks_argument_names_as_call_does() -> None:
     )
 
 
+@pytest.mark.slow
 def test_start_a_tool_the_server_runs_at_once() -> None:
     result = ok(run("tasks", "start", "echo", "text=hi"))
     assert result.stdout == "hi\n"
     assert "the server ran 'echo' at once, not as a task" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ERAS)
 def test_start_detached_prints_the_id_or_the_reference(protocol: str) -> None:
     plain = ok(run("--protocol", protocol, "tasks", "start", "report", "--detach"))
@@ -118,12 +124,14 @@ def test_start_detached_prints_the_id_or_the_reference(protocol: str) -> None:
     assert len(as_json["taskId"]) == 32
 
 
+@pytest.mark.slow
 def test_an_empty_list_says_so_and_prints_nothing() -> None:
     result = ok(run("--protocol", "2025-11-25", "tasks", "list"))
     assert result.stdout == ""
     assert "the server has no tasks" in result.stderr
 
 
+@pytest.mark.slow
 def test_list_has_nothing_to_list_in_2026() -> None:
     line = failed(run("tasks", "list"), 6)
     assert "tasks cannot be listed" in line
@@ -152,6 +160,7 @@ def http_demo() -> Iterator[str]:
             front.stdout.close()
 
 
+@pytest.mark.slow
 def test_status_result_and_cancel_by_id_over_http(http_demo: str) -> None:
     task_id = ok(
         run("tasks", "start", "report", "steps=3", "delay=0.3", "--detach", http_demo)
@@ -171,6 +180,7 @@ def test_status_result_and_cancel_by_id_over_http(http_demo: str) -> None:
     assert "does not know task" in failed(run("tasks", "status", "nope", http_demo), 6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ERAS)
 def test_a_stdio_server_that_keeps_its_tasks_answers_later_commands(tmp_path: Path, protocol: str) -> None:
     server = [sys.executable, str(TASK_SERVER), "--state", str(tmp_path / "tasks.json")]
@@ -189,6 +199,7 @@ def test_a_stdio_server_that_keeps_its_tasks_answers_later_commands(tmp_path: Pa
     ]
 
 
+@pytest.mark.slow
 def test_a_task_id_that_begins_with_a_dash_is_named_with_id(tmp_path: Path) -> None:
     """``--id=ID`` names any id a server can issue (``--`` introduces the server command)."""
     server = [sys.executable, str(TASK_SERVER), "--state", str(tmp_path / "tasks.json"), "--dash-ids"]
@@ -231,6 +242,7 @@ def test_help_describes_the_actions() -> None:
         assert word in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ERAS)
 def test_in_the_shell_tasks_live_as_long_as_the_server(protocol: str) -> None:
     """One server process for the whole shell: a detached task is followed by id from the next lines."""

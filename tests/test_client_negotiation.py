@@ -508,3 +508,103 @@ async def test_the_handshake_timeout_bounds_the_probe_too(autojump_clock):
     assert trio.current_time() - start == 4
     assert "server/discover" in str(caught.value)
     assert "not JSON" not in str(caught.value)
+
+
+# ------------------------------------------------- the requests it settles
+
+
+class ScriptedSession:
+    """Just enough of a `Session` for `Requests`: each request gets the next scripted answer."""
+
+    name = "scripted server"
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.sent = []
+
+    async def request(self, method, params=None, *, on_notification=None, headers=(), long_lived=False):
+        await trio.lowlevel.checkpoint()
+        self.sent.append((method, params, headers))
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def settled_requests(session, **options):
+    from trio_mcp._client.handshake import Requests
+    from trio_mcp._client.input import InputHandler
+    from trio_mcp._client.notes import NotificationRouter
+    from trio_mcp._core.extensions import ExtensionSet
+    from trio_mcp._core.negotiation import Negotiated
+
+    client_options = trio_mcp.ClientOptions(**options)
+    handler = InputHandler(client_options, server=session.name)
+    logged = []
+    requests = Requests(
+        session,
+        client_info=CLIENT_INFO_WIRE,
+        log_level=client_options.log_level,
+        hooks=handler.hooks,
+        extra_caps={},
+        extensions=ExtensionSet(),
+        input=handler,
+        for_call=NotificationRouter(None, None, logged.append).for_call,
+        tool_headers=lambda body: (),
+        relist=trio.lowlevel.checkpoint,
+        log=logged.append,
+    )
+    requests.settle(Negotiated("modern", MODERN))
+    return requests
+
+
+async def test_each_request_has_an_envelope_of_its_own():
+    """The caller's params are never changed; each request's ``_meta`` is its own dict, with the
+    log level of the moment and the caller's ``meta``."""
+    session = ScriptedSession(*[{"ok": True}] * 4)
+    requests = settled_requests(session, on_sampling=no_hook)
+    arguments = {"name": "echo", "arguments": {"text": "a"}}
+    await requests.request("tools/call", arguments, for_input=True)
+    await requests.request("tools/call", arguments, for_input=True)
+    requests.log_level = "info"
+    await requests.request("tools/call", arguments, for_input=True, meta={"trace": 1})
+    await requests.request("tools/list")
+    envelopes = [params["_meta"] for _, params, _ in session.sent]
+    assert arguments == {"name": "echo", "arguments": {"text": "a"}}
+    assert envelopes[0] is not envelopes[1]
+    assert (
+        envelopes[0]
+        == envelopes[1]
+        == {
+            PROTOCOL_VERSION: MODERN,
+            CLIENT_CAPABILITIES: {"sampling": {}},
+            CLIENT_INFO: CLIENT_INFO_WIRE,
+        }
+    )
+    assert envelopes[2] == {**envelopes[0], "io.modelcontextprotocol/logLevel": "info", "trace": 1}
+    assert envelopes[3] == {
+        PROTOCOL_VERSION: MODERN,
+        CLIENT_CAPABILITIES: {},
+        CLIENT_INFO: CLIENT_INFO_WIRE,
+        "io.modelcontextprotocol/logLevel": "info",
+    }
+
+
+async def test_a_capability_retry_declares_in_an_envelope_of_its_own():
+    """``-32021`` naming the tasks extension: the retry declares it in an envelope of its own."""
+    from trio_mcp import RpcError
+    from trio_mcp._core.tasks import EXTENSION
+
+    refused = RpcError(
+        -32021,
+        "Missing required client capability",
+        {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+    )
+    session = ScriptedSession(refused, {"ok": True}, {"ok": True})
+    requests = settled_requests(session)
+    assert await requests.request("x/run", {"a": 1}, for_input=True) == {"ok": True}
+    await requests.request("x/run", {"a": 2}, for_input=True)
+    (_, first, _), (_, retry, _), (_, later, _) = session.sent
+    assert first["_meta"][CLIENT_CAPABILITIES] == {}
+    assert retry["_meta"][CLIENT_CAPABILITIES] == {"extensions": {EXTENSION: {}}}
+    assert later["_meta"][CLIENT_CAPABILITIES] == {}

@@ -225,12 +225,12 @@ def test_tool_filters():
 @pytest.mark.parametrize(
     ("data", "words"),
     [
-        ("[]", "must be a JSON object, got a list"),
+        ("[]", "must be a JSON object, got an array"),
         ('"x"', "must be a JSON object, got a string"),
         ("{", "not valid JSON"),
         ('{"mcpServers": {"a": {"command": NaN}}}', "not valid JSON"),
         ('{"mcpServers": []}', "Continue's YAML form"),
-        ('{"mcpServers": 3}', "must be an object mapping names to servers, got a number"),
+        ('{"mcpServers": 3}', "must be an object mapping names to servers, got an integer"),
         ('{"servers": "x"}', "got a string"),
         ('{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}', "'a' is defined twice"),
         ('{"mcpServers": {}, "mcpServers": {}}', "given twice"),
@@ -296,12 +296,12 @@ def test_a_bom_is_accepted(tmp_path):
         ({"ws_url": "wss://a"}, "ws_url", "WebSocket"),
         ({"command": "x", "args": "-y pkg"}, "args", "no shell splitting"),
         ({"command": "x", "args": {"a": 1}}, "args", "got an object"),
-        ({"command": "x", "args": ["a", 3]}, "args[1]", "got a number"),
+        ({"command": "x", "args": ["a", 3]}, "args[1]", "got an integer"),
         ({"command": 3}, "command", "must be a string"),
         ({"command": "  "}, "command", "is empty"),
-        ({"command": "x", "env": ["A=1"]}, "env", "got a list"),
+        ({"command": "x", "env": ["A=1"]}, "env", "got an array"),
         ({"command": "x", "env": {"A": None}}, "env.A", "got null"),
-        ({"command": "x", "env": {"A": [1]}}, "env.A", "got a list"),
+        ({"command": "x", "env": {"A": [1]}}, "env.A", "got an array"),
         ({"command": "x", "env": {"A": {}}}, "env.A", "got an object"),
         ({"command": "x", "env": {"": "1"}}, "env", "a name is empty"),
         ({"command": "x", "env": {"A=B": "1"}}, "env.A", "'='"),
@@ -485,6 +485,8 @@ def test_on_missing_keep_and_empty():
     assert empty.servers["s"].args == ("ab",)
     with pytest.raises(ValueError, match="on_missing"):
         parse({"mcpServers": {}}, on_missing="maybe")
+    with pytest.raises(ValueError, match="on_missing"):
+        load_config(on_missing="maybe")  # no file to read: still checked
 
 
 def test_case_insensitive_names_on_windows():
@@ -847,6 +849,52 @@ def test_expansion_is_one_pass(parts, data):
 def test_jsonc_stripping_keeps_plain_json(data):
     text = json.dumps(data, indent=1)
     assert json.loads(strip_jsonc(text)) == data
+
+
+@pytest.mark.property
+@given(_json, st.data())
+def test_comments_and_trailing_commas_anywhere_leave_the_same_data(data, draw):
+    # Each line of indented JSON ends outside any string: a comment may
+    # follow it, and a comma may follow the last item of an object or list.
+    lines = json.dumps(data, indent=1).split("\n")
+    out = []
+    for line, after in zip(lines, [*lines[1:], ""], strict=True):
+        closing = after.lstrip()[:1] in ("}", "]")
+        if closing and not line.endswith(("{", "[", ",")) and draw.draw(st.booleans()):
+            line += ","
+        comment = draw.draw(
+            st.none()
+            | st.text().filter(lambda c: "\n" not in c).map(lambda c: " //" + c)
+            | st.text().filter(lambda c: "*/" not in c).map(lambda c: " /*" + c + "*/")
+        )
+        out.append(line + (comment or ""))
+    text = "\n".join(out)
+    stripped = strip_jsonc(text)
+    assert len(stripped) == len(text)
+    assert json.loads(stripped) == data
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("[1, // a note, then the end\n]", [1]),
+        ("[1, /* one */ /* two */\n]", [1]),
+        ('{"a": "//, not a comment ]",}', {"a": "//, not a comment ]"}),
+        ('{"a": "/* nor this */", // but this\n"b": 2}', {"a": "/* nor this */", "b": 2}),
+        ("[1, // a bracket in a comment is no end ]\n2]", [1, 2]),
+    ],
+)
+def test_jsonc_comments_and_trailing_commas_in_one_pass(text: str, plain: object) -> None:
+    stripped = strip_jsonc(text)
+    assert len(stripped) == len(text)  # line and column numbers stay right
+    assert json.loads(stripped) == plain
+
+
+def test_jsonc_leaves_what_it_cannot_end_to_the_parser() -> None:
+    # An unterminated comment or string stays, for the JSON parser to refuse.
+    assert strip_jsonc("[1, /* open") == "[1, /* open"
+    assert strip_jsonc('["open, ]') == '["open, ]'
+    assert strip_jsonc("[1, // ]") == "[1,     "
 
 
 # ------------------------------------------------------------------ files without servers

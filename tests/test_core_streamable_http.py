@@ -18,8 +18,8 @@ from trio_mcp._channel import Outgoing
 from trio_mcp._core import streamable_http as sh
 from trio_mcp._core.http_sse import HttpSse
 from trio_mcp._core.http_wire import BadLocation, lost_session, redirect_target
-from trio_mcp._core.sse import Event, EventTooLarge
-from trio_mcp._errors import HTTPError, RpcError
+from trio_mcp._core.sse import BadEncoding, Event, EventTooLarge
+from trio_mcp._errors import AuthRequired, ConnectionFailed, HTTPError, MessageTooLarge, RpcError, ServerBusy
 
 MODERN = "2026-07-28"
 
@@ -503,7 +503,14 @@ def _session(c, level=True):
     c.response(init, init.exchange, 200, {"content-type": "application/json", "mcp-session-id": "s1"})
     c.json_body(init, init.exchange, answer(1))
     c.finish(init)
-    c.initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    handshake = c.handshake(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    assert isinstance(next(handshake), sh.PostMessage)
+    assert isinstance(next(handshake), sh.OpenGet)
+    handshake.close()
+    get = c.get_stream()
+    assert isinstance(next(get), sh.GetRequest)
+    assert isinstance(get.send(sh.GetHead(200, "text/event-stream")), sh.ReadGet)
+    get.close()  # the stream ended with the session: the renewal opens it again
     if level:
         set_level = c.open(b'{"jsonrpc":"2.0","id":2,"method":"logging/setLevel"}', "logging/setLevel", 2)
         c.finish(set_level)
@@ -603,3 +610,457 @@ def test_the_end_of_a_renewal_never_fails_a_later_one_in_flight():
     second.close()
     assert c.next_step(later, sh.Next.LOST) is sh.SEND
     assert c.session_id == "s3"
+
+
+# ------------------------------------------------------------------ twins of the socket tests
+#
+# Each rule a socket test (tests/test_http*.py) checks through a real server, checked here
+# on the core alone, driven as the channel drives it: a scripted in-memory peer.
+
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+SSE = "text/event-stream"
+
+
+def _initialized(c, session="s1"):
+    """An initialize-era session ``session``, its initialize answered."""
+    init = c.open(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}', "initialize", 1)
+    c.post_headers(init)
+    head = {"content-type": "application/json"}
+    if session is not None:
+        head["mcp-session-id"] = session
+    c.response(init, init.exchange, 200, head)
+    c.json_body(init, init.exchange, answer(1))
+    c.finish(init)
+    return init
+
+
+def _get_stream(c):
+    """The GET stream's script, at its first GET."""
+    script = c.get_stream()
+    step = next(script)
+    assert isinstance(step, sh.GetRequest)
+    return script, step
+
+
+def test_twin_the_get_stream_is_open_before_the_first_request():
+    """Twin of test_http_defects.test_f_the_get_stream_is_open_before_the_first_request."""
+    c = core()
+    _initialized(c)
+    handshake = c.handshake(INITIALIZED)
+    assert isinstance(next(handshake), sh.PostMessage)
+    legacy = c.open(b"{}", "tools/list", 2, None, None)
+    modern = c.open(b"{}", "tools/list", 3, None, MODERN)
+    waiting = c.next_step(legacy, None)
+    assert isinstance(waiting, sh.AwaitGate)
+    assert c.next_step(modern, None) is sh.SEND  # the 2026-07-28 era has no handshake
+    opened = next(handshake)
+    assert isinstance(opened, sh.OpenGet)
+    assert opened.wait
+    assert isinstance(c.next_step(legacy, waiting.then), sh.AwaitGate)
+    with pytest.raises(StopIteration):
+        next(handshake)  # the GET stream's first response came
+    assert c.gate_open
+    assert c.next_step(legacy, waiting.then) is sh.SEND
+
+
+def test_twin_an_unanswered_initialized_does_not_block_past_the_handshake_timeout():
+    """Twin of test_http_defects.test_f_an_unanswered_initialized_does_not_block_past_the_handshake_timeout:
+    the loop closes the handshake when its time is up; the gate opens however it ends."""
+    c = core()
+    _initialized(c)
+    handshake = c.handshake(INITIALIZED)
+    next(handshake)
+    call = c.open(b"{}", "tools/list", 2, None, None)
+    assert isinstance(c.next_step(call, None), sh.AwaitGate)
+    handshake.close()
+    assert c.gate_open
+    assert c.next_step(call, None) is sh.SEND
+
+
+def test_twin_the_get_stream_is_opened_once_and_only_with_a_session():
+    """Twin of test_http.test_legacy_session_headers_get_stream_and_delete (one GET, its
+    headers) and of test_http.test_fallback_to_http_sse_of_2024_11_05 (none over HTTP+SSE)."""
+    assert c_gates("notifications/initialized", None)
+    assert not c_gates("notifications/initialized", MODERN)
+    assert not c_gates("notifications/cancelled", None)
+    for session, fell_back, opens in ((None, False, False), ("s1", True, False), ("s1", False, True)):
+        c = core()
+        _initialized(c, session)
+        c.fell_back = fell_back
+        steps = list(c.handshake(INITIALIZED))
+        assert [type(step) for step in steps] == [sh.PostMessage] + [sh.OpenGet] * opens
+    c = core()
+    _initialized(c)
+    assert len(list(c.handshake(INITIALIZED))) == 2
+    assert len(list(c.handshake(INITIALIZED))) == 1  # the GET stream was opened already
+    _, step = _get_stream(c)
+    assert step.headers == {
+        "accept": "text/event-stream",
+        "mcp-session-id": "s1",
+    }
+    assert c.session_headers() == {"mcp-session-id": "s1"}
+
+
+def c_gates(method, revision):
+    return core().gates(method, revision)
+
+
+@pytest.mark.parametrize(("status", "content_type"), [(405, None), (409, None), (404, None)])
+def test_twin_a_get_stream_refused_for_good_is_not_retried(status, content_type):
+    """Twin of test_http_failures.test_get_stream_refused_with_405_is_not_retried."""
+    c = core()
+    _initialized(c)
+    script, _ = _get_stream(c)
+    step = script.send(sh.GetHead(status, content_type))
+    assert isinstance(step, sh.Log)
+    assert "no stream of server messages" in step.text
+    with pytest.raises(StopIteration):
+        next(script)
+    assert not c.get_open
+
+
+def test_twin_the_get_stream_is_reopened_however_many_events_it_carried():
+    """Twin of test_http_defects.test_e_the_get_stream_is_reopened_however_many_events_it_carried:
+    every connection that carried an event resets the count of failures; it resumes from the
+    last event id; five failures in a row give it up."""
+    c = core()
+    _initialized(c)
+    script, _ = _get_stream(c)
+    for round_ in range(8):
+        assert script.send(sh.GetHead(200, SSE)) is sh.READ_GET
+        assert c.get_open
+        ping = json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": round_}})
+        assert len(delivered(c.get_event(Event(data=ping, id=f"e{round_}", own_id=True), None))) == 1
+        step = script.send(sh.GetEnded("cut", f"e{round_}", None))
+        assert isinstance(step, sh.Log)
+        assert "broke: cut" in step.text
+        step = next(script)
+        assert isinstance(step, sh.Sleep)
+        assert step.delay == 1.5  # one failure: never given up
+        step = next(script)
+        assert isinstance(step, sh.GetRequest)
+        assert step.headers["last-event-id"] == f"e{round_}"
+    assert c.get_failures == 1  # the last connection carried an event, then broke
+    for failures in range(2, sh.MAX_GET_FAILURES):
+        step = script.send(sh.GetFailed("cannot connect"))
+        assert isinstance(step, sh.Log)
+        step = next(script)
+        assert isinstance(step, sh.Sleep)
+        assert isinstance(next(script), sh.GetRequest)
+        assert c.get_failures == failures
+    assert isinstance(script.send(sh.GetHead(500, None)), sh.Log)  # an error page: not a stream
+    step = next(script)
+    assert isinstance(step, sh.Log)
+    assert "given up" in step.text
+    with pytest.raises(StopIteration):
+        next(script)
+
+
+def test_twin_the_get_stream_waits_as_long_as_the_server_asks():
+    c = core()
+    _initialized(c)
+    script, _ = _get_stream(c)
+    script.send(sh.GetHead(200, SSE))
+    assert isinstance(script.send(sh.GetEnded(None, "p1", 2500)), sh.Sleep)  # a clean end, no event
+    # (a clean end that carried nothing counts as a failure: a server closing at once is not hammered)
+    assert c.get_failures == 1
+
+
+def test_twin_the_get_stream_state_reads_its_position_even_from_a_priming_event():
+    """Twin of test_http_defects.test_a_stream_of_only_a_priming_event_is_resumed, on the GET stream."""
+    c = core()
+    _initialized(c)
+    script, _ = _get_stream(c)
+    script.send(sh.GetHead(200, SSE))
+    step = script.send(sh.GetEnded(None, "prime-1", 0))
+    assert isinstance(step, sh.Sleep)
+    assert step.delay == 0.0  # the server's retry: 0 ms
+    assert next(script).headers["last-event-id"] == "prime-1"
+
+
+def test_twin_an_answer_on_the_get_stream_is_accepted_and_ends_the_open_post():
+    """Twins of test_http.test_answer_on_the_get_stream_is_accepted,
+    test_http_failures.test_answer_on_the_get_stream and
+    test_http_failures.test_202_while_the_get_stream_is_open_waits_for_the_deadline."""
+    c = core()
+    _initialized(c)
+    script, _ = _get_stream(c)
+    script.send(sh.GetHead(200, SSE))
+    open_post = c.open(b"{}", "tools/call", 2, "t", None)
+    c.post_headers(open_post)
+    parked = c.open(b"{}", "tools/call", 3, "t", None)
+    c.post_headers(parked)
+    assert c.response(parked, parked.exchange, 202, {}) is sh.Read.PARKED
+    for call, ends in ((open_post, True), (parked, False)):
+        actions = c.get_event(Event(data=answer(call.request_id).decode()), None)
+        (action,) = actions
+        assert isinstance(action, sh.Deliver)
+        assert action.call is call
+        assert action.ends_exchange is ends
+        # Never twice.
+        assert delivered(c.get_event(Event(data=answer(call.request_id).decode()), None)) == []
+    script.close()
+    assert not c.get_open
+    late = c.open(b"{}", "tools/call", 4, "t", None)
+    c.post_headers(late)
+    failed = c.response(late, late.exchange, 202, {})  # no GET stream: no answer will come
+    assert isinstance(failed, sh.Fail)
+
+
+def test_twin_fallback_to_http_sse_is_decided_by_the_core():
+    """Twins of test_http.test_fallback_to_http_sse_of_2024_11_05 and
+    test_http_failures.test_404_without_an_mcp_body: initialize refused without an MCP body
+    falls back; once the link is up, calls go over it; without it the refusal names why."""
+    c = core()
+    init = c.open(b'{"jsonrpc":"2.0","id":1,"method":"initialize"}', "initialize", 1)
+    c.post_headers(init)
+    assert c.response(init, init.exchange, 404, {"content-type": "text/html"}) is sh.Read.REFUSAL
+    assert c.refusal(init, init.exchange, 404, {"content-type": "text/html"}, b"<html>", 0.0) is sh.FALL_BACK
+    failed = c.fallback_failed(init, 404, {}, b"<html>", HTTPError("no endpoint event"))
+    assert isinstance(failed.error, HTTPError)
+    assert failed.error.status == 404
+    assert "nor does it speak HTTP+SSE: no endpoint event" in str(failed.error)
+    assert isinstance(failed.error.__cause__, HTTPError)
+    c.fell_back = True
+    assert c.next_step(c.open(b"{}", "tools/list", 2, None, None), None) is sh.SEND_SSE
+    # A renewal's own initialize never falls back.
+    c = core()
+    _initialized(c)
+    c.initialized = INITIALIZED
+    private, _ = c.renewal()
+    c.post_headers(private)
+    refused = c.refusal(private, private.exchange, 404, {}, b"", 0.0)
+    assert isinstance(refused, sh.Fail)
+    assert refused.error.status == 404
+
+
+def test_twin_a_request_of_a_new_session_refused_as_lost_fails_the_renewal():
+    """Twin of test_http_failures.test_session_forgotten_again_and_again (the new session's
+    own requests find it lost too: no second renewal from inside the first)."""
+    c = core()
+    _initialized(c)
+    set_level = c.open(b'{"jsonrpc":"2.0","id":2,"method":"logging/setLevel"}', "logging/setLevel", 2)
+    c.finish(set_level)
+    _, state = c.renewal()
+    (replay,) = state
+    c.post_headers(replay)
+    refused = c.refusal(replay, replay.exchange, 404, {}, b"", 0.0)
+    assert isinstance(refused, sh.Fail)
+    assert "of a new session (HTTP 404)" in str(refused.error)
+
+
+@pytest.mark.parametrize(
+    ("status", "head", "kind"),
+    [
+        (401, {"www-authenticate": 'Bearer resource_metadata="http://h/.well-known/x"'}, AuthRequired),
+        (403, {"www-authenticate": 'Bearer error="insufficient_scope", scope="a b"'}, AuthRequired),
+        (429, {"retry-after": "3"}, ServerBusy),
+        (503, {}, ServerBusy),
+        (500, {"content-type": "text/html"}, HTTPError),
+        (302, {"location": "http://elsewhere/"}, HTTPError),
+    ],
+)
+def test_twin_refusals_are_typed(status, head, kind):
+    """Twins of test_http.test_401_is_auth_required_with_the_challenge,
+    test_http_failures.test_401_carries_the_challenge, test_403_insufficient_scope_carries_the_challenge,
+    test_busy_server_says_when_to_retry (both files), test_answers_that_are_not_mcp and
+    test_other_redirects_are_refused_naming_the_location."""
+    c = core()
+    call = c.open(b"{}", "tools/call", 1, "t", MODERN)
+    c.post_headers(call)
+    assert c.response(call, call.exchange, status, head) is sh.Read.REFUSAL
+    failed = c.refusal(call, call.exchange, status, head, b"nope", 0.0)
+    assert isinstance(failed, sh.Fail)
+    assert type(failed.error) is kind
+    assert failed.error.status == status
+    if kind is ServerBusy and "retry-after" in head:
+        assert failed.error.retry_after == 3
+    if status == 302:
+        assert "http://elsewhere/" in str(failed.error)
+
+
+def test_twin_a_json_rpc_error_in_any_status_is_the_servers_answer():
+    """Twins of test_http.test_rpc_error_in_an_error_status_is_the_servers_answer,
+    test_http_failures.test_json_rpc_error_in_any_status_is_the_servers_answer and
+    test_http_defects.test_d_a_400_that_mentions_a_session_is_the_servers_answer."""
+    for status, message in ((500, "boom"), (400, "Invalid params: session_name is required")):
+        c = core()
+        _initialized(c)
+        call = c.open(b"{}", "tools/call", 2, "t", None)
+        c.post_headers(call)
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32602, "message": message}})
+        answered = c.refusal(
+            call, call.exchange, status, {"content-type": "application/json"}, body.encode(), 0.0
+        )
+        assert isinstance(answered, sh.Deliver)
+        assert json.loads(answered.data) == {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "error": {"code": -32602, "message": message},
+        }
+
+
+def test_twin_wrong_content_types_empty_bodies_and_202s_fail_the_call():
+    """Twins of test_http.test_wrong_content_type_and_empty_bodies,
+    test_http_failures.test_json_that_is_not_json_rpc and test_202_to_a_request."""
+    c = core()
+    call = c.open(b"{}", "tools/call", 1, "t", MODERN)
+    c.post_headers(call)
+    assert c.response(call, call.exchange, 200, {"content-type": "text/plain"}) is sh.Read.REFUSAL
+    assert isinstance(
+        c.refusal(call, call.exchange, 200, {"content-type": "text/plain"}, b"hi", 0.0), sh.Fail
+    )
+    assert isinstance(c.json_body(call, call.exchange, b"  ")[-1], sh.Fail)
+    assert isinstance(c.json_body(call, call.exchange, b'{"hello": 1}')[-1], sh.Fail)
+    assert isinstance(c.json_body(call, call.exchange, b"not json")[-1], sh.Fail)
+    for status in (202, 204):
+        failed = c.response(call, call.exchange, status, {})
+        assert isinstance(failed, sh.Fail)
+        assert "will send no answer" in str(failed.error)
+
+
+def test_twin_a_session_id_on_an_error_answer_is_not_adopted():
+    """Twin of test_http_failures.test_session_id_on_an_error_answer_is_not_adopted."""
+    c = core()
+    init = c.open(b'{"jsonrpc":"2.0","id":1,"method":"initialize"}', "initialize", 1)
+    c.post_headers(init)
+    c.response(init, init.exchange, 200, {"content-type": "application/json", "mcp-session-id": "bad"})
+    error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "no"}}
+    assert delivered(c.json_body(init, init.exchange, json.dumps(error).encode()))
+    assert c.session_id is None
+
+
+def test_twin_the_first_of_two_answers_wins_and_a_replayed_request_is_handed_over_once():
+    """Twins of test_http_failures.test_two_answers_the_first_wins,
+    test_replayed_request_is_not_answered_twice, test_http.test_legacy_stream_cut_is_resumed_and_replayed_request_not_answered_twice
+    and test_http_defects.test_i_a_replay_under_new_event_ids_is_not_answered_twice."""
+    c = core()
+    _initialized(c)
+    call = c.open(b"{}", "tools/call", 2, "t", None)
+    c.post_headers(call)
+    ask = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "sampling/createMessage", "params": {}})
+    assert len(delivered(c.event(call, call.exchange, Event(data=ask, id="a1", own_id=True)))) == 1
+    assert (
+        delivered(c.event(call, call.exchange, Event(data=ask, id="a1", own_id=True))) == []
+    )  # event replay
+    assert delivered(c.event(call, call.exchange, Event(data=ask, id="b9", own_id=True))) == []  # new ids
+    assert len(delivered(c.event(call, call.exchange, Event(data=answer(2, "first").decode())))) == 1
+    assert delivered(c.event(call, call.exchange, Event(data=answer(2, "second").decode()))) == []
+
+
+def test_twin_a_cut_stream_is_resumed_from_its_last_event_then_fails_typed():
+    """Twins of test_http.test_legacy_stream_cut_is_resumed..., test_http.test_stream_cut_mid_event_fails_the_request,
+    test_http_failures.test_stream_lost_before_the_answer and
+    test_http_defects.test_a_stream_of_only_a_priming_event_is_resumed."""
+    c = core()
+    _initialized(c)
+    call = c.open(b"{}", "tools/call", 2, "t", None)
+    c.post_headers(call)
+    c.stream_position(call, "prime", 250)  # a priming event: an id, no data
+    step = c.stream_ended(call, call.exchange, "cut", 200)
+    assert isinstance(step, sh.Resume)
+    assert step.headers["last-event-id"] == "prime"
+    assert step.delay == 0.25
+    assert c.resumed(call, call.exchange, 200, SSE) is None
+    failed = c.resumed(call, call.exchange, 405, None)
+    assert isinstance(failed, sh.Fail)
+    assert "resuming it from event 'prime' got HTTP 405" in str(failed.error)
+    for _ in range(sh.MAX_RESUMES - 1):
+        assert isinstance(c.stream_ended(call, call.exchange, "cut", 200), sh.Resume)
+    failed = c.stream_ended(call, call.exchange, "cut", 200)
+    assert isinstance(failed, sh.Fail)
+    assert isinstance(failed.error, ConnectionFailed)
+    # The 2026-07-28 era has no resumption.
+    modern = c.open(b"{}", "tools/call", 3, "t", MODERN)
+    c.post_headers(modern)
+    c.stream_position(modern, "prime", None)
+    assert isinstance(c.stream_ended(modern, modern.exchange, "cut", 200), sh.Fail)
+
+
+def test_twin_oversized_and_unreadable_events_fail_the_call():
+    """Twins of test_http.test_huge_event_is_refused_at_the_cap, test_http_failures.test_huge_event_over_the_cap,
+    test_event_that_is_not_utf8 and test_event_that_is_not_json."""
+    c = core()
+    call = c.open(b"{}", "tools/call", 1, "t", MODERN)
+    c.post_headers(call)
+    (too_large,) = c.event(call, call.exchange, EventTooLarge(limit=10, id=""))
+    assert isinstance(too_large, sh.Fail)
+    assert isinstance(too_large.error, MessageTooLarge)
+    (bad,) = c.event(call, call.exchange, BadEncoding(field="data", id=""))
+    assert isinstance(bad, sh.Fail)
+    (not_json,) = c.event(call, call.exchange, Event(data="not json"))
+    assert isinstance(not_json, sh.Fail)
+    assert not call.answered
+
+
+def test_twin_a_stale_response_on_a_kept_alive_connection_retires_it():
+    """Twin of test_http_defects.test_a_stale_response_on_a_kept_alive_connection_is_no_later_calls_answer
+    and test_a_body_under_the_id_of_another_call_completes_neither."""
+    c = core()
+    first = c.open(b"{}", "tools/call", 1, "a", MODERN)
+    c.post_headers(first)
+    c.json_body(first, first.exchange, answer(1))
+    c.finish(first)
+    second = c.open(b"{}", "tools/call", 2, "b", MODERN)
+    c.post_headers(second)
+    failed = c.json_body(second, second.exchange, answer(1))[-1]
+    assert isinstance(failed, sh.Fail)
+    assert failed.out_of_step
+
+
+def test_twin_only_a_call_without_side_effects_goes_again_when_no_response_came():
+    """Twins of test_http_failures.test_server_closing_kept_alive_connections and
+    test_http_defects.test_a_list_refused_by_a_closing_kept_alive_connection_is_sent_again."""
+    c = core()
+    listing = c.open(b"{}", "tools/list", 1, None, MODERN)
+    tool = c.open(b"{}", "tools/call", 2, "t", MODERN)
+    assert c.unanswered(listing)
+    assert not c.unanswered(listing)  # once
+    assert not c.unanswered(tool)
+
+
+def test_twin_closing_deletes_the_http_session_only_when_there_is_one():
+    """Twin of test_http.test_legacy_session_headers_get_stream_and_delete (the DELETE) and of
+    test_http.test_modern_era_headers_and_calls (none in the 2026-07-28 era)."""
+    c = core()
+    assert c.delete_headers() is None
+    _initialized(c)
+    assert c.delete_headers() == {"accept": "text/event-stream", "mcp-session-id": "s1"}
+    c.fell_back = True
+    assert c.delete_headers() is None
+
+
+def test_twin_every_legacy_stream_numbers_its_events_from_one():
+    """Twin of test_http_defects.test_b_every_stream_numbering_its_events_from_one."""
+    c = core()
+    _initialized(c)
+    for request_id in (2, 3):
+        call = c.open(b"{}", "tools/call", request_id, "t", None)
+        c.post_headers(call)
+        item = Event(data=answer(request_id).decode(), id="1", own_id=True)
+        assert delivered(c.event(call, call.exchange, item))[0]["id"] == request_id
+
+
+def test_twin_the_era_probe_refused_without_json_rpc_is_an_initialize_era_server():
+    """Twin of test_http.test_probe_404_html_falls_back_to_initialize."""
+    c = core()
+    probe = c.open(b"{}", "server/discover", 1, None, MODERN)
+    c.post_headers(probe)
+    failed = c.refusal(probe, probe.exchange, 404, {"content-type": "text/html"}, b"<html>", 0.0)
+    assert isinstance(failed, sh.Fail)
+    assert "without a JSON-RPC error" in str(failed.error)
+    assert isinstance(failed.error.__cause__, HTTPError)
+
+
+def test_twin_answers_and_notifications_carry_the_session_or_the_revision():
+    """Twin of test_http.test_legacy_server_request_answered_by_post (the answer's POST) and
+    test_http.test_modern_era_headers_and_calls (a notification's)."""
+    c = core()
+    _initialized(c)
+    legacy = c.message_headers(None, None)
+    assert legacy["mcp-session-id"] == "s1"
+    assert "mcp-method" not in legacy
+    modern = c.message_headers("notifications/cancelled", MODERN)
+    assert modern["mcp-method"] == "notifications/cancelled"
+    assert modern["mcp-protocol-version"] == MODERN
+    assert "mcp-session-id" not in modern

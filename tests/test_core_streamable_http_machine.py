@@ -43,6 +43,9 @@ class CoreMachine(RuleBasedStateMachine):
         self.next_id = 10
         self.script = None
         self.step = None
+        self.get = None
+        self.get_step = None
+        self.get_failures = 0
 
     # ------------------------------------------------------------ setup
 
@@ -55,7 +58,11 @@ class CoreMachine(RuleBasedStateMachine):
             c.response(init, init.exchange, 200, {**JSON, "mcp-session-id": "s1"})
             self.take(c.json_body(init, init.exchange, self.answer(1)), init)
             c.finish(init)
-            c.initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+            handshake = c.handshake(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+            assert isinstance(next(handshake), sh.PostMessage)
+            assert isinstance(next(handshake), sh.OpenGet)
+            handshake.close()
+            self.open_get()
         self.legacy = legacy
 
     # ------------------------------------------------------------ helpers
@@ -107,6 +114,12 @@ class CoreMachine(RuleBasedStateMachine):
                 self.resent[call.request_id] = self.resent.get(call.request_id, 0) + 1
                 assert self.resent[call.request_id] <= 2, "a call sent again more than twice"
             c.post_headers(call)
+
+    def open_get(self) -> None:
+        assert self.get is None, "two GET streams at once"
+        self.get = self.core.get_stream()
+        self.get_step = next(self.get)
+        assert isinstance(self.get_step, sh.GetRequest)
 
     def drop(self, call: sh.Call) -> None:
         self.core.finish(call)
@@ -198,6 +211,9 @@ class CoreMachine(RuleBasedStateMachine):
             self.step = self.script.send(reply)
         except StopIteration:
             self.renewal_over()
+            return
+        if isinstance(self.step, sh.OpenGet):
+            self.open_get()
 
     @precondition(lambda self: self.script is not None)
     @rule()
@@ -211,6 +227,44 @@ class CoreMachine(RuleBasedStateMachine):
         for request_id, waiting in list(self.waiting.items()):
             del self.waiting[request_id]
             self.advance(self.calls[request_id], waiting.then)
+
+    @precondition(lambda self: self.get is not None)
+    @rule(
+        status=st.sampled_from([200, 404, 405, 500]),
+        stream=st.booleans(),
+        broke=st.booleans(),
+        carried=st.booleans(),
+    )
+    def get_goes_on(self, status: int, stream: bool, broke: bool, carried: bool) -> None:
+        """The GET stream's script, answered as a server and a network might."""
+        c, step = self.core, self.get_step
+        reply: object = None
+        if isinstance(step, sh.GetRequest):
+            if broke:
+                reply = sh.GetFailed("cannot connect")
+            else:
+                reply = sh.GetHead(status, "text/event-stream" if stream else "text/html")
+        elif step is sh.READ_GET:
+            if carried:
+                ping = json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})
+                actions = c.get_event(Event(data=ping, id=f"g{self.next_id}", own_id=True), None)
+                assert all(isinstance(action, (sh.Deliver, sh.Log)) for action in actions)
+                self.next_id += 1
+            reply = sh.GetEnded("cut" if broke else None)
+        else:
+            assert isinstance(step, (sh.Sleep, sh.Log)), step
+            if isinstance(step, sh.Sleep):
+                assert 0 <= step.delay <= 60
+        try:
+            self.get_step = self.get.send(reply)
+        except StopIteration:
+            self.get = self.get_step = None
+
+    @precondition(lambda self: self.get is not None)
+    @rule()
+    def get_closed(self) -> None:
+        self.get.close()
+        self.get = self.get_step = None
 
     @precondition(lambda self: self.calls)
     @rule(index=st.integers(0, 20))
@@ -228,6 +282,11 @@ class CoreMachine(RuleBasedStateMachine):
     @invariant()
     def nobody_waits_without_a_renewal(self) -> None:
         assert not self.waiting or self.script is not None
+
+    @invariant()
+    def the_get_stream_is_open_only_while_read(self) -> None:
+        assert self.core.get_open == (self.get is not None and self.get_step is sh.READ_GET)
+        assert self.core.get_failures <= sh.MAX_GET_FAILURES
 
     @invariant()
     def memory_is_bounded(self) -> None:
@@ -249,6 +308,7 @@ def test_a_renewal_that_ends_after_a_later_one_started_leaves_that_one_running()
     starts; closing it must not end the next one."""
     state = CoreMachine()
     state.start(legacy=True)
+    state.get_closed()  # the session's GET stream ended: the renewal opens one again
     state.send(method="tools/call", modern=False)
     state.refuse(index=0, rpc=True, status=400)  # the session is lost: a renewal starts
     state.renewal_step(error=False, ok=False)  # its log line
@@ -258,4 +318,21 @@ def test_a_renewal_that_ends_after_a_later_one_started_leaves_that_one_running()
     # The new session is lost as well, while the first renewal still has its GET to open.
     state.refuse(index=0, rpc=True, status=400)
     assert state.core.renewing
+    state.teardown()
+
+
+def test_a_renewal_never_opens_a_second_get_stream():
+    """A renewal while the session's GET stream still runs leaves it be (the loop's stream
+    reads on, with the new session's headers at its next reconnection)."""
+    state = CoreMachine()
+    state.start(legacy=True)
+    running = state.get
+    state.send(method="tools/call", modern=False)
+    state.refuse(index=0, rpc=True, status=400)
+    for _ in range(4):
+        if state.script is None:
+            break
+        state.renewal_step(error=False, ok=True)
+    assert state.script is None
+    assert state.get is running
     state.teardown()

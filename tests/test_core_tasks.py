@@ -517,6 +517,8 @@ def test_invalid_params_means_gone_except_for_cancel() -> None:
     assert isinstance(found, TaskGone)
     assert str(found) == "the server does not know task t: no such task"
     assert tasks.gone("t", RpcError(-32603, "broke")) is None
+    assert tasks.unknown_task(RpcError(-32602, "no such task"))
+    assert not tasks.unknown_task(RpcError(-32603, "broke"))
 
 
 def test_a_cancel_stops_the_hooks_and_polls_as_soon_as_the_floor_allows() -> None:

@@ -496,7 +496,7 @@ async def test_modern_errors():
 
             for arguments, expected in [
                 ({}, "missing argument 'text'"),
-                ({"text": 3}, "'text' must be a string, not number"),
+                ({"text": 3}, "'text' must be a string, not an integer"),
                 ({"text": "x", "extra": 1}, "unknown argument 'extra'"),
             ]:
                 result = await demo.result(
@@ -505,7 +505,7 @@ async def test_modern_errors():
                 assert result["isError"] is True
                 assert expected in text_of(result)
             for arguments, expected in [
-                ({"a": 1, "b": True}, "'b' must be a number, not boolean"),
+                ({"a": 1, "b": True}, "'b' must be a number, not a boolean"),
                 ({"a": 2**62, "b": 2**62}, "does not fit"),
                 ({"a": 1e308, "b": 1e308}, "too large"),
             ]:
@@ -1017,6 +1017,7 @@ def test_the_demo_imports_only_the_light_core():
         "trio_mcp._core.eras",
         "trio_mcp._core.negotiation",
         "trio_mcp._core.cache",
+        "trio_mcp._core.kinds",
         "trio_mcp._errors",
         "trio_mcp._trio.parking",
         "trio_mcp._serving.rules",

@@ -495,6 +495,103 @@ async def test_a_listen_stream_survives_restarts() -> None:
         await listening.__aexit__(None, None, None)
 
 
+# ------------------------------------------------------- in a nursery of yours
+
+
+async def test_connect_servers_runs_the_group_in_the_callers_nursery(tmp_path: Path) -> None:
+    # The group's tasks live in the caller's nursery, the servers run until
+    # aclose(), which stops them as leaving an open_servers block does:
+    # stdin closed, and time to leave by themselves.
+    starts = tmp_path / "starts"
+    left = tmp_path / "left"
+    before = tasks_alive()
+    with trio.fail_after(GUARD):
+        async with trio.open_nursery() as nursery:
+            servers = await trio_mcp.connect_servers(
+                nursery,
+                [
+                    spec("a", "--starts", str(starts)),
+                    spec("b", "--linger", str(left), "--starts", str(starts)),
+                ],
+                restart=FAST,
+                options=PINNED,
+            )
+            # Returned once every first start is over.
+            assert [status.state for status in servers.statuses()] == ["ready", "ready"]
+            events = servers.events()
+            assert (await whoami(servers, "a"))[0] == "a"
+            with pytest.raises(RuntimeError, match="entered once, or connected once"):
+                await servers.__aenter__()
+            await servers.aclose()
+            assert {status.state for status in servers.statuses()} == {"stopped"}
+            assert [event.state async for event in events] == ["stopped", "stopped"]
+            await servers.aclose()  # idempotent
+    assert left.read_text(encoding="utf-8") == "left by itself\n"
+    assert len(started_pids(starts)) == 2
+    assert all(not running(pid) for pid in started_pids(starts))
+    assert tasks_alive() == before
+    with pytest.raises(ServerGone, match="the group is closing"):
+        await servers.client("a")
+
+
+async def test_aclose_keeps_within_the_callers_deadline(tmp_path: Path) -> None:
+    # A server slow to leave gets the grace only the caller's deadline
+    # leaves it: here none, so it is signalled, and never writes its file.
+    starts = tmp_path / "starts"
+    left = tmp_path / "left"
+    with trio.fail_after(GUARD):
+        async with trio.open_nursery() as nursery:
+            servers = await trio_mcp.connect_servers(
+                nursery, [spec("slow", "--linger", str(left), "--starts", str(starts))], options=PINNED
+            )
+            with trio.CancelScope() as scope:
+                scope.cancel()
+                await servers.aclose()  # shielded: it returns once the server is gone
+            assert servers.status("slow").state == "stopped"
+    assert all(not running(pid) for pid in started_pids(starts))
+    assert not left.exists()  # reaped before it could leave by itself
+
+
+async def test_cancelling_the_nursery_of_connect_servers_ends_the_group(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    with trio.fail_after(GUARD):
+        async with trio.open_nursery() as nursery:
+            servers = await trio_mcp.connect_servers(
+                nursery, [spec("a", "--starts", str(starts))], restart=FAST, options=PINNED, wait=False
+            )
+            events = servers.events()
+            await servers.wait_ready("a")
+            nursery.cancel_scope.cancel()
+        # Cancelled, the supervisors said nothing: the group says it for them.
+        assert servers.status("a").state == "stopped"
+        assert [event.state async for event in events][-1] == "stopped"
+        with pytest.raises(ServerGone, match="the group is closing"):
+            await servers.client("a")
+        await servers.wait_started()
+    assert started_pids(starts)
+    assert all(not running(pid) for pid in started_pids(starts))
+
+
+async def test_connect_servers_checks_its_arguments_as_open_servers_does() -> None:
+    async with trio.open_nursery() as nursery:
+        with pytest.raises(TypeError, match=r"connect_servers\(\) takes on_server_stderr="):
+            await trio_mcp.connect_servers(nursery, [spec("a")], on_stderr=print)  # type: ignore[call-arg]
+        with pytest.raises(ValueError, match="kill_grace"):
+            await trio_mcp.connect_servers(nursery, [spec("a")], kill_grace=-1)
+        with pytest.raises(TypeError, match="ServerSpec"):
+            await trio_mcp.connect_servers(nursery, ["not a spec"])  # type: ignore[list-item]
+
+
+async def test_a_group_closed_before_it_ran_never_runs() -> None:
+    group = open_servers([spec("never")], options=PINNED)
+    events = group.events()
+    await group.aclose()
+    assert group.status("never").state == "stopped"
+    assert [event.state async for event in events] == ["stopped"]
+    with pytest.raises(RuntimeError, match="entered once"):
+        await group.__aenter__()
+
+
 async def test_a_group_is_entered_once() -> None:
     group = open_servers([spec("once")], options=PINNED)
     with trio.fail_after(GUARD):
@@ -504,7 +601,7 @@ async def test_a_group_is_entered_once() -> None:
 
 
 async def test_an_entry_the_opener_refuses_fails_alone() -> None:
-    with pytest.raises(TypeError, match="env: must map strings to strings, got a string to a number"):
+    with pytest.raises(TypeError, match="env: must map strings to strings, got a string to an integer"):
         ServerSpec(name="bad", command=sys.executable, env={"PORT": 8080})
     bad = ServerSpec(name="bad", command=sys.executable, env={"A=B": "x"})
     with trio.fail_after(GUARD):

@@ -350,7 +350,7 @@ async def test_group_wide_kill_grace_and_stderr_reach_every_server_process(tmp_p
             restart=NEVER,
             options=PINNED,
             kill_grace=30,
-            on_stderr=lambda *x: lines.append(x),
+            on_server_stderr=lambda *x: lines.append(x),
         ) as servers:
             await servers.call_tool("a__whoami")
         async with open_servers(
@@ -368,7 +368,7 @@ async def test_group_wide_kill_grace_and_stderr_reach_every_server_process(tmp_p
     lines.clear()
     with trio.fail_after(GUARD):
         async with open_servers(
-            [spec("c"), spec("d")], restart=NEVER, options=PINNED, on_stderr=lambda *x: lines.append(x)
+            [spec("c"), spec("d")], restart=NEVER, options=PINNED, on_server_stderr=lambda *x: lines.append(x)
         ) as servers:
             with pytest.raises(ServerGone) as caught:
                 await servers.call_tool("c__die")
@@ -382,8 +382,17 @@ def test_group_wide_options_are_checked_when_the_group_is_made() -> None:
         open_servers([spec("a")], kill_grace=-1)
     with pytest.raises(TypeError, match="kill_grace"):
         open_servers([spec("a")], kill_grace="2")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="on_stderr"):
-        open_servers([spec("a")], on_stderr="print")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="on_server_stderr must be callable"):
+        open_servers([spec("a")], on_server_stderr="print")  # type: ignore[arg-type]
+
+
+def test_the_group_stderr_hook_is_named_for_what_it_gets() -> None:
+    # ProcessTarget's on_stderr takes the line; the group's hook takes the
+    # server's name too, so it has another name, and the old one says which.
+    with pytest.raises(
+        TypeError, match=r"open_servers\(\) takes on_server_stderr=, called with the server's name"
+    ):
+        open_servers([spec("a")], on_stderr=print)  # type: ignore[call-arg]
 
 
 async def test_group_calls_take_the_clients_options_by_name() -> None:

@@ -13,9 +13,13 @@ import re
 import pytest
 from hypothesis import given, strategies as st
 
-from trio_mcp import RestartPolicy
+from trio_mcp import RestartPolicy, ServerEvent, ServerSpec, UnknownName
 from trio_mcp._core.naming import MAX_LENGTH, SEPARATOR, assign_names, exposed_name, is_hashed, is_valid_name
 from trio_mcp._core.restart import RestartTracker
+from trio_mcp._group.catalogue import Catalogue
+from trio_mcp._group.members import Listing, Member
+from trio_mcp._group.records import EventFeed
+from trio_mcp._models import Tool
 
 LLM_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -291,3 +295,62 @@ def test_when_hashes_meet_the_earlier_pair_keeps_its_name(pairs: list[tuple[str,
     assert len(set(names.values())) == len(names) == len(set(pairs))
     if pairs:
         assert names[pairs[0]] == "same"
+
+
+# ------------------------------------------- the catalogue and the event feed, in memory
+
+
+def _member(name: str, index: int, **fields: object) -> Member:
+    return Member(ServerSpec(name=name, command="unused", **fields), index, RestartTracker(RestartPolicy()))
+
+
+def _listing(*tools: str) -> Listing:
+    return Listing(tools=[Tool(name=tool, input_schema={"type": "object"}) for tool in tools])
+
+
+async def test_a_name_once_listed_still_routes_to_its_server_which_says_the_tool_is_gone() -> None:
+    events: list[ServerEvent] = []
+    a, b = _member("a", 0), _member("b", 1)
+    catalogue = Catalogue([b, a], events.append)
+    catalogue.publish(a, _listing("x", "y"), announce=False)
+    catalogue.publish(b, _listing("x"), announce=False)
+    assert [entry.name for entry in Catalogue.tools([a, b])] == ["a__x", "a__y", "b__x"]
+    assert catalogue.tool_route("a__y") == ("a", "y")
+    assert events == []  # a first listing is no event
+    catalogue.publish(a, _listing("x"), announce=True)
+    assert [event.catalogue for event in events] == [True]
+    assert catalogue.tool_route("a__y") == ("a", "y")
+    with pytest.raises(UnknownName, match="server 'a' no longer offers the tool 'y'"):
+        Catalogue.check_offered(a, "y", "a__y")
+    Catalogue.check_offered(a, "x", "a__x")
+    with pytest.raises(UnknownName, match="no tool named 'c__x'"):
+        catalogue.tool_route("c__x")
+    with pytest.raises(UnknownName, match="no prompt named 'a__x'"):
+        catalogue.prompt_route("a__x")
+
+
+def test_the_catalogue_applies_the_entrys_lists_and_keeps_the_first_of_two_equal_names() -> None:
+    a = _member("a", 0, tools_deny=["secret"])
+    catalogue = Catalogue([a], lambda event: None)
+    catalogue.publish(a, _listing("open", "secret", "open"), announce=False)
+    assert [entry.item.name for entry in a.tools] == ["open"]
+
+
+async def test_the_event_feed_never_waits_and_ends_every_channel() -> None:
+    seen: list[ServerEvent] = []
+
+    def on_event(event: ServerEvent) -> None:
+        seen.append(event)
+        raise RuntimeError("a callback's own bug")
+
+    feed = EventFeed(on_event)
+    roomy, tight = feed.subscribe(8), feed.subscribe(1)
+    events = [ServerEvent("a", "ready", "starting", 0.0), ServerEvent("a", "stopped", "ready", 1.0)]
+    for event in events:
+        feed.emit(event)  # the callback's error is logged, never raised
+    assert seen == events
+    assert feed.dropped == 1
+    feed.close()
+    assert [event async for event in roomy] == events
+    assert [event async for event in tight] == events[:1]
+    assert [event async for event in feed.subscribe(8)] == []

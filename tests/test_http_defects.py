@@ -61,13 +61,15 @@ async def test_a_body_under_the_id_of_another_call_completes_neither(server):
     with trio.fail_after(LIMIT):
         async with open_client(server, "other-call-id") as client:
             results = {}
+            in_flight = trio.Event()
 
             async def slow():
-                results["slow"] = (await client.call_tool("slow", {"steps": 60})).text
+                progress = lambda *_: in_flight.set()  # noqa: E731
+                results["slow"] = (await client.call_tool("slow", {"steps": 60}, on_progress=progress)).text
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(slow)
-                await trio.sleep(0.2)  # the slow call is in flight on the server
+                await in_flight.wait()  # the slow call is in flight on the server
                 with pytest.raises(trio_mcp.ProtocolError, match="not its response"):
                     await client.call_tool("fault", {})
             assert results["slow"] == "done"

@@ -18,7 +18,13 @@ import trio
 
 httpx2 = pytest.importorskip("httpx2")
 
-from trio_mcp._transports._httpx_client import LeanTransport, make_client, transport_for  # noqa: E402
+from trio_mcp._transports._httpx_client import (  # noqa: E402
+    DEFAULT_TIMEOUT,
+    DirectIO,
+    LeanTransport,
+    make_client,
+    transport_for,
+)
 
 CHAOS = Path(__file__).parent / "servers" / "chaos_server.py"
 MODERN = "2026-07-28"
@@ -156,6 +162,60 @@ async def test_a_cancelled_exchange_closes_its_connection():
                 assert transport.connections == transport.idle_connections == 0
             while (await stats(base))["open"]:  # noqa: ASYNC110 - another process
                 await trio.sleep(0.05)
+
+
+@asynccontextmanager
+async def channel_client_on(transport):
+    """A client timed as the channel's own: no read timeout, so that reads may go direct."""
+    async with httpx2.AsyncClient(trust_env=False, transport=transport, timeout=DEFAULT_TIMEOUT) as http:
+        yield http
+
+
+@pytest.mark.parametrize("direct_io", [True, False])
+async def test_direct_io_and_the_stream_carry_the_same_bytes(direct_io):
+    """`DirectIO` on or off: small calls, a request too big for one write (the rest goes
+    through the stream), the socket's descriptor only on plain connections."""
+    async with chaos("--calm") as base:
+        transport = LeanTransport(trust_env=False, direct_io=direct_io)
+        with trio.fail_after(LIMIT):
+            async with channel_client_on(transport) as http:
+                for i in range(20):
+                    assert text_of(await http.post(base + "/mcp", **call(f"n{i}", i))) == f"n{i}"
+                big = "x" * (8 * 1024 * 1024)
+                assert text_of(await http.post(base + "/mcp", **call(big, 99))) == big
+                async with http.stream("POST", base + "/mcp", **call("s", 100)) as response:
+                    stream = response.extensions["network_stream"]
+                    assert DirectIO.of(stream) is not None
+                    await response.aread()
+                assert transport.connections == 1
+            assert (await stats(base))["accepted"] == 1
+
+
+async def test_direct_io_reads_a_cut_body_as_an_httpx_error_and_is_cancellable():
+    async with chaos("--only", "cut") as base:
+        transport = LeanTransport(trust_env=False)
+        with trio.fail_after(LIMIT):
+            async with channel_client_on(transport) as http:
+                with pytest.raises(httpx2.RemoteProtocolError):
+                    await http.post(base + "/mcp", **call("cut"))
+                assert transport.connections == 0
+    async with chaos("--only", "ask") as base:
+        transport = LeanTransport(trust_env=False)
+        with trio.fail_after(LIMIT):
+            async with channel_client_on(transport) as http:
+                headers = {"content-type": "application/json"}
+                initialize = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'
+                answer = await http.post(base + "/mcp", content=initialize, headers=headers)
+                session = {"mcp-session-id": answer.headers["mcp-session-id"]}
+                body = call("asked", 2)
+                with trio.move_on_after(0.5) as scope:
+                    async with http.stream(
+                        "POST", base + "/mcp", content=body["content"], headers=headers | session
+                    ) as response:
+                        async for chunk in response.aiter_bytes():
+                            assert b"ping" in chunk
+                assert scope.cancelled_caught  # waiting on the descriptor is a checkpoint
+                assert transport.connections == 0
 
 
 async def test_an_expired_idle_connection_is_replaced():

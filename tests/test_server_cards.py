@@ -300,10 +300,8 @@ async def test_a_same_origin_redirect_is_followed_and_a_loop_is_not(site, demo_u
 async def test_a_slow_document_is_given_up_after_its_time(site):
     site.serve(AI_CATALOG, headers=JSON, json=catalog(), delay=5)
     with trio.fail_after(LIMIT):
-        start = trio.current_time()
         error = await catalog_error(site, document_timeout=0.3)
-    assert error.reason == "timeout"
-    assert trio.current_time() - start < 4
+    assert error.reason == "timeout"  # not the document, which comes five seconds late
 
 
 async def test_no_server_is_a_connection_failure():

@@ -33,9 +33,10 @@ from channel_support import (
     scripted_session,
 )
 
+import trio_mcp
 from trio_mcp._errors import ProtocolError, RpcError, ServerGone, TransportClosed
 from trio_mcp._options import SessionOptions
-from trio_mcp._session import RequestTimeout, Session
+from trio_mcp._session import RequestTimeout, Session, new_session
 
 GUARD = 100  # virtual seconds: a test that waits this long has hung
 
@@ -290,8 +291,18 @@ async def test_closing_fails_requests_in_flight_with_transport_closed(autojump_c
             await session.aclose()  # idempotent
 
 
+def test_a_session_is_made_by_the_openers_as_a_client_is():
+    """``Session(...)`` refuses, as ``Client(...)`` does, and names the ways in."""
+    for args in ((), (ScriptedChannel([]),), (ScriptedChannel([]), SessionOptions())):
+        with pytest.raises(TypeError, match=r"open_session\(target\) or connect_session\(nursery, target\)"):
+            Session(*args)
+    with pytest.raises(TypeError, match=r"open_client\(target\) or connect_client\(nursery, target\)"):
+        trio_mcp.Client()
+    assert trio_mcp.Session is Session
+
+
 async def test_a_session_that_was_not_started_says_so():
-    session = Session(ScriptedChannel([]))
+    session = new_session(ScriptedChannel([]))
     with pytest.raises(RuntimeError, match="async with"):
         await session.request("ping")
 

@@ -258,7 +258,8 @@ async def test_no_span_stays_open_whatever_ends_the_calls(otel):
             async with trio.open_nursery() as nursery:
                 for _ in range(10):
                     nursery.start_soon(hang)
-                await trio.sleep(0.2)
+                while client.session.statistics().requests_in_flight < 10:  # noqa: ASYNC110
+                    await trio.sleep(0.01)
                 os.kill(client.pid, signal.SIGKILL)
     calls = [span for span in otel.spans() if span.name.startswith("tools/call")]
     assert len(calls) == 70
@@ -282,7 +283,8 @@ async def test_a_server_that_dies_mid_call(otel):
         async with open_client() as client:
 
             async def kill_soon():
-                await trio.sleep(0.2)
+                while client.session.statistics().requests_in_flight < 1:  # noqa: ASYNC110
+                    await trio.sleep(0.01)
                 os.kill(client.pid, signal.SIGKILL)
 
             async with trio.open_nursery() as nursery:

@@ -817,7 +817,7 @@ async def test_wait_failed_returns_when_the_server_dies_or_the_session_closes():
                     seen.append(await wire.wait_failed())
 
                 nursery.start_soon(watch)
-                await trio.sleep(0.1)
+                await trio.testing.wait_all_tasks_blocked()  # the watcher waits
                 assert seen == []
                 with pytest.raises(ServerGone):
                     await wire.request("exit", {"code": 4})
@@ -833,7 +833,7 @@ async def test_wait_failed_returns_when_the_server_dies_or_the_session_closes():
                     closed.append(await wire.wait_failed())
 
                 nursery.start_soon(watch)
-                await trio.sleep(0.1)
+                await trio.testing.wait_all_tasks_blocked()  # the watcher waits
                 await wire.aclose()
         assert isinstance(closed[0], TransportClosed)
 

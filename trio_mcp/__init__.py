@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         ServerEvent as ServerEvent,
         ServerGroup as ServerGroup,
         ServerStatus as ServerStatus,
+        connect_servers as connect_servers,
         open_server as open_server,
         open_servers as open_servers,
     )

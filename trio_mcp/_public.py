@@ -34,6 +34,7 @@ ROOT: Final[Mapping[str, str]] = {
     "ServerEvent": "_group",
     "ServerGroup": "_group",
     "ServerStatus": "_group",
+    "connect_servers": "_group",
     "open_server": "_group",
     "open_servers": "_group",
     "connect_client": "_open",

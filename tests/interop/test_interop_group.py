@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from trio_mcp import RestartPolicy, ServerSpec, open_servers
+from trio_mcp import RestartPolicy, ServerSpec, connect_servers, open_servers
 from trio_mcp._core.naming import exposed_name
 
 TIMEOUT = 120
@@ -121,3 +121,33 @@ async def test_a_modern_peer_refreshes_and_listens_across_a_restart(sdk_server) 
                             pass
                         assert event.state == "ready"
             assert servers.status("sdk").restarts == 1
+
+
+async def test_peers_in_a_group_connected_in_a_nursery_of_ours(time_server, everything_server) -> None:
+    # connect_servers: the group's tasks in our nursery, its servers each one's
+    # stderr told with the server's name, and aclose() the end of both.
+    entries = [
+        ServerSpec(name=peer.name, command=peer.command, args=peer.args, env=peer.env)
+        for peer in (time_server, everything_server)
+    ]
+    lines: list[tuple[str, str]] = []
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            servers = await connect_servers(
+                nursery, entries, on_server_stderr=lambda name, line: lines.append((name, line))
+            )
+            pids = [status.pid for status in servers.statuses()]
+            assert [status.state for status in servers.statuses()] == ["ready", "ready"]
+            now = await servers.call_tool("time__get_current_time", {"timezone": "UTC"})
+            assert "UTC" in now.text
+            echoed = await servers.call_tool("everything__echo", {"message": "in our nursery"})
+            assert "in our nursery" in echoed.text
+            await servers.aclose()
+        assert {status.state for status in servers.statuses()} == {"stopped"}
+    assert all(pid is not None for pid in pids)
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # reaped
+    # The everything server says on stderr that it starts (the time server says nothing).
+    assert any(name == "everything" and "Starting" in line for name, line in lines)
+    assert {name for name, _ in lines} <= {"time", "everything"}

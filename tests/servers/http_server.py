@@ -1142,6 +1142,17 @@ async def s_close_keepalive(call: Call) -> None:
     await call.exchange.raw(head.encode() + body)
 
 
+async def _closing_stream(call: Call) -> None:
+    """Start an event stream after which the connection is closed, and say so in its head.
+
+    Closing it without saying so is the keep-alive race (the ``close-keepalive`` row):
+    the client's next request, its answer to a server request or the GET resuming the
+    stream, may go out on the connection while the server closes it, and be lost.
+    """
+    call.exchange.keep = False
+    await call.exchange.start_stream(headers=[("connection", "close")])
+
+
 async def s_replay_answered(call: Call, renumber: bool = False) -> None:
     """Legacy: a ``retry``, a priming event and ``elicitation/create``, all with ids, then
     the stream ends before the answer. A GET with ``Last-Event-ID`` replays them (the
@@ -1161,10 +1172,9 @@ async def s_replay_answered(call: Call, renumber: bool = False) -> None:
     session.streams[key] = events
     if renumber:
         session.renumbered.add(key)
-    await call.exchange.start_stream()
+    await _closing_stream(call)
     await call.exchange.write(b"".join(data for _, data in events))
     await call.exchange.end()
-    call.exchange.keep = False
 
     async def finish() -> None:
         with trio.move_on_after(10):
@@ -1283,10 +1293,9 @@ async def s_priming_only(call: Call) -> None:
     priming = f"retry: 50\nid: {key}/0\ndata: \n\n".encode()
     answer = sse_event(call.result_message(text_result("fault ok")), event_id=f"{key}/1")
     session.streams[key] = [(f"{key}/0", priming), (f"{key}/1", answer)]
-    await call.exchange.start_stream()
+    await _closing_stream(call)
     await call.exchange.write(priming)
     await call.exchange.end()
-    call.exchange.keep = False
 
 
 async def s_drop_reused(call: Call) -> None:

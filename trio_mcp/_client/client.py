@@ -15,32 +15,16 @@ streams (`~trio_mcp._client.listen`).
 
 from __future__ import annotations
 
-import itertools
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
-import attrs
 import trio
 
 from .._core.cache import TtlCache
-from .._core.eras import (
-    CLIENT_CAPABILITIES,
-    HEADER_MISMATCH,
-    MISSING_CLIENT_CAPABILITY,
-    MODERN_VERSIONS,
-    MRTR_METHODS,
-    capabilities as declare,
-    modern_meta,
-    result_type,
-)
-from .._core.extensions import ClaimContext, ExtensionSet, merge_declarations
-from .._core.outputs import OutputSchemas, validator_available
-from .._core.param_headers import HeaderParam, param_headers, screen_tools
-from .._core.tasks import (
-    declare_extension,
-    needs_extension,
-)
-from .._errors import MCPError, NotSupported, OutputValidationError, ProtocolError, RpcError
+from .._core.eras import MISSING_CLIENT_CAPABILITY
+from .._core.extensions import ClaimContext, ExtensionSet
+from .._core.tasks import needs_extension
+from .._errors import MCPError, ProtocolError, RpcError
 from .._models import (
     CallToolResult,
     CompleteResult,
@@ -59,41 +43,28 @@ from .._models import (
     ResourceTemplate,
     ServerCapabilities,
     Tool,
-    structure,
-    structure_tool_result,
     unstructure,
 )
-from .._session import attach, call_maybe_async, report, start_soon, stop_serving_requests
-from .._telemetry import negotiated as telemetry_negotiated
-from .handshake import negotiate
+from .._session import attach, call_maybe_async, report, start_soon
+from .handshake import Requests
 from .input import InputHandler
-from .listen import Subscription, open_legacy_subscription, open_subscription
+from .listen import Subscription, open_legacy_subscription, open_subscription, subscription_filter
 from .notes import NotificationRouter
-from .pages import Pages
+from .outputs import OutputChecks
+from .pages import Listings, Pages, ToolHeaders
 from .tasks import ClientTasks, TaskHost, ToolTask
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
     from .._core.tasks import Task, TaskRef
-    from .._models import InputRequest
     from .._options import ClientOptions, NotificationCallback
     from .._session import Attachment, Session, SessionStatistics
-    from .handshake import Outcome
     from .notes import ProgressCallback
 
 __all__ = ["Client", "handshake", "make_client", "release", "start_beside"]
 
 JSON: TypeAlias = Any
-M = TypeVar("M")
-
-#: Each listing: its result model, and the attribute that holds its items.
-_LISTS: Final[dict[str, tuple[type, str]]] = {
-    "tools/list": (ListToolsResult, "tools"),
-    "prompts/list": (ListPromptsResult, "prompts"),
-    "resources/list": (ListResourcesResult, "resources"),
-    "resources/templates/list": (ListResourceTemplatesResult, "resource_templates"),
-}
 
 
 class Client:
@@ -125,30 +96,41 @@ class Client:
     """The probe's ``DiscoverResult`` (2026-07-28 era), else `None`."""
     options: ClientOptions
     """The options the client was made with."""
-    log_level: str | None
-    """The ``logLevel`` every 2026-07-28 request asks for, or `None` for no logs."""
+    session: Session
+    server_info: Implementation | None
+    server_capabilities: ServerCapabilities
+    instructions: str | None
+    _ext: ExtensionSet
+    _input: InputHandler
+    _cache: TtlCache | None
+    _notes: NotificationRouter
+    _outputs: OutputChecks
+    _requests: Requests
+    _tasks: ClientTasks
+    _lists: Listings
+    _attachment: Attachment
 
     def __init__(self) -> None:
         raise TypeError(
             "a Client is made by the openers: open_client(target) or connect_client(nursery, target)"
         )
 
-    def _setup(self, session: Session, options: ClientOptions) -> None:
+    @classmethod
+    def _create(cls, session: Session, options: ClientOptions) -> Client:
+        """The openers' constructor (see `make_client`): the client and its collaborators, attached."""
+        self = cls.__new__(cls)
         self.session = session
-        self.era: Literal["modern", "legacy"] | None = None
-        self.protocol_version: str | None = None
-        self.server_info: Implementation | None = None
+        self.server_info = None
         self.server_capabilities = ServerCapabilities()
-        self.instructions: str | None = None
+        self.instructions = None
         self.discover_result = None
         self.options = options
         client_info = options.client_info
         if isinstance(client_info, Implementation):
-            self.client_info: dict[str, JSON] = unstructure(client_info)
+            info: dict[str, JSON] = unstructure(client_info)
         else:
             name, version = client_info
-            self.client_info = {"name": name, "version": version}
-        self.log_level = options.log_level
+            info = {"name": name, "version": version}
         raw = options.capabilities.get("extensions") if options.capabilities else None
         self._ext = ExtensionSet(options.extensions, raw)
         """The client's extensions, folded (the one place the client asks about them)."""
@@ -165,45 +147,83 @@ class Client:
             self._log,
             bindings={method: binding.handler for method, (_, binding) in self._ext.notifications.items()},
         )
-        self._validate_output = options.validate_output
-        self._outputs = OutputSchemas()
-        self._checks_output = False
-        """Whether results of this connection are checked (a mode other than off, a revision with outputSchema)."""
-        self._output_reports: set[tuple[str, str]] = set()
-        self._reports_generation = 0
-        self._listing_tried = -1
-        self._told_no_validator = False
-        self._listing_lock = trio.Lock()
-        self._param_headers: dict[str, tuple[HeaderParam, ...]] = {}
-        """The x-mcp-header parameters of each tool, from its latest listing (2026-07-28 era)."""
-        self._header_mismatch_retries = 0
-        """How many 2026-07-28 ``tools/call`` refused with ``-32020`` (header mismatch) were sent
-        once more after listing the tools again (each call at most once)."""
-        self._tokens = itertools.count(1)
-        self._input_caps: dict[str, JSON] = {}
-        self._envelope: dict[str, JSON] | None = None
-        self._envelope_level: str | None = None
-        self._extra_caps = dict(options.capabilities) if options.capabilities else {}
-        self._attachment: Attachment | None = None
-        self._tasks = ClientTasks(
+        self._outputs = OutputChecks(
+            options.validate_output, server=session.name, list_tools=self.list_tools, log=self._log
+        )
+        headers = ToolHeaders(session.name, self._log)
+        self._requests = requests = Requests(
+            session,
+            client_info=info,
+            log_level=options.log_level,
+            hooks=self._input.hooks,
+            extra_caps=options.capabilities or {},
+            extensions=self._ext,
+            input=self._input,
+            for_call=self._notes.for_call,
+            tool_headers=headers.of,
+            relist=self._relist_tools,
+            log=self._log,
+        )
+        self._tasks = tasks = ClientTasks(
             TaskHost(
                 session=session,
-                connection=lambda: (self.era, self.protocol_version),
+                connection=lambda: (requests.era, requests.version),
                 server_tasks=lambda: self.server_capabilities.tasks,
-                send=self._task_send,
-                create=self._task_call,
+                send=requests.send_task,
+                create=requests.create_task,
                 run_rounds=self._task_rounds,
                 call_tool=self._plain_call,
                 list_tools=self.list_tools,
-                progress=self._task_progress,
-                answer_all=self._answer_inputs,
-                check_output=self._task_output,
+                progress=requests.progress,
+                answer_all=self._input.answer_all,
+                check_output=self._outputs.check,
                 log=self._log,
             )
         )
+        self._lists = Listings(
+            typed=self._list_page,
+            era=lambda: requests.era,
+            cache=self._cache,
+            outputs=self._outputs.schemas,
+            headers=headers,
+            saw_tools=tasks.saw_tools,
+        )
+        self._attachment = attach(
+            session, on_request=self._input.serve_request, on_notification=self._notes.connection_note
+        )
+        return self
 
     def _log(self, message: str) -> None:
         report(self.session, message)
+
+    @property
+    def era(self) -> Literal["modern", "legacy"] | None:
+        """``"modern"`` (2026-07-28) or ``"legacy"`` (initialize era); `None` before the handshake."""
+        return self._requests.era
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The negotiated revision, for example ``"2026-07-28"`` or ``"2025-11-25"``."""
+        return self._requests.version
+
+    @property
+    def client_info(self) -> dict[str, JSON]:
+        """The ``Implementation`` the client sends, as a dict."""
+        return self._requests.client_info
+
+    @property
+    def log_level(self) -> str | None:
+        """The ``logLevel`` every 2026-07-28 request asks for, or `None` for no logs (settable)."""
+        return self._requests.log_level
+
+    @log_level.setter
+    def log_level(self, value: str | None) -> None:
+        self._requests.log_level = value
+
+    @property
+    def _header_mismatch_retries(self) -> int:
+        """How many ``tools/call`` were sent once more after a ``-32020`` (header mismatch)."""
+        return self._requests.header_mismatch_retries
 
     @property
     def name(self) -> str:
@@ -265,72 +285,34 @@ class Client:
         client from `connect_client`. See `Session.aclose` for how a server
         is stopped.
         """
-        release(self)
+        self._release()
         await self.session.aclose()
 
-    async def _connect(self, restarted: bool) -> None:
+    async def _handshake(self, restarted: bool) -> None:
         options = self.options
-        outcome = await negotiate(
-            self.session,
+        outcome = await self._requests.connect(
             protocol=options.protocol,
-            client_info=self.client_info,
-            declare=self._declared,
             probe_timeout=options.probe_timeout,
             handshake_timeout=options.handshake_timeout,
             restarted=restarted,
         )
-        self._apply(outcome)
-        await self._finish_handshake()
-
-    def _apply(self, outcome: Outcome) -> None:
-        """Take the result of the handshake."""
-        negotiated = outcome.negotiated
-        self.era = negotiated.era
-        self.protocol_version = negotiated.version
-        telemetry_negotiated(self.session, negotiated.version)
-        self._input.version = negotiated.version
-        self._input_caps = self._declared(negotiated.version)
-        # outputSchema and structuredContent came with 2025-06-18.
-        self._checks_output = self._validate_output != "off" and negotiated.version >= "2025-06-18"
-        if negotiated.era == "modern":
-            stop_serving_requests(self.session)
-            found = outcome.discover
-            if found is not None:
-                self.discover_result = found
-                self.server_capabilities = found.capabilities
-                self.server_info = found.server_info
-                self.instructions = found.instructions
-                if self._cache is not None:
-                    self._cache.put("server/discover", "", found, found.ttl_ms, trio.current_time())
-        else:
-            initialized = outcome.initialize
-            assert initialized is not None
+        self._outputs.settle(outcome.negotiated.version)
+        found = outcome.discover
+        if found is not None:
+            self.discover_result = found
+            self.server_capabilities = found.capabilities
+            self.server_info = found.server_info
+            self.instructions = found.instructions
+            if self._cache is not None:
+                self._cache.put("server/discover", "", found, found.ttl_ms, trio.current_time())
+        initialized = outcome.initialize
+        if initialized is not None:
             self.server_info = initialized.server_info
             self.server_capabilities = initialized.capabilities
             self.instructions = initialized.instructions
 
-    async def _finish_handshake(self) -> None:
-        """The initialize era's last steps: ``notifications/initialized``, then the log level."""
-        if self.era != "legacy":
-            await trio.lowlevel.checkpoint()
-            return
-        await self.session.notify("notifications/initialized")
-        if self.log_level is not None and self.server_capabilities.logging is not None:
-            # The initialize era sets the level once, for the whole session.
-            await self.session.request("logging/setLevel", {"level": self.log_level})
-
-    def _declared(self, version: str) -> dict[str, JSON]:
-        caps = {**declare(self._input.hooks, version), **self._extra_caps}
-        if self._ext.extensions:
-            caps = merge_declarations(caps, self._ext.declared)
-        return caps
-
-    def _plain_caps(self, method: str) -> dict[str, JSON]:
-        """What a 2026-07-28 request that asks for no input declares: the extensions it needs."""
-        if not self._ext:
-            return {}
-        extensions = self._ext.for_method(method)
-        return {"extensions": extensions} if extensions else {}
+    def _release(self) -> None:
+        self._attachment.detach()
 
     async def _resolve_claim(
         self, method: str, params: dict[str, JSON], result: dict[str, JSON]
@@ -352,27 +334,6 @@ class Client:
         return await self.request(method, params)
 
     # ------------------------------------------------------------ sending
-
-    def _input_envelope(self) -> dict[str, JSON]:
-        """The ``_meta`` of a plain request that may ask for input (shared; never mutated)."""
-        if self._envelope is None or self._envelope_level != self.log_level:
-            assert self.protocol_version is not None
-            self._envelope_level = self.log_level
-            self._envelope = modern_meta(
-                self.protocol_version, self._input_caps, self.client_info, log_level=self.log_level
-            )
-        return self._envelope
-
-    async def _require(self, era: Literal["modern", "legacy"], method: str) -> None:
-        await trio.lowlevel.checkpoint()
-        if self.era is None:
-            raise RuntimeError("use the client inside 'async with open_stdio_client(...)'")
-        if self.era != era:
-            raise NotSupported(
-                f"{method} does not exist in protocol version {self.protocol_version} (the {self.era} era)",
-                method=method,
-                era=self.era,
-            )
 
     async def request(
         self,
@@ -403,117 +364,13 @@ class Client:
             meta: Extra ``_meta`` keys.
             for_input: Declare the hooks' capabilities (2026-07-28 era).
         """
-        if self.era is None:
-            await trio.lowlevel.checkpoint()
-            raise RuntimeError("use the client inside 'async with open_stdio_client(...)'")
-        body: dict[str, JSON] = dict(params) if params else {}
-        token = next(self._tokens) if on_progress is not None or on_notification is not None else None
-        callback = self._notes.for_call(token, on_progress, on_notification)
-        session = self.session
-        if self.era == "legacy":
-            extra: dict[str, JSON] = dict(meta) if meta else {}
-            if token is not None:
-                extra["progressToken"] = token
-            if extra:
-                body["_meta"] = {**body.get("_meta", {}), **extra}
-            return await session.request(
-                method, body if body or params is not None else None, on_notification=callback
-            )
-        assert self.protocol_version is not None
-        caps = self._input_caps if for_input else self._plain_caps(method)
-        envelope = modern_meta(
-            self.protocol_version,
-            caps,
-            self.client_info,
-            log_level=self.log_level,
-            progress_token=token,
-            extra=meta,
-        )
-        body["_meta"] = envelope
-        retried = False
-        while True:
-            try:
-                if method == "tools/call":
-                    return await self._tools_call(body, on_notification=callback)
-                return await session.request(method, body, on_notification=callback)
-            except RpcError as exc:
-                if (
-                    exc.code == MISSING_CLIENT_CAPABILITY
-                    and not retried
-                    and self._can_declare(exc.data, caps, method)
-                ):
-                    # Declare what we do support and try once more.
-                    retried = True
-                    everything = self._declared(self.protocol_version)
-                    if method not in MRTR_METHODS and needs_extension(exc.data):
-                        everything = declare_extension(everything)
-                    envelope[CLIENT_CAPABILITIES] = everything
-                    continue
-                raise
-
-    def _can_declare(self, data: object, declared: dict[str, JSON], method: str = "") -> bool:
-        if not isinstance(data, dict) or not isinstance(data.get("requiredCapabilities"), dict):
-            return False
-        ours = self._declared(self.protocol_version or MODERN_VERSIONS[0])
-        if method not in MRTR_METHODS:
-            # The tasks extension is ours to declare, except where a task
-            # would come back in place of the result (call_tool asks for one
-            # itself).
-            ours = declare_extension(ours)
-        wanted = data["requiredCapabilities"]
-        if not wanted:
-            return False
-        missing = False
-        for key, value in wanted.items():
-            if key not in ours:
-                return False
-            if key == "extensions":
-                if not isinstance(value, dict) or not all(name in ours["extensions"] for name in value):
-                    return False
-                have = declared.get("extensions")
-                missing = missing or any(not isinstance(have, dict) or name not in have for name in value)
-            else:
-                missing = missing or key not in declared
-        return missing
-
-    async def _typed(
-        self, method: str, params: dict[str, JSON] | None, model: type[M], options: dict[str, Any]
-    ) -> M:
-        result = await self.request(method, params, **options)
-        if self.era == "modern":
-            result_type(method, result)
-        return structure(result, model)
-
-    async def _with_input(
-        self,
-        method: str,
-        params: dict[str, JSON],
-        model: type[M],
-        *,
-        manual: bool,
-        input_responses: Mapping[str, JSON] | None,
-        request_state: str | None,
-        options: dict[str, Any],
-        first_result: dict[str, JSON] | None = None,
-        started: float | None = None,
-    ) -> tuple[M | InputRequiredResult, int]:
-        if self.era == "legacy":
-            InputHandler.refuse_legacy_rounds(method, input_responses, request_state)
-            return await self._typed(method, params, model, options), 0
-
-        async def send(round_params: dict[str, JSON]) -> dict[str, JSON]:
-            return await self.request(method, round_params, for_input=True, **options)
-
-        return await self._input.run_rounds(
+        return await self._requests.request(
             method,
             params,
-            model,
-            send,
-            manual=manual,
-            input_responses=input_responses,
-            request_state=request_state,
-            first_result=first_result,
-            started=started,
+            on_progress=on_progress,
+            on_notification=on_notification,
+            meta=meta,
+            for_input=for_input,
         )
 
     # -------------------------------------------------------------- tools
@@ -597,136 +454,48 @@ class Client:
         """
         if (
             not manual
-            and self.era == "legacy"
+            and self._requests.era == "legacy"
             and self._tasks.may_require(name)
             and await self._tasks.requires(name)
         ):
             return await self._tasks.call_as_task(name, arguments, on_progress)
+        if type(arguments) is dict:
+            params: dict[str, JSON] = {"name": name, "arguments": arguments}
+        else:
+            params = {"name": name}
+            if arguments is not None:
+                params["arguments"] = dict(arguments)
         try:
-            if type(arguments) is dict:
-                params: dict[str, JSON] = {"name": name, "arguments": arguments}
-            else:
-                params = {"name": name}
-                if arguments is not None:
-                    params["arguments"] = dict(arguments)
-            first: dict[str, JSON] | None = None
-            started: float | None = None
-            if (
-                not manual
-                and input_responses is None
-                and request_state is None
-                and on_progress is None
-                and on_notification is None
-                and meta is None
-            ):
-                # The common case, flat: one request, no callbacks. (Until tools
-                # are listed, no output schema is known, and only "strict" has
-                # anything to check: it lists them first.)
-                era = self.era
-                if era == "legacy":
-                    done = structure_tool_result(await self.session.request("tools/call", params))
-                    if (
-                        self._checks_output
-                        and not done.is_error
-                        and (self._outputs.known or self._validate_output == "strict")
-                    ):
-                        await self._check_output(name, done)
-                    return done
-                if era == "modern":
-                    if self._input.input_timeout is not None:
-                        started = trio.current_time()
-                    envelope = self._envelope
-                    if envelope is None or self._envelope_level != self.log_level:
-                        envelope = self._input_envelope()
-                    # A -32021 needs no retry here: tools/call already declares
-                    # every capability the client has.
-                    # (No Mcp-Param-* headers before a listing names some.)
-                    if self._param_headers:
-                        first = await self._tools_call({**params, "_meta": envelope})
-                    else:
-                        # This dict goes out as it is (and is never changed
-                        # afterwards: the channel may still hold it).
-                        params["_meta"] = envelope
-                        first = await self._tools_call(params)
-                    kind = first.get("resultType")
-                    if kind is None or kind == "complete":
-                        done = structure_tool_result(first)
-                        if (
-                            self._checks_output
-                            and not done.is_error
-                            and (self._outputs.known or self._validate_output == "strict")
-                        ):
-                            await self._check_output(name, done)
-                        return done
-                    # Input required: the rounds below send params with envelopes of their own.
-                    params = {key: value for key, value in params.items() if key != "_meta"}
-            result, _ = await self._with_input(
+            result, _ = await self._requests.with_input(
                 "tools/call",
                 params,
                 CallToolResult,
                 manual=manual,
                 input_responses=input_responses,
                 request_state=request_state,
-                options={"on_progress": on_progress, "on_notification": on_notification, "meta": meta},
-                first_result=first,
-                started=started,
+                on_progress=on_progress,
+                on_notification=on_notification,
+                meta=meta,
             )
-            if self._checks_output and isinstance(result, CallToolResult) and not result.is_error:
-                await self._check_output(name, result)
-            return result
         except RpcError as exc:
             if exc.code != MISSING_CLIENT_CAPABILITY or not needs_extension(exc.data) or manual:
                 raise
-        # The server runs this tool only as a task (2026-07-28 extension).
-        return await self._tasks.call_as_task(name, arguments, on_progress)
+            # The server runs this tool only as a task (2026-07-28 extension).
+            return await self._tasks.call_as_task(name, arguments, on_progress)
+        if type(result) is CallToolResult and self._outputs.wants(result):
+            await self._outputs.check(name, result)
+        return result
 
     # -------------------------------------------------------------- tasks
     # (The task side lives in trio_mcp._client.tasks; these are its operations.)
 
-    async def _answer_inputs(self, requests: Mapping[str, InputRequest]) -> dict[str, JSON]:
-        return await self._input.answer_all(requests)
-
-    async def _task_output(self, name: str, result: CallToolResult) -> None:
-        if self._checks_output and (self._outputs.known or self._validate_output == "strict"):
-            await self._check_output(name, result)
-        else:
-            await trio.lowlevel.checkpoint()
-
-    async def _task_send(self, method: str, params: dict[str, JSON], long_lived: bool) -> dict[str, JSON]:
-        """Send a ``tasks/*`` request: as it is (initialize era), or with the envelope declaring the extension."""
-        if self.era == "legacy":
-            return await self.session.request(method, params, long_lived=long_lived)
-        assert self.protocol_version is not None
-        caps = declare_extension(self._input_caps)
-        envelope = modern_meta(self.protocol_version, caps, self.client_info, log_level=self.log_level)
-        try:
-            return await self.session.request(method, {**params, "_meta": envelope}, long_lived=long_lived)
-        except RpcError as exc:
-            if exc.code != MISSING_CLIENT_CAPABILITY or not self._can_declare(exc.data, caps, method):
-                raise
-        envelope[CLIENT_CAPABILITIES] = declare_extension(self._declared(self.protocol_version))
-        return await self.session.request(method, {**params, "_meta": envelope}, long_lived=long_lived)
-
-    async def _task_call(
-        self, params: dict[str, JSON], token: int | None, callback: NotificationCallback | None
-    ) -> dict[str, JSON]:
-        """Send one ``tools/call`` that asks for a task (2026-07-28: declaring the extension)."""
-        if self.era == "legacy":
-            body = params if token is None else {**params, "_meta": {"progressToken": token}}
-            return await self.session.request("tools/call", body, on_notification=callback)
-        assert self.protocol_version is not None
-        caps = declare_extension(self._input_caps)
-        envelope = modern_meta(
-            self.protocol_version, caps, self.client_info, log_level=self.log_level, progress_token=token
-        )
-        return await self._tools_call({**params, "_meta": envelope}, on_notification=callback)
-
     async def _task_rounds(
         self, params: dict[str, JSON], send: Callable[[dict[str, JSON]], Awaitable[dict[str, JSON]]]
     ) -> CallToolResult:
-        result, _ = await self._input.run_rounds(
-            "tools/call", params, CallToolResult, send, manual=False, input_responses=None, request_state=None
-        )
+        handler = self._input
+        round_params, start = handler.first_round(params, None, None)
+        first = await send(round_params)
+        result, _ = await handler.run_rounds("tools/call", params, CallToolResult, send, first, start)
         assert isinstance(result, CallToolResult)
         return result
 
@@ -734,12 +503,6 @@ class Client:
         self, name: str, arguments: Mapping[str, JSON] | None, on_progress: ProgressCallback | None
     ) -> CallToolResult:
         return await self.call_tool(name, arguments, on_progress=on_progress)
-
-    def _task_progress(
-        self, on_progress: ProgressCallback | None
-    ) -> tuple[int | None, NotificationCallback | None]:
-        token = next(self._tokens) if on_progress is not None else None
-        return token, self._notes.for_call(token, on_progress, None)
 
     @asynccontextmanager
     async def tool_task(
@@ -831,10 +594,10 @@ class Client:
                 pagination loop), or more than 10,000 pages, as for the other
                 listings.
         """
-        await self._require("legacy", "tasks/list")
+        await self._requests.require("legacy", "tasks/list")
         return await self._tasks.list_tasks()
 
-    # ----------------------------------------------------- output schemas
+    # ------------------------------------------------------------ listings
 
     def _invalidate(self, note: dict[str, JSON]) -> None:
         """Drop what a list-change or update notification says has changed (and tell the tasks)."""
@@ -842,235 +605,77 @@ class Client:
         if self._cache is not None:
             self._cache.invalidate(note)
         if note.get("method") == "notifications/tools/list_changed":
-            self._outputs.forget()
+            self._outputs.schemas.forget()
 
-    def _report_once(self, tool: str, kind: str, message: str) -> None:
-        """Report through ``on_log``, once per listing for each tool and kind of problem."""
-        generation = self._outputs.generation
-        if self._reports_generation != generation:
-            self._reports_generation = generation
-            self._output_reports.clear()
-        key = (tool, kind)
-        if key not in self._output_reports:
-            self._output_reports.add(key)
-            self._log(message)
+    async def _list_page(
+        self, method: str, params: dict[str, JSON], model: type, on_notification: NotificationCallback | None
+    ) -> Any:
+        return await self._requests.typed(method, params, model, on_notification=on_notification)
 
-    async def _learn_tools(self) -> None:
-        """List the tools once, to learn their output schemas (strict mode, nothing listed yet)."""
-        async with self._listing_lock:
-            outputs = self._outputs
-            if outputs.known or self._listing_tried == outputs.generation:
-                return
-            try:
-                await self.list_tools()
-            except MCPError as exc:
-                # Not again until the tools change: each call would pay for it.
-                self._listing_tried = outputs.generation
-                self._report_once(
-                    "",
-                    "listing",
-                    f"cannot list the tools of {self.session.name} to learn their output schemas: {exc}",
-                )
-
-    async def _check_output(self, name: str, result: CallToolResult) -> None:
-        """Check a result's structured content against its tool's output schema (``validate_output``)."""
-        strict = self._validate_output == "strict"
-        outputs = self._outputs
-        if strict and not outputs.known:
-            await self._learn_tools()
-        if outputs.declares(name) and not validator_available():
-            if strict:
-                raise OutputValidationError(
-                    f"cannot check the output of tool {name!r}: validate_output='strict' needs the"
-                    " validation extra (pip install 'trio-mcp[validation]')",
-                    tool=name,
-                    result=result,
-                )
-            if not self._told_no_validator:
-                self._told_no_validator = True
-                self._log(
-                    "structured tool output is not checked: the validation extra is not installed"
-                    " (pip install 'trio-mcp[validation]', or validate_output='off' to silence this)"
-                )
-            return
-        structured = result.structured_content
-        kind, path, reason = outputs.judge(name, structured, present=structured is not None)
-        if kind == "ok":
-            return
-        server = self.session.name
-        if kind == "unlisted":
-            self._report_once(
-                name,
-                kind,
-                f"tool {name!r} of {server} is not in its tool listing: its structured output is not checked",
-            )
-            return
-        if kind == "unusable":
-            self._report_once(
-                name,
-                kind,
-                f"the outputSchema of tool {name!r} of {server} cannot be used, so its output is not"
-                f" checked: {reason}",
-            )
-            return
-        if kind == "missing":
-            message = (
-                f"tool {name!r} of {server} declared an outputSchema but its result has no structuredContent"
-            )
-        else:
-            message = f"the structured output of tool {name!r} of {server} does not match its outputSchema at {path}: {reason}"
-        if strict:
-            raise OutputValidationError(message, tool=name, path=path, reason=reason, result=result)
-        self._log(message)
-
-    # ------------------------------------------------------------ listings
-
-    async def _page(self, method: str, cursor: str | None, options: dict[str, Any]) -> Any:
-        params: dict[str, JSON] = {} if cursor is None else {"cursor": cursor}
-        model = _LISTS[method][0]
-        cacheable = self._cache is not None and not any(options.values())
-        key = "" if cursor is None else "\0" + cursor
-        if cacheable:
-            assert self._cache is not None
-            hit = self._cache.get(method, key, trio.current_time())
-            if hit is not None:
-                await trio.lowlevel.checkpoint()
-                if isinstance(hit, ListToolsResult):
-                    self._outputs.saw_page(hit, hit.tools, first=cursor is None)
-                return hit
-        page: Any = await self._typed(method, params, model, options)
-        if method == "tools/list" and self.era == "modern":
-            page = self._screen_tools(page)
-        if cacheable and self.era == "modern":
-            assert self._cache is not None
-            self._cache.put(method, key, page, page.ttl_ms, trio.current_time())
-        if method == "tools/list":
-            self._outputs.saw_page(page, page.tools, first=cursor is None)
-            if self.era == "legacy":
-                self._tasks.saw_tools(page.tools)
-        return page
-
-    def _screen_tools(self, page: ListToolsResult) -> ListToolsResult:
-        """Leave out the tools whose ``x-mcp-header`` annotations are invalid (SEP-2243), saying why."""
-        kept, params, dropped = screen_tools(page.tools, lambda tool: (tool.name, tool.input_schema))
-        for tool in page.tools:
-            self._param_headers.pop(tool.name, None)
-        self._param_headers.update(params)
-        for tool, error in dropped:
-            self._log(
-                f"tool {tool.name!r} of {self.session.name} is left out of the listing, as it cannot be"
-                f" called: its x-mcp-header breaks the rule {error.rule!r} ({error})"
-            )
-        return attrs.evolve(page, tools=kept) if dropped else page
-
-    async def _tools_call(
-        self, body: dict[str, JSON], *, on_notification: NotificationCallback | None = None
-    ) -> dict[str, JSON]:
-        """Send one 2026-07-28 ``tools/call`` (``body`` has its ``_meta``) with its ``Mcp-Param-*`` headers.
-
-        A server that refuses it with ``-32020`` (header mismatch: the tool
-        was never listed, or its schema changed since) gets ``tools/list``
-        again once, and the call once more (a new request, with the headers
-        of the new listing); a second refusal is the caller's `RpcError`.
-        """
-        session = self.session
-        try:
-            return await session.request(
-                "tools/call", body, on_notification=on_notification, headers=self._tool_headers(body)
-            )
-        except RpcError as exc:
-            if exc.code != HEADER_MISMATCH:
-                raise
-            self._header_mismatch_retries += 1
-            self._log(
-                f"{session.name} refused tools/call of {body.get('name')!r} for its headers ({exc.message});"
-                " listing the tools again and sending it once more"
-            )
-        if self._cache is not None:
-            self._cache.invalidate({"method": "notifications/tools/list_changed"})
-        await self.list_tools()
-        return await session.request(
-            "tools/call", body, on_notification=on_notification, headers=self._tool_headers(body)
-        )
-
-    def _tool_headers(self, params: Mapping[str, JSON]) -> tuple[tuple[str, str], ...]:
-        """The ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call`` (x-mcp-header), from the tool's
-        latest listing; none for a tool never listed."""
-        name = params.get("name")
-        found = self._param_headers.get(name) if isinstance(name, str) else None
-        return tuple(param_headers(found, params.get("arguments"))) if found else ()
-
-    def _pages(self, method: str) -> Pages[Any]:
-        async def fetch(cursor: str | None) -> Any:
-            return await self._page(method, cursor, {})
-
-        return Pages(fetch, method, _LISTS[method][1])
+    async def _relist_tools(self) -> None:
+        await self._lists.relist_tools()
 
     async def list_tools_page(
         self, cursor: str | None = None, *, on_notification: NotificationCallback | None = None
     ) -> ListToolsResult:
         """Fetch one page of the server's tools (``tools/list``); pass its ``next_cursor`` for the next."""
-        page: ListToolsResult = await self._page("tools/list", cursor, {"on_notification": on_notification})
+        page: ListToolsResult = await self._lists.page("tools/list", cursor, on_notification)
         return page
 
     def iter_tools(self) -> Pages[Tool]:
         """Yield every tool, fetching pages as they are needed: ``async for item in client.iter_tools():``."""
-        return self._pages("tools/list")
+        return self._lists.pages("tools/list")
 
     async def list_tools(self) -> list[Tool]:
         """Return every tool the server has, following ``nextCursor`` to the end."""
-        return await self._pages("tools/list").collect()
+        return await self._lists.all("tools/list")
 
     async def list_prompts_page(
         self, cursor: str | None = None, *, on_notification: NotificationCallback | None = None
     ) -> ListPromptsResult:
         """Fetch one page of the server's prompts (``prompts/list``)."""
-        page: ListPromptsResult = await self._page(
-            "prompts/list", cursor, {"on_notification": on_notification}
-        )
+        page: ListPromptsResult = await self._lists.page("prompts/list", cursor, on_notification)
         return page
 
     def iter_prompts(self) -> Pages[Prompt]:
         """Yield every prompt, fetching pages as they are needed: ``async for item in client.iter_prompts():``."""
-        return self._pages("prompts/list")
+        return self._lists.pages("prompts/list")
 
     async def list_prompts(self) -> list[Prompt]:
         """Return every prompt, following ``nextCursor`` to the end."""
-        return await self._pages("prompts/list").collect()
+        return await self._lists.all("prompts/list")
 
     async def list_resources_page(
         self, cursor: str | None = None, *, on_notification: NotificationCallback | None = None
     ) -> ListResourcesResult:
         """Fetch one page of the server's resources (``resources/list``)."""
-        page: ListResourcesResult = await self._page(
-            "resources/list", cursor, {"on_notification": on_notification}
-        )
+        page: ListResourcesResult = await self._lists.page("resources/list", cursor, on_notification)
         return page
 
     def iter_resources(self) -> Pages[Resource]:
         """Yield every resource, fetching pages as they are needed: ``async for item in client.iter_resources():``."""
-        return self._pages("resources/list")
+        return self._lists.pages("resources/list")
 
     async def list_resources(self) -> list[Resource]:
         """Return every resource, following ``nextCursor`` to the end."""
-        return await self._pages("resources/list").collect()
+        return await self._lists.all("resources/list")
 
     async def list_resource_templates_page(
         self, cursor: str | None = None, *, on_notification: NotificationCallback | None = None
     ) -> ListResourceTemplatesResult:
         """Fetch one page of the server's resource templates (``resources/templates/list``)."""
-        page: ListResourceTemplatesResult = await self._page(
-            "resources/templates/list", cursor, {"on_notification": on_notification}
+        page: ListResourceTemplatesResult = await self._lists.page(
+            "resources/templates/list", cursor, on_notification
         )
         return page
 
     def iter_resource_templates(self) -> Pages[ResourceTemplate]:
         """Yield every resource template, fetching pages as they are needed: ``async for item in client.iter_resource_templates():``."""
-        return self._pages("resources/templates/list")
+        return self._lists.pages("resources/templates/list")
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
         """Return every resource template, following ``nextCursor`` to the end."""
-        return await self._pages("resources/templates/list").collect()
+        return await self._lists.all("resources/templates/list")
 
     # ------------------------------------------------- prompts, resources
 
@@ -1123,14 +728,16 @@ class Client:
         params: dict[str, JSON] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        result, _ = await self._with_input(
+        result, _ = await self._requests.with_input(
             "prompts/get",
             params,
             GetPromptResult,
             manual=manual,
             input_responses=input_responses,
             request_state=request_state,
-            options={"on_progress": on_progress, "on_notification": on_notification, "meta": meta},
+            on_progress=on_progress,
+            on_notification=on_notification,
+            meta=meta,
         )
         return result
 
@@ -1180,21 +787,29 @@ class Client:
         2026-07-28 ones). Input requests are answered as for `call_tool`.
         Fresh results (``ttlMs``) are served from the cache.
         """
-        options = {"on_progress": on_progress, "on_notification": on_notification, "meta": meta}
-        plain = not manual and input_responses is None and request_state is None and not any(options.values())
+        plain = (
+            not manual
+            and input_responses is None
+            and request_state is None
+            and on_progress is None
+            and on_notification is None
+            and not meta
+        )
         if plain and self._cache is not None:
             hit = self._cache.get("resources/read", uri, trio.current_time())
             if isinstance(hit, ReadResourceResult):
                 await trio.lowlevel.checkpoint()
                 return hit
-        result, rounds = await self._with_input(
+        result, rounds = await self._requests.with_input(
             "resources/read",
             {"uri": uri},
             ReadResourceResult,
             manual=manual,
             input_responses=input_responses,
             request_state=request_state,
-            options=options,
+            on_progress=on_progress,
+            on_notification=on_notification,
+            meta=meta,
         )
         if plain and rounds == 1 and self._cache is not None and isinstance(result, ReadResourceResult):
             self._cache.put("resources/read", uri, result, result.ttl_ms, trio.current_time())
@@ -1232,7 +847,7 @@ class Client:
         params: dict[str, JSON] = {"ref": wire_ref, "argument": wire_argument}
         if context is not None:
             params["context"] = {"arguments": dict(context)}
-        result = await self._typed("completion/complete", params, CompleteResult, {})
+        result = await self._requests.typed("completion/complete", params, CompleteResult)
         return result.completion
 
     # ------------------------------------------------------- modern only
@@ -1247,12 +862,12 @@ class Client:
                 description is in `server_info`, `server_capabilities` and
                 `instructions`.
         """
-        await self._require("modern", "server/discover")
+        await self._requests.require("modern", "server/discover")
         if self._cache is not None:
             hit = self._cache.get("server/discover", "", trio.current_time())
             if isinstance(hit, DiscoverResult):
                 return hit
-        found = await self._typed("server/discover", None, DiscoverResult, {})
+        found = await self._requests.typed("server/discover", None, DiscoverResult)
         if self._cache is not None:
             self._cache.put("server/discover", "", found, found.ttl_ms, trio.current_time())
         return found
@@ -1295,17 +910,7 @@ class Client:
         if self.era is None:
             await trio.lowlevel.checkpoint()
             raise RuntimeError("use the client inside 'async with open_client(...)'")
-        wanted: dict[str, JSON] = {}
-        if tools:
-            wanted["toolsListChanged"] = True
-        if prompts:
-            wanted["promptsListChanged"] = True
-        if resources:
-            wanted["resourcesListChanged"] = True
-        if resource_uris:
-            if isinstance(resource_uris, str):
-                raise TypeError("resource_uris must be a sequence of URIs, not a single string")
-            wanted["resourceSubscriptions"] = list(resource_uris)
+        wanted = subscription_filter(tools, prompts, resources, resource_uris)
         self.session.check_usable()
         invalidate = self._invalidate
         if self.era == "legacy":
@@ -1316,13 +921,7 @@ class Client:
             return
 
         async def send(params: dict[str, JSON], callback: NotificationCallback) -> dict[str, JSON]:
-            assert self.protocol_version is not None
-            body = {
-                **params,
-                "_meta": modern_meta(
-                    self.protocol_version, self._plain_caps("subscriptions/listen"), self.client_info
-                ),
-            }
+            body = {**params, "_meta": self._requests.plain_meta("subscriptions/listen")}
 
             async def deliver(note: dict[str, JSON]) -> None:
                 invalidate(note)
@@ -1344,7 +943,7 @@ class Client:
             NotSupported: The 2026-07-28 era dropped ``ping``; the process's
                 liveness is the transport's business.
         """
-        await self._require("legacy", "ping")
+        await self._requests.require("legacy", "ping")
         await self.session.request("ping")
 
     async def set_logging_level(self, level: str) -> None:
@@ -1356,7 +955,7 @@ class Client:
         Raises:
             NotSupported: The server speaks the 2026-07-28 era.
         """
-        await self._require("legacy", "logging/setLevel")
+        await self._requests.require("legacy", "logging/setLevel")
         await self.session.request("logging/setLevel", {"level": level})
 
     async def subscribe_resource(self, uri: str) -> None:
@@ -1365,7 +964,7 @@ class Client:
         Raises:
             NotSupported: The server speaks the 2026-07-28 era (use `listen`).
         """
-        await self._require("legacy", "resources/subscribe")
+        await self._requests.require("legacy", "resources/subscribe")
         await self.session.request("resources/subscribe", {"uri": uri})
 
     async def unsubscribe_resource(self, uri: str) -> None:
@@ -1374,7 +973,7 @@ class Client:
         Raises:
             NotSupported: The server speaks the 2026-07-28 era.
         """
-        await self._require("legacy", "resources/unsubscribe")
+        await self._requests.require("legacy", "resources/unsubscribe")
         await self.session.request("resources/unsubscribe", {"uri": uri})
 
     async def _unsubscribe_quietly(self, uri: str) -> None:
@@ -1387,7 +986,10 @@ class Client:
         """Forget every cached result (the cache honours ``ttlMs``), and the tools' output schemas."""
         if self._cache is not None:
             self._cache.clear()
-        self._outputs.forget()
+        self._outputs.schemas.forget()
+
+
+# ------------------------------------------------------- for the openers
 
 
 # ------------------------------------------------------- for the openers
@@ -1399,12 +1001,7 @@ def make_client(session: Session, options: ClientOptions) -> Client:
     Raises:
         RuntimeError: The session has a client already.
     """
-    client = Client.__new__(Client)
-    client._setup(session, options)
-    client._attachment = attach(
-        session, on_request=client._input.serve_request, on_notification=client._notes.connection_note
-    )
-    return client
+    return Client._create(session, options)
 
 
 async def handshake(client: Client, *, restarted: bool = False) -> None:
@@ -1416,14 +1013,12 @@ async def handshake(client: Client, *, restarted: bool = False) -> None:
         VersionMismatch: No protocol version in common.
         RequestTimeout: The handshake ran out of ``handshake_timeout``.
     """
-    await client._connect(restarted)
+    await client._handshake(restarted)
 
 
 def release(client: Client) -> None:
     """Give the session back: the hooks and ``on_notification`` stop answering; idempotent."""
-    attachment = client._attachment
-    if attachment is not None:
-        attachment.detach()
+    client._release()
 
 
 def start_beside(client: Client, fn: Callable[..., Awaitable[object]], *args: object, name: str) -> None:

@@ -199,22 +199,35 @@ class InputHandler:
 
     # -------------------------------------------------------------- rounds
 
+    def first_round(
+        self, params: dict[str, JSON], input_responses: Mapping[str, JSON] | None, request_state: str | None
+    ) -> tuple[dict[str, JSON], float]:
+        """The params of a request's first round (with the answers of a manual round before it),
+        and when the operation started (for ``input_timeout``). Send them, then give the answer
+        to `run_rounds`."""
+        round_params = (
+            retry_params(params, dict(input_responses) if input_responses else None, request_state)
+            if input_responses is not None or request_state is not None
+            else params
+        )
+        return round_params, trio.current_time() if self.input_timeout is not None else 0.0
+
     async def run_rounds(
         self,
         method: str,
         params: dict[str, JSON],
         model: type[M],
         send: SendRound,
-        *,
-        manual: bool,
-        input_responses: Mapping[str, JSON] | None,
-        request_state: str | None,
-        first_result: dict[str, JSON] | None = None,
-        started: float | None = None,
+        result: dict[str, JSON],
+        start: float,
+        manual: bool = False,
     ) -> tuple[M | InputRequiredResult, int]:
-        """Run a request of the 2026-07-28 era to completion, answering its input requests.
+        """Run a request of the 2026-07-28 era to completion from its first answer, answering its
+        input requests.
 
-        Returns the typed result (or, in manual mode, the first
+        The first round is the caller's (see `first_round`): the common
+        answer, complete at once, costs no round trip through here but this
+        call. Returns the typed result (or, in manual mode, the first
         `InputRequiredResult`) and the number of requests it took.
 
         Raises:
@@ -225,17 +238,6 @@ class InputHandler:
                 ``resultType``.
         """
         budget = self.input_timeout
-        if first_result is None:
-            round_params = (
-                retry_params(params, dict(input_responses) if input_responses else None, request_state)
-                if input_responses is not None or request_state is not None
-                else params
-            )
-            start = trio.current_time() if budget is not None else 0.0
-            result = await send(round_params)
-        else:
-            start = started if started is not None else trio.current_time()
-            result = first_result
         rounds = 1
         resolve = self.resolve
         if resolve is not None and result.get("resultType") not in _PLAIN:

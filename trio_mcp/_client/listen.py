@@ -14,10 +14,12 @@ from .._errors import MCPError, RpcError
 from .._session import NotificationStream, RequestTimeout, call_maybe_async, report, start_soon
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .._options import NotificationCallback
     from .._session import Session
 
-__all__ = ["Subscription", "open_legacy_subscription", "open_subscription"]
+__all__ = ["Subscription", "open_legacy_subscription", "open_subscription", "subscription_filter"]
 
 JSON: TypeAlias = Any
 
@@ -52,6 +54,28 @@ class Subscription(NotificationStream):
     def end(self, error: MCPError | None) -> None:
         super().end(error)
         self._acked.set()
+
+
+def subscription_filter(
+    tools: bool, prompts: bool, resources: bool, resource_uris: Sequence[str]
+) -> dict[str, JSON]:
+    """What a ``listen`` block asks for, as the filter of ``subscriptions/listen`` (both eras use it).
+
+    Raises:
+        TypeError: ``resource_uris`` is a single string.
+    """
+    wanted: dict[str, JSON] = {}
+    if tools:
+        wanted["toolsListChanged"] = True
+    if prompts:
+        wanted["promptsListChanged"] = True
+    if resources:
+        wanted["resourcesListChanged"] = True
+    if resource_uris:
+        if isinstance(resource_uris, str):
+            raise TypeError("resource_uris must be a sequence of URIs, not a single string")
+        wanted["resourceSubscriptions"] = list(resource_uris)
+    return wanted
 
 
 @asynccontextmanager

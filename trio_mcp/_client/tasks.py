@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
 import trio
 
 from .._core.eras import result_type
-from .._core.jsonrpc import INVALID_PARAMS
 from .._core.tasks import (
     POLL_CAP,
     POLL_FLOOR,
@@ -43,6 +42,7 @@ from .._core.tasks import (
     decode_task,
     gone,
     legacy_support,
+    unknown_task,
 )
 from .._errors import MCPError, NotSupported, RpcError, TaskCancelled, TaskError, TaskGone
 from .._models import CallToolResult, InputRequest, structure
@@ -291,7 +291,7 @@ class ToolTask:
         try:
             reply = await self._ops.send("tasks/cancel", {"taskId": self.task_id}, False)
         except RpcError as exc:
-            if exc.code != INVALID_PARAMS:
+            if not unknown_task(exc):
                 raise
             follower.failed("tasks/cancel", exc)
         else:
@@ -618,7 +618,7 @@ async def _cancel_unfinished(handle: ToolTask) -> None:
         try:
             await ops.send("tasks/cancel", {"taskId": handle.task_id}, False)
         except RpcError as exc:
-            if exc.code != INVALID_PARAMS:
+            if not unknown_task(exc):
                 ops.log(f"tasks/cancel of task {handle.task_id} failed as its block ended: {exc}")
         except MCPError as exc:
             ops.log(f"tasks/cancel of task {handle.task_id} failed as its block ended: {exc}")
@@ -906,7 +906,7 @@ class ClientTasks:
         try:
             reply = await self._host.send("tasks/cancel", {"taskId": task_id}, False)
         except RpcError as exc:
-            if exc.code != INVALID_PARAMS:
+            if not unknown_task(exc):
                 raise
             # Unknown, or (2025-11-25) ended already: its status says which.
             return await self.get_task(task_id)

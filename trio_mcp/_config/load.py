@@ -214,6 +214,7 @@ def load_config(
         "user_home": user_home,
         "on_missing": on_missing,
     }
+    _expander(**expander_args)  # checked even when no file is given, as parse_config checks them
     documents: list[Document] = []
     sources: list[str] = []
     for given in paths:

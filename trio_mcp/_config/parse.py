@@ -18,6 +18,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+from .._core.kinds import json_kind
 from .expand import Expander, Unresolved
 from .spec import ConfigError, ConfigSource, ServerSpec, Transport
 from .text import duplicates, parse_dotenv
@@ -125,23 +126,6 @@ def file_error(path: str | None, message: str) -> ConfigError:
     return ConfigError(f"{path}: {message}" if path is not None else message, file=path)
 
 
-def _kind(value: object) -> str:
-    """What a JSON value is, for a message that must not show the value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
 #: The files that hold a client's other settings too, and servers only once one is added.
 _SETTINGS_FILES: Final = frozenset({".claude.json", "claude_desktop_config.json"})
 
@@ -185,7 +169,7 @@ def parse_document(
         ConfigError: The document as a whole is wrong.
     """
     if not isinstance(root, dict):
-        raise file_error(path, f"the configuration must be a JSON object, got {_kind(root)}")
+        raise file_error(path, f"the configuration must be a JSON object, got {json_kind(root)}")
     if duplicates(root):
         raise file_error(path, f"the key {duplicates(root)[0]!r} is given twice")
     if _is_registry_descriptor(root):
@@ -221,7 +205,9 @@ def parse_document(
     else:
         raise file_error(path, "no 'mcpServers' (or VS Code 'servers') map of servers")
     if not isinstance(servers, dict):
-        raise file_error(path, f"{key!r} must be an object mapping names to servers, got {_kind(servers)}")
+        raise file_error(
+            path, f"{key!r} must be an object mapping names to servers, got {json_kind(servers)}"
+        )
     if duplicates(servers):
         raise file_error(path, f"the server {duplicates(servers)[0]!r} is defined twice")
 
@@ -250,7 +236,7 @@ def _inputs(raw: object, path: str | None, document: Document) -> dict[str, Mapp
         return {}
     prefix = f"{path}: " if path else ""
     if not isinstance(raw, list):
-        document.warnings.append(prefix + f"'inputs' must be a list, got {_kind(raw)}; it is ignored")
+        document.warnings.append(prefix + f"'inputs' must be a list, got {json_kind(raw)}; it is ignored")
         return {}
     inputs: dict[str, Mapping[str, Any]] = {}
     for index, item in enumerate(raw):
@@ -270,7 +256,7 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
     if _CONTROL.search(name):
         raise ctx.error("a server name must not contain control characters", server=name)
     if not isinstance(raw, dict):
-        raise ctx.error(f"a server must be an object, got {_kind(raw)}", server=name)
+        raise ctx.error(f"a server must be an object, got {json_kind(raw)}", server=name)
     if duplicates(raw):
         field = duplicates(raw)[0]
         raise ctx.error("this field is given twice", server=name, field=field)
@@ -291,7 +277,7 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
             continue
         value = raw[key]
         if not isinstance(value, str):
-            raise fail(key, f"must be a string, got {_kind(value)}")
+            raise fail(key, f"must be a string, got {json_kind(value)}")
         mapped = _TRANSPORTS.get(value)
         if mapped is None:
             shown = value if len(value) <= 40 else value[:37] + "..."
@@ -305,7 +291,7 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
     urls = [(key, raw[key]) for key in _URL_KEYS if key in raw]
     for key, value in urls:
         if not isinstance(value, str):
-            raise fail(key, f"must be a string, got {_kind(value)}")
+            raise fail(key, f"must be a string, got {json_kind(value)}")
     if len({value for _, value in urls}) > 1:
         raise fail(urls[1][0], f"disagrees with {urls[0][0]!r}; give one URL")
     has_command = "command" in raw
@@ -336,7 +322,7 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
     enabled = True
     for key in ("enabled", "disabled"):
         if key in raw and not isinstance(raw[key], bool):
-            raise fail(key, f"must be true or false, got {_kind(raw[key])}")
+            raise fail(key, f"must be true or false, got {json_kind(raw[key])}")
     if "enabled" in raw and "disabled" in raw and raw["enabled"] == raw["disabled"]:
         raise fail("disabled", "contradicts 'enabled'; give one of them")
     if "enabled" in raw:
@@ -358,7 +344,7 @@ def _entry(name: str, raw: object, ctx: _Context) -> ServerSpec:
         if field not in raw:
             return None
         if not isinstance(value, str):
-            raise fail(field, f"must be a string, got {_kind(value)}")
+            raise fail(field, f"must be a string, got {json_kind(value)}")
         return value
 
     kwargs: dict[str, Any] = {}
@@ -504,12 +490,12 @@ def _args(
             'must be a list of strings, got one string (no shell splitting: write ["-y", "pkg"], not "-y pkg")',
         )
     if not isinstance(value, list):
-        raise fail("args", f"must be a list of strings, got {_kind(value)}")
+        raise fail("args", f"must be a list of strings, got {json_kind(value)}")
     result: list[str] = []
     for index, item in enumerate(value):
         field = f"args[{index}]"
         if not isinstance(item, str):
-            raise fail(field, f"must be a string, got {_kind(item)}")
+            raise fail(field, f"must be a string, got {json_kind(item)}")
         result.append(expand(field, item))
     return tuple(result)
 
@@ -526,7 +512,7 @@ def _string_map(
         return {}
     value = raw[field]
     if not isinstance(value, dict):
-        raise fail(field, f"must be an object of names to strings, got {_kind(value)}")
+        raise fail(field, f"must be an object of names to strings, got {json_kind(value)}")
     if duplicates(value):
         raise fail(f"{field}.{duplicates(value)[0]}", "given twice")
     result: dict[str, str] = {}
@@ -545,7 +531,7 @@ def _string_map(
             item = str(item)
             converted.append(key)
         elif not isinstance(item, str):
-            raise fail(where, f"must be a string, got {_kind(item)}")
+            raise fail(where, f"must be a string, got {json_kind(item)}")
         result[key] = expand(where, item)
     if converted:
         ctx.warn(
@@ -585,13 +571,13 @@ def _check_url(url: str, field: str, fail: Callable[[str, str], ConfigError]) ->
 
 def _string_list(value: object, field: str, fail: Callable[[str, str], ConfigError]) -> set[str]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise fail(field, f"must be a list of tool names, got {_kind(value)}")
+        raise fail(field, f"must be a list of tool names, got {json_kind(value)}")
     return set(value)
 
 
 def _seconds(value: object, field: str, fail: Callable[[str, str], ConfigError]) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise fail(field, f"must be a number of seconds, got {_kind(value)}")
+        raise fail(field, f"must be a number of seconds, got {json_kind(value)}")
     seconds = float(value)
     if not seconds > 0 or seconds == float("inf"):
         raise fail(field, "must be a positive number of seconds")

@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
+from .._core.kinds import json_kind
 from .._errors import ConfigError
 
 __all__ = ["ConfigError", "ConfigSource", "LoadedConfig", "ServerSpec", "Transport"]
@@ -79,55 +80,42 @@ def _names(value: Iterable[str]) -> frozenset[str]:
     return frozenset(value)
 
 
-def kind_of(value: object) -> str:
-    """What a value is, for a message that must not show the value (it may be a secret)."""
-    if value is None:
-        return "None"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return type(value).__name__
-
-
 def _check_strings(_: Any, attribute: Any, value: Any) -> None:
     for item in value:
         if not isinstance(item, str):
-            raise TypeError(f"{attribute.name}: every item must be a string, got {kind_of(item)}")
+            raise TypeError(f"{attribute.name}: every item must be a string, got {json_kind(item)}")
 
 
 def _check_string_map(_: Any, attribute: Any, value: Any) -> None:
     for key, item in value.items():
         if not isinstance(key, str) or not isinstance(item, str):
             raise TypeError(
-                f"{attribute.name}: must map strings to strings, got {kind_of(key)} to {kind_of(item)}"
+                f"{attribute.name}: must map strings to strings, got {json_kind(key)} to {json_kind(item)}"
             )
 
 
 def _check_optional_string(_: Any, attribute: Any, value: Any) -> None:
     if value is not None and not isinstance(value, str):
-        raise TypeError(f"{attribute.name}: must be a string or None, got {kind_of(value)}")
+        raise TypeError(f"{attribute.name}: must be a string or None, got {json_kind(value)}")
 
 
 def _check_bool(_: Any, attribute: Any, value: Any) -> None:
     if not isinstance(value, bool):
-        raise TypeError(f"{attribute.name}: must be True or False, got {kind_of(value)}")
+        raise TypeError(f"{attribute.name}: must be True or False, got {json_kind(value)}")
 
 
 def _check_seconds(_: Any, attribute: Any, value: Any) -> None:
     if value is None and attribute.name == "request_timeout":
         return
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{attribute.name}: must be a number of seconds, got {kind_of(value)}")
+        raise TypeError(f"{attribute.name}: must be a number of seconds, got {json_kind(value)}")
     if not 0 < value < math.inf:  # NaN fails this too
         raise ValueError(f"{attribute.name}: must be a positive, finite number of seconds")
 
 
 def _check_name(_: Any, attribute: Any, value: Any) -> None:
     if not isinstance(value, str) or not value:
-        raise TypeError(f"name: must be a non-empty string, got {kind_of(value)}")
+        raise TypeError(f"name: must be a non-empty string, got {json_kind(value)}")
 
 
 def _check_transport(_: Any, attribute: Any, value: Any) -> None:
@@ -137,7 +125,7 @@ def _check_transport(_: Any, attribute: Any, value: Any) -> None:
 
 def _check_source(_: Any, attribute: Any, value: Any) -> None:
     if not isinstance(value, ConfigSource):
-        raise TypeError(f"source: must be a ConfigSource, got {kind_of(value)}")
+        raise TypeError(f"source: must be a ConfigSource, got {json_kind(value)}")
 
 
 @attrs.frozen(repr=False)

@@ -61,22 +61,31 @@ def parse_json(text: str) -> Any:
         raise ValueError(f"not valid JSON: {exc}") from None
 
 
-def _string_end(text: str, start: int) -> int:
-    """The index just past the JSON string that opens at ``start`` (or the end of the text)."""
-    i = start + 1
-    n = len(text)
-    while i < n:
-        char = text[i]
-        if char == "\\":
-            i += 2
-            continue
-        i += 1
-        if char == '"':
-            return i
-    return n
-
-
+# One token of JSON with comments, in one pass: a string (kept as it is,
+# to its end or the text's), a line comment, a block comment (unterminated:
+# the rest of the text, kept for the JSON parser to refuse), or a comma
+# that only blanks and comments separate from a closing bracket. The
+# comment patterns cannot span two comments, and the look past a comma
+# never gives back what it matched: nothing backtracks.
+_JSONC_TOKEN = re.compile(
+    r"""
+      (?P<string> "(?:[^"\\]|\\.)*(?:"|\\?\Z) )
+    | (?P<comment> //[^\n]* | /\*[^*]*\*+(?:[^/*][^*]*\*+)*/ )
+    | (?P<open> /\*.* )
+    | (?P<comma> ,(?=(?>[ \t\r\n] | //[^\n]*+ | /\*[^*]*\*+(?:[^/*][^*]*\*+)*/ )*+[}\]]) )
+    """,
+    re.VERBOSE | re.DOTALL,
+)
 _BLANK = re.compile(r"[^\n]")
+
+
+def _blank(match: re.Match[str]) -> str:
+    kind = match.lastgroup
+    if kind == "comment":
+        return _BLANK.sub(" ", match.group())
+    if kind == "comma":
+        return " "
+    return match.group()
 
 
 def strip_jsonc(text: str) -> str:
@@ -86,53 +95,7 @@ def strip_jsonc(text: str) -> str:
     right; strings are left alone. An unterminated comment is left in place,
     for the JSON parser to refuse.
     """
-    out: list[str] = []
-    i = 0
-    n = len(text)
-    while i < n:
-        char = text[i]
-        if char == '"':
-            end = _string_end(text, i)
-            out.append(text[i:end])
-            i = end
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            out.append(" " * (end - i))
-            i = end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            if end < 0:
-                out.append(text[i:])
-                break
-            out.append(_BLANK.sub(" ", text[i : end + 2]))
-            i = end + 2
-        else:
-            out.append(char)
-            i += 1
-    plain = "".join(out)
-    # Trailing commas: a comma outside strings followed by blanks and } or ].
-    out = []
-    i = 0
-    n = len(plain)
-    while i < n:
-        char = plain[i]
-        if char == '"':
-            end = _string_end(plain, i)
-            out.append(plain[i:end])
-            i = end
-            continue
-        if char == ",":
-            j = i + 1
-            while j < n and plain[j] in " \t\r\n":
-                j += 1
-            if j < n and plain[j] in "}]":
-                out.append(" ")
-                i += 1
-                continue
-        out.append(char)
-        i += 1
-    return "".join(out)
+    return _JSONC_TOKEN.sub(_blank, text)
 
 
 _DOTENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")

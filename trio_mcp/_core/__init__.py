@@ -13,7 +13,8 @@ Lines and JSON-RPC:
 * `~trio_mcp._core.codec`: JSON lines read exactly as Python's ``json`` reads them;
 * `~trio_mcp._core.jsonrpc`: the JSON-RPC connection as a state machine (ids,
   correlation, routing, diagnostics); it never raises on what a server sends;
-* `~trio_mcp._core.limits`: rate limits for diagnostics.
+* `~trio_mcp._core.limits`: rate limits for diagnostics;
+* `~trio_mcp._core.kinds`: what kind of JSON value a value is, in the words every message uses.
 
 Protocol eras and what a client sends:
 

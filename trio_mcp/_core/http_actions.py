@@ -30,13 +30,21 @@ class DeliveredCall(Protocol):
 
 
 class Deliver:
-    """Hand ``data`` (one JSON-RPC message) to the session; ``call``: the call it answers, if any."""
+    """Hand ``data`` (one JSON-RPC message) to the session; ``call``: the call it answers, if any.
 
-    __slots__ = ("call", "data")
+    ``ends_exchange``: the answer came on another stream than the exchange
+    still carrying ``call`` (the GET stream, while its POST is open): that
+    exchange is over, close it.
+    """
 
-    def __init__(self, data: bytes, call: DeliveredCall | None = None) -> None:
+    __slots__ = ("call", "data", "ends_exchange")
+
+    def __init__(
+        self, data: bytes, call: DeliveredCall | None = None, *, ends_exchange: bool = False
+    ) -> None:
         self.data = data
         self.call = call
+        self.ends_exchange = ends_exchange
 
     def __repr__(self) -> str:
         return f"Deliver({self.data[:60]!r})"

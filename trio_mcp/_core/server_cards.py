@@ -31,6 +31,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import attrs
 
 from .._errors import ServerCardError
+from .kinds import json_kind
 
 __all__ = [
     "CARD_MEDIA_TYPE",
@@ -286,28 +287,12 @@ def decode_document(body: bytes, url: str, what: str = "document") -> dict[str, 
         raise _error(f"the {what} at {shown(url)} is not JSON ({reason})", "not_json", url) from None
     if not isinstance(value, dict):
         raise _error(
-            f"the {what} at {shown(url)} is JSON but not an object ({_kind(value)})",
+            f"the {what} at {shown(url)} is JSON but not an object ({json_kind(value)})",
             "invalid",
             url,
             field="$",
         )
     return value
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 class _Reader:
@@ -343,7 +328,7 @@ class _Reader:
             return None
         value = obj[key]
         if not isinstance(value, str):
-            raise self.fail(here, f"must be a string, not {_kind(value)}")
+            raise self.fail(here, f"must be a string, not {json_kind(value)}")
         if len(value) < min_length:
             raise self.fail(here, f"must have at least {min_length} characters")
         if max_length is not None and len(value) > max_length:
@@ -353,18 +338,18 @@ class _Reader:
     def boolean(self, obj: Mapping[str, Any], key: str, path: str) -> bool:
         value = obj.get(key, False)
         if not isinstance(value, bool):
-            raise self.fail(f"{path}.{key}", f"must be true or false, not {_kind(value)}")
+            raise self.fail(f"{path}.{key}", f"must be true or false, not {json_kind(value)}")
         return value
 
     def obj(self, value: object, path: str) -> Mapping[str, Any]:
         if not isinstance(value, dict):
-            raise self.fail(path, f"must be an object, not {_kind(value)}")
+            raise self.fail(path, f"must be an object, not {json_kind(value)}")
         return value
 
     def array(self, obj: Mapping[str, Any], key: str, path: str, *, limit: int = _MAX_ITEMS) -> list[Any]:
         value = obj.get(key, [])
         if not isinstance(value, list):
-            raise self.fail(f"{path}.{key}", f"must be an array, not {_kind(value)}")
+            raise self.fail(f"{path}.{key}", f"must be an array, not {json_kind(value)}")
         if len(value) > limit:
             raise self.fail(f"{path}.{key}", f"has {len(value)} items, more than the {limit} read")
         return value
@@ -373,7 +358,7 @@ class _Reader:
         items = self.array(obj, key, path)
         for index, item in enumerate(items):
             if not isinstance(item, str):
-                raise self.fail(f"{path}.{key}[{index}]", f"must be a string, not {_kind(item)}")
+                raise self.fail(f"{path}.{key}[{index}]", f"must be a string, not {json_kind(item)}")
         return tuple(items)
 
 
@@ -797,7 +782,7 @@ def parse_catalog(
         raise reader.fail("$.entries", "is missing")
     items = obj["entries"]
     if not isinstance(items, list):
-        raise reader.fail("$.entries", f"must be an array, not {_kind(items)}")
+        raise reader.fail("$.entries", f"must be an array, not {json_kind(items)}")
     entries: list[CatalogEntry] = []
     invalid: dict[int, ServerCardError] = {}
     skipped = 0

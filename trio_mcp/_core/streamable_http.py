@@ -67,21 +67,35 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACCEPT",
+    "READ_GET",
+    "SEND",
+    "SEND_SSE",
     "Action",
+    "AwaitGate",
     "AwaitRenewal",
     "Call",
     "Deliver",
     "Fail",
+    "GetEnded",
+    "GetEvent",
+    "GetFailed",
+    "GetHead",
     "GetRefused",
+    "GetRequest",
+    "GetStep",
+    "HandshakeStep",
     "Log",
     "Next",
     "OpenGet",
     "PostCall",
     "PostMessage",
     "Read",
+    "ReadGet",
     "RenewalStep",
     "Resume",
     "Send",
+    "SendSse",
+    "Sleep",
     "StreamableHTTP",
 ]
 
@@ -175,6 +189,33 @@ class Send:
 SEND: Final = Send()
 
 
+class SendSse:
+    """Send the call over the HTTP+SSE link of 2024-11-05: the server turned out to speak it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "SendSse()"
+
+
+#: The one `SendSse`.
+SEND_SSE: Final = SendSse()
+
+
+class AwaitGate:
+    """Wait until ``notifications/initialized`` is through and the GET stream opened (or
+    refused), then ask `StreamableHTTP.next_step` again with ``then``: what the server sends on
+    that stream at once is not lost to a request sent before it."""
+
+    __slots__ = ("then",)
+
+    def __init__(self, then: Next | None = None) -> None:
+        self.then = then
+
+    def __repr__(self) -> str:
+        return f"AwaitGate(then={self.then})"
+
+
 class AwaitRenewal:
     """Wait until the session's renewal is over (``start``: start it first, in a task of its own:
     `StreamableHTTP.renewal`), then give ``then`` to `StreamableHTTP.next_step`."""
@@ -228,16 +269,106 @@ class PostMessage:
 
 
 class OpenGet:
-    """Open the stream of server messages again (if it was opened before and is not running)."""
+    """Start the stream of server messages (`StreamableHTTP.get_stream`) in a task of its own;
+    ``wait``: wait until its first response came (or failed) before the next step."""
+
+    __slots__ = ("wait",)
+
+    def __init__(self, *, wait: bool = False) -> None:
+        self.wait = wait
+
+    def __repr__(self) -> str:
+        return f"OpenGet(wait={self.wait})"
+
+
+class GetRequest:
+    """Send the GET of the stream of server messages with ``headers``; send back its `GetHead`,
+    or `GetFailed` when no response came."""
+
+    __slots__ = ("headers",)
+
+    def __init__(self, headers: dict[str, str]) -> None:
+        self.headers = headers
+
+    def __repr__(self) -> str:
+        return f"GetRequest({self.headers!r})"
+
+
+class ReadGet:
+    """Read the GET stream, each item to `StreamableHTTP.get_event`, until it ends; send back
+    `GetEnded`."""
 
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return "OpenGet()"
+        return "ReadGet()"
+
+
+#: The one `ReadGet`.
+READ_GET: Final = ReadGet()
+
+
+class Sleep:
+    """Wait ``delay`` seconds, then carry on (the clock is the loop's)."""
+
+    __slots__ = ("delay",)
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+
+    def __repr__(self) -> str:
+        return f"Sleep({self.delay})"
+
+
+class GetHead:
+    """The head of the GET stream's response."""
+
+    __slots__ = ("content_type", "status")
+
+    def __init__(self, status: int, content_type: str | None) -> None:
+        self.status = status
+        self.content_type = content_type
+
+    def __repr__(self) -> str:
+        return f"GetHead({self.status}, {self.content_type!r})"
+
+
+class GetFailed:
+    """The GET got no response (or its request failed): ``why``."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def __repr__(self) -> str:
+        return f"GetFailed({self.why!r})"
+
+
+class GetEnded:
+    """The GET stream ended: ``why`` is the network error that broke it, `None` for a clean end;
+    ``last_event_id`` and ``retry`` (milliseconds): where its parser stood (a priming event sets
+    them and delivers nothing), for reopening it."""
+
+    __slots__ = ("last_event_id", "retry", "why")
+
+    def __init__(self, why: str | None, last_event_id: str = "", retry: int | None = None) -> None:
+        self.why = why
+        self.last_event_id = last_event_id
+        self.retry = retry
+
+    def __repr__(self) -> str:
+        return f"GetEnded({self.why!r}, {self.last_event_id!r}, {self.retry})"
 
 
 #: What a renewal asks of the loop, in order (`StreamableHTTP.renew`).
 RenewalStep: TypeAlias = "Log | PostCall | PostMessage | OpenGet"
+#: What the handshake's end asks of the loop (`StreamableHTTP.handshake`).
+HandshakeStep: TypeAlias = "PostMessage | OpenGet"
+#: What the GET stream asks of the loop (`StreamableHTTP.get_stream`).
+GetStep: TypeAlias = "GetRequest | ReadGet | Sleep | Log"
+#: What the loop tells the GET stream (`StreamableHTTP.get_stream`).
+GetEvent: TypeAlias = "GetHead | GetFailed | GetEnded"
 
 
 # The verdicts by their former names.
@@ -351,7 +482,12 @@ class StreamableHTTP:
         self.renewals = 0
         """How many renewals were started."""
         self.get_open = False
-        """Whether the GET stream is open (the loop says so)."""
+        """Whether the GET stream is open (its response head was a stream)."""
+        self.fell_back = False
+        """Whether the server turned out to speak HTTP+SSE (2024-11-05): calls go over that link."""
+        self._gates = 0
+        self._get_started = False
+        self._get_running = False
         self._renewal_failure: tuple[int, MCPError] | None = None
         self._calls: dict[int | str, Call] = {}
         self._finished: OrderedDict[tuple[bool, object], None] = OrderedDict()
@@ -417,6 +553,10 @@ class StreamableHTTP:
             if key is not None:
                 remember(self._finished, key, MEMORY)
 
+    def find(self, request_id: int | str) -> Call | None:
+        """The open call of ``request_id``, if any."""
+        return self._calls.get(request_id)
+
     def is_open(self, call: Call) -> bool:
         """Whether the call is still tracked."""
         return self._calls.get(call.request_id) is call
@@ -467,6 +607,13 @@ class StreamableHTTP:
         if last_event_id:
             headers["last-event-id"] = last_event_id
         return headers
+
+    def delete_headers(self) -> dict[str, str] | None:
+        """On closing: the headers of the ``DELETE`` that ends the HTTP session, or `None` when
+        there is none to end (the 2026-07-28 era, or a server that spoke HTTP+SSE)."""
+        if self.session_id is None or self.fell_back:
+            return None
+        return self.stream_headers()
 
     # ------------------------------------------------------------ responses
 
@@ -535,6 +682,9 @@ class StreamableHTTP:
             and method != "initialize"
             and (status == 404 or (status == 400 and error is not None and lost_session(error)))
         ):
+            if call.private:
+                # A request of a renewal: the new session is lost already.
+                return Fail(ProtocolError(f"{self.name} refused {method} of a new session (HTTP {status})"))
             detail = str(error.get("message", "")) if error is not None else text
             call.lost = (status, detail[:200])
             return LOST
@@ -558,7 +708,7 @@ class StreamableHTTP:
             return Deliver(
                 encode({"jsonrpc": "2.0", "id": call.request_id, "error": error}).rstrip(b"\n"), call
             )
-        if method == "initialize" and status in (400, 404, 405):
+        if method == "initialize" and status in (400, 404, 405) and not call.private:
             return FALL_BACK
         hint = ""
         if 300 <= status < 400:
@@ -575,6 +725,20 @@ class StreamableHTTP:
             broken.__cause__ = refused
             return Fail(broken)
         return Fail(refused)
+
+    def fallback_failed(
+        self, call: Call, status: int, headers: Mapping[str, str], body: bytes, why: MCPError
+    ) -> Fail:
+        """``initialize`` was refused (`Next.FALL_BACK`) and the server does not speak HTTP+SSE
+        either (``why``): the call fails with the refusal, caused by ``why``."""
+        error = self._http_error(
+            status,
+            headers,
+            body,
+            f"{self.name} answered {call.method} with HTTP {status}; nor does it speak HTTP+SSE: {why}",
+        )
+        error.__cause__ = why
+        return Fail(error)
 
     def _http_error(self, status: int, headers: Mapping[str, str], body: bytes, message: str) -> HTTPError:
         return HTTPError(
@@ -787,7 +951,8 @@ class StreamableHTTP:
         if target.private:
             target.answer = message
         else:
-            out.append(Deliver(data, target))
+            # Answered on the GET stream while its own POST is still open: that exchange is over.
+            out.append(Deliver(data, target, ends_exchange=call is None and not target.parked))
 
     def _nobodys(self, answer_id: object) -> bool:
         key = _key(answer_id)
@@ -817,15 +982,23 @@ class StreamableHTTP:
 
     # ------------------------------------------------------------ sessions
 
-    def next_step(self, call: Call, outcome: Next | None) -> Send | AwaitRenewal | Fail:
+    def next_step(self, call: Call, outcome: Next | None) -> Send | SendSse | AwaitGate | AwaitRenewal | Fail:
         """What ``call`` does next: ``outcome`` is `None` before its first POST, else what its last
         exchange (or the wait for a renewal) came to: `Next.RESEND` or `Next.LOST`.
 
+        An initialize-era call sent while ``notifications/initialized`` is on
+        its way (`handshake`) waits for it and for the GET stream to open.
+        Once the server turned out to speak HTTP+SSE, calls go over that link.
         An initialize-era call waits while the session is being renewed, and
         goes out in the new session. A call that found the session lost starts
         the renewal (one, however many calls found it lost), waits for the one
         in flight, or is sent again once in the new session; else it fails.
         """
+        if outcome is None:
+            if call.revision is None and self._gates and not call.private:
+                return AwaitGate()
+            if self.fell_back:
+                return SEND_SSE
         if outcome is Next.LOST:
             step = self.lost(call)
             if isinstance(step, Fail):
@@ -903,14 +1076,49 @@ class StreamableHTTP:
                 answer = call.answer or {}
                 if "result" not in answer:
                     yield Log(f"the new session refused {call.method} again: {answer.get('error')!r}")
-            # The old session's stream ended with it: one for the new session.
-            yield OpenGet()
+            if self._get_started and not self._get_running and not self.fell_back:
+                # The old session's stream ended with it: one for the new session.
+                self._get_running = True
+                yield OpenGet()
         finally:
             if not concluded and self.renewing and self._renewal is initialize:
                 # Cut before its initialize was answered (a later renewal is another's).
                 self.renewal_failed(initialize, ProtocolError("the renewal was interrupted"))
             for call in state:
                 self.finish(call)
+
+    # ------------------------------------------------------------ the handshake
+
+    def gates(self, method: str | None, revision: str | None) -> bool:
+        """Whether this message of the session's ends the handshake (``notifications/initialized``
+        of the initialize era): send it with `handshake`."""
+        return method == "notifications/initialized" and revision is None
+
+    @property
+    def gate_open(self) -> bool:
+        """Whether initialize-era calls may go (no `handshake` under way)."""
+        return not self._gates
+
+    def handshake(self, data: bytes) -> Generator[HandshakeStep, None, None]:
+        """``notifications/initialized`` (``data``), then the GET stream of server messages.
+
+        While this runs, initialize-era calls wait (`AwaitGate`); however it
+        ends (done, failed, closed by the loop when the handshake's time is
+        up), they go. The GET stream is opened once, when a session exists
+        and the server speaks Streamable HTTP; the handshake waits for its
+        first response, so that what the server sends on it at once is not
+        lost to a request that went first.
+        """
+        self.initialized = data
+        self._gates += 1
+        try:
+            yield PostMessage(data)
+            if self.session_id is not None and not self.fell_back and not self._get_started:
+                self._get_started = True
+                self._get_running = True
+                yield OpenGet(wait=True)
+        finally:
+            self._gates -= 1
 
     def renewal(self) -> tuple[Call, list[Call]]:
         """The requests of a renewal: ``initialize`` (as first sent), then what the session must be
@@ -947,6 +1155,50 @@ class StreamableHTTP:
         return SessionExpired(message, url=self.url, status=status)
 
     # ------------------------------------------------------------ the GET stream
+
+    def get_stream(self) -> Generator[GetStep, GetEvent | None, None]:
+        """The initialize era's stream of server messages that belong to no request, step by step.
+
+        GET it (`GetRequest`, answered with `GetHead` or `GetFailed`), read it
+        (`ReadGet`, answered with `GetEnded`), and when it ends open it again
+        after a delay (`Sleep`: the server's ``retry``, else a back-off). It
+        is given up when refused for good (400, 404, 405, 409), or after
+        `MAX_GET_FAILURES` failures in a row; a connection that carried an
+        event resets that count. Closing the script ends it.
+        """
+        self._get_started = True
+        self._get_running = True
+        try:
+            while True:
+                reply = yield GetRequest(self.get_headers())
+                failed = True
+                if isinstance(reply, GetHead):
+                    refused = self.get_response(reply.status, reply.content_type)
+                    if refused is None:
+                        self.get_open = True
+                        ended = yield READ_GET
+                        self.get_open = False
+                        if isinstance(ended, GetEnded):
+                            self.get_position(ended.last_event_id, ended.retry)
+                            failed = ended.why is not None
+                            if ended.why is not None:
+                                yield Log(f"the stream of server messages broke: {ended.why}")
+                    else:
+                        yield Log(refused.reason)
+                        if refused.final:
+                            return
+                elif isinstance(reply, GetFailed):
+                    yield Log(f"the stream of server messages failed: {reply.why}")
+                delay = self.get_ended(failed)
+                if delay is None:
+                    yield Log(
+                        f"the stream of server messages failed {self._get_failures} times in a row; given up"
+                    )
+                    return
+                yield Sleep(delay)
+        finally:
+            self.get_open = False
+            self._get_running = False
 
     def get_headers(self) -> dict[str, str]:
         """The headers of the next GET of the server's stream."""

@@ -70,6 +70,7 @@ __all__ = [
     "needs_extension",
     "poll_delay",
     "related_task_id",
+    "unknown_task",
     "with_related_task",
 ]
 
@@ -356,12 +357,22 @@ def failure(task_id: str, error: object, status_message: str | None = None) -> T
     )
 
 
+def unknown_task(error: RpcError) -> bool:
+    """Whether the error answering a request about a task says that the server does not know the task.
+
+    Unknown or expired task ids are ``-32602`` in both eras; on
+    ``tasks/cancel`` the same error may also mean that the task has ended
+    already (2025-11-25), which a ``tasks/get`` tells apart.
+    """
+    return error.code == INVALID_PARAMS
+
+
 def gone(task_id: str, error: RpcError, tool: str | None = None) -> TaskGone | None:
     """The `TaskGone` that a ``-32602`` answer to a request about a task means, or `None` for another error.
 
-    Unknown or expired task ids are ``-32602`` in both eras.
+    See `unknown_task`.
     """
-    if error.code != INVALID_PARAMS:
+    if not unknown_task(error):
         return None
     whose = f"task {task_id} of tool {tool!r} is gone" if tool else f"the server does not know task {task_id}"
     found = TaskGone(f"{whose}: {error.message}", task_id=task_id)
@@ -734,7 +745,7 @@ class Follower:
             self._finish(error=error)
             return
         if method == "tasks/cancel":
-            if error.code == INVALID_PARAMS:
+            if unknown_task(error):
                 # It ended (or vanished) meanwhile: a poll says which.
                 self._poll_soon = True
                 return

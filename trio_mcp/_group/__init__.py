@@ -6,7 +6,11 @@ from .._core.naming import exposed_name as exposed_name
 from .._core.restart import RestartPolicy as RestartPolicy, RestartTracker as RestartTracker
 from .._public import publish
 from .connect import open_server as open_server
-from .group import ServerGroup as ServerGroup, open_servers as open_servers
+from .group import (
+    ServerGroup as ServerGroup,
+    connect_servers as connect_servers,
+    open_servers as open_servers,
+)
 from .records import (
     Listed as Listed,
     ServerEvent as ServerEvent,
@@ -24,6 +28,7 @@ __all__ = [
     "ServerState",
     "ServerStatus",
     "UnknownName",
+    "connect_servers",
     "exposed_name",
     "open_server",
     "open_servers",

@@ -1,50 +1,46 @@
 """A supervised group of servers, with one catalogue of their tools, prompts and resources.
 
-`open_servers` starts every server of a configuration concurrently in one
-nursery, each under a supervisor task of its own that starts it, watches
-it, and starts it again after an unexpected exit as the `RestartPolicy`
-says. One server's trouble never reaches another: the supervisor turns it
-into that server's state.
+`open_servers` (an ``async with`` block) and `connect_servers` (in a
+nursery of the caller's) make a `ServerGroup`: the public surface over
+three collaborators, each given only what it needs. The supervisor
+(``supervisor``: one task per server, which starts it, watches it, and
+starts it again after an unexpected exit as the `RestartPolicy` says), the
+catalogue (``catalogue``: every server's listing, named group-wide, and
+the way from a name back to its server), and the event feed
+(``records``). One server's trouble never reaches another: the supervisor
+turns it into that server's state.
 """
 
 from __future__ import annotations
 
-import logging
-import math
+import functools
 import random
+from collections.abc import Iterable, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
-from typing import TYPE_CHECKING, Any, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeAlias, TypeVar
 
-import attrs
 import trio
 
-from .._client import start_beside
 from .._config import ConfigError, LoadedConfig, ServerSpec
-from .._core.apps import model_visible
-from .._core.naming import assign_names, exposed_name
 from .._core.restart import RestartPolicy, RestartTracker
-from .._errors import AuthRequired, MCPError, ServerGone, name_entry
+from .._errors import MCPError, name_entry
 from .._options import ClientOptions, callable_or_none, seconds
-from .._session import RequestTimeout
-from .._telemetry import restarting
 from .._trio.nursery import reraise
-from .connect import connect, startup_timeout
-from .members import (
-    Listener,
-    Listing,
-    Member,
-    alive,
-    clean_exit,
-    list_all,
-    retryable,
-    specs_of,
-    start_helper,
-    unique,
-)
-from .records import Listed, ServerEvent, ServerState, ServerStatus, UnknownName
+from .catalogue import Catalogue
+from .members import Listener, Member, start_helper
+from .records import EventFeed, Listed, ServerEvent, ServerState, ServerStatus, UnknownName
+from .supervisor import Settings, Supervisor, SupervisorOps
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import (
+        AsyncIterator,
+        Awaitable,
+        Callable,
+        Coroutine,
+        Iterator,
+        Sequence,
+    )
+    from contextlib import AbstractAsyncContextManager
     from types import TracebackType
 
     from .._client import Client
@@ -62,27 +58,20 @@ if TYPE_CHECKING:
     )
     from .._options import NotificationCallback
 
-__all__ = ["ServerGroup", "open_servers"]
+__all__ = ["ServerGroup", "connect_servers", "open_servers"]
 
 JSON: TypeAlias = Any
 
-_logger = logging.getLogger("trio_mcp.group")
-_server_logger = logging.getLogger("trio_mcp.server")
-
-_LIST_CHANGED = frozenset(
-    {
-        "notifications/tools/list_changed",
-        "notifications/prompts/list_changed",
-        "notifications/resources/list_changed",
-    }
-)
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class ServerGroup:
     """Servers started together, supervised, and offered as one catalogue.
 
-    Made by `open_servers`, which owns it. Every method may be called from
-    any task inside the block.
+    Made by `open_servers`, whose block owns it, or by `connect_servers`,
+    in a nursery of yours. Every method may be called from any task while
+    the group runs.
     """
 
     def __init__(
@@ -95,15 +84,11 @@ class ServerGroup:
         rng: random.Random,
         wait: bool = True,
         kill_grace: float | None = None,
-        on_stderr: Callable[[str, str], object] | None = None,
+        on_server_stderr: Callable[[str, str], object] | None = None,
     ) -> None:
         self.policy = policy
         """The restart policy the group applies."""
         self._wait = wait
-        self._kill_grace = kill_grace
-        self._on_stderr = on_stderr
-        self._options = options
-        self._on_event = on_event
         self._members: dict[str, Member] = {}
         for index, spec in enumerate(specs):
             member = Member(spec, index, RestartTracker(policy, rng))
@@ -115,20 +100,16 @@ class ServerGroup:
             member.state = "invalid"
             member.error = error
             self._members[name] = member
-        self._routes: dict[str, tuple[str, str]] = {}
-        self._prompt_routes: dict[str, tuple[str, str]] = {}
-        self._subscribers: list[trio.MemorySendChannel[ServerEvent]] = []
-        self.events_dropped = 0
-        """How many events did not fit in a subscriber's buffer."""
-        self._stopping = False
-        self._nursery_manager: Any = None
-        self._entered = False
-        self._nursery: trio.Nursery | None = None
-        self._change = trio.Event()
-        self._unsettled = len(self._members)
-        self._settled = trio.Event()
-        if not self._unsettled:
-            self._settled.set()
+        self._feed = EventFeed(on_event)
+        self._catalogue = Catalogue(self._members.values(), self._feed.emit)
+        self._supervisor = Supervisor(
+            self._members.values(),
+            Settings(options, kill_grace=kill_grace, on_server_stderr=on_server_stderr),
+            SupervisorOps(publish=self._catalogue.publish, emit=self._feed.emit),
+        )
+        self._started = False
+        self._own: AbstractAsyncContextManager[trio.Nursery] | None = None
+        self._done = trio.Event()
 
     # ---------------------------------------------------------------- state
 
@@ -136,6 +117,11 @@ class ServerGroup:
     def names(self) -> tuple[str, ...]:
         """Every server's name, in the configuration's order (invalid entries last)."""
         return tuple(self._members)
+
+    @property
+    def events_dropped(self) -> int:
+        """How many events (and `listen` notifications) did not fit in a subscriber's buffer."""
+        return self._feed.dropped
 
     def _member(self, name: str) -> Member:
         member = self._members.get(name)
@@ -149,44 +135,7 @@ class ServerGroup:
         Raises:
             UnknownName: No server has that name.
         """
-        member = self._member(name)
-        error = member.error
-        gone = error if isinstance(error, ServerGone) else None
-        exit_code = gone.exit_code if gone else None
-        signal = gone.signal if gone else None
-        pid = None
-        state = member.state
-        client = member.client
-        if state == "ready" and client is not None:
-            stats = client.statistics()
-            if alive(client):
-                pid = stats.pid
-            else:
-                # Dead, and its supervisor has not yet been told (the end of
-                # its output is still being read): no longer ready.
-                code = stats.returncode
-                exit_code = code if code is not None and code >= 0 else None
-                signal = -code if code is not None and code < 0 else None
-                clean = code == 0
-                again = member.tracker.would_restart(trio.current_time(), clean=clean)
-                state = "restarting" if again and not self._stopping else "failed"
-        return ServerStatus(
-            name=member.name,
-            state=state,
-            error=error,
-            reason=member.reason,
-            restarts=member.tracker.restarts,
-            pid=pid,
-            exit_code=exit_code,
-            signal=signal,
-            stderr_tail=gone.stderr_tail if gone else "",
-        )
-
-    def _state(self, member: Member) -> ServerState:
-        """The state `status` shows: a ready server whose process is dead is no longer ready."""
-        if member.state == "ready" and member.client is not None and not alive(member.client):
-            return self.status(member.name).state
-        return member.state
+        return self._member(name).status(stopping=self._supervisor.stopping)
 
     def statuses(self) -> list[ServerStatus]:
         """A snapshot of every server, in the order of `names`."""
@@ -200,79 +149,7 @@ class ServerGroup:
         waiting events, newer ones are dropped (and counted in
         `events_dropped`). Close the channel to unsubscribe.
         """
-        send, receive = trio.open_memory_channel[ServerEvent](buffer)
-        if self._stopping and self._nursery_manager is None:
-            send.close()
-        else:
-            self._subscribers.append(send)
-        return receive
-
-    def _dropped(self) -> None:
-        self.events_dropped += 1
-
-    def _emit(self, event: ServerEvent) -> None:
-        for send in list(self._subscribers):
-            try:
-                send.send_nowait(event)
-            except trio.WouldBlock:
-                self.events_dropped += 1
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                self._subscribers.remove(send)
-        if self._on_event is not None:
-            try:
-                self._on_event(event)
-            except Exception:
-                _logger.exception("the group's on_event callback raised")
-
-    def _set(
-        self,
-        member: Member,
-        state: ServerState,
-        *,
-        error: BaseException | None = None,
-        delay: float | None = None,
-        reason: str = "",
-    ) -> None:
-        previous = member.state
-        member.state = state
-        if error is not None:
-            name_entry(error, member.name)
-            member.error = error
-        member.reason = reason
-        self._changed()
-        if state in ("ready", "restarting", "failed", "needs-login"):
-            text = f"server {member.name!r}: {previous} -> {state}"
-            if error is not None:
-                text += f" ({str(error).splitlines()[0]})"
-            if delay is not None:
-                text += f", starting again in {delay:.2f} s"
-            if reason:
-                text += f": given up, {reason}"
-            _logger.log(logging.WARNING if state == "failed" else logging.INFO, text)
-        self._emit(
-            ServerEvent(
-                member.name,
-                state,
-                previous,
-                trio.current_time(),
-                error=error,
-                delay=delay,
-                restarts=member.tracker.restarts,
-            )
-        )
-
-    def _changed(self) -> None:
-        """Wake every task waiting for some server's state to change."""
-        self._change.set()
-        self._change = trio.Event()
-
-    def _settle(self, member: Member) -> None:
-        """The server's first start is over, one way or the other."""
-        if not member.settled:
-            member.settled = True
-            self._unsettled -= 1
-            if not self._unsettled:
-                self._settled.set()
+        return self._feed.subscribe(buffer)
 
     def restart(self, name: str) -> None:
         """Start a failed server again, with a fresh restart history; end a restart's delay early.
@@ -285,11 +162,7 @@ class ServerGroup:
         Raises:
             UnknownName: No server has that name.
         """
-        member = self._member(name)
-        if member.state in ("failed", "restarting", "needs-login"):
-            if member.state == "failed":
-                member.tracker.reset()
-            member.poke()
+        self._supervisor.restart(self._member(name))
 
     # ----------------------------------------------------------- the clients
 
@@ -310,16 +183,17 @@ class ServerGroup:
             AuthRequired: The server needs a login (state ``"needs-login"``).
         """
         member = self._member(name)
+        supervisor = self._supervisor
         while True:
-            state = self._state(member)
+            state = member.shown_state(stopping=supervisor.stopping)
             if state == "ready" and member.client is not None:
                 await trio.lowlevel.checkpoint()
                 return member.client
-            if (state in ("starting", "restarting") or member.state == "ready") and not self._stopping:
+            if (state in ("starting", "restarting") or member.state == "ready") and not supervisor.stopping:
                 # (A dead server's supervisor is about to say what comes next.)
-                await self._change.wait()
+                await supervisor.next_change()
                 continue
-            error = self._unavailable(member)
+            error = member.unavailable()
             name_entry(error, member.name)
             raise error
 
@@ -358,15 +232,16 @@ class ServerGroup:
         if not states:
             raise ValueError("wait_until() needs at least one state")
         member = self._member(name)
+        supervisor = self._supervisor
         while True:
-            if self._state(member) in states:
+            if member.shown_state(stopping=supervisor.stopping) in states:
                 await trio.lowlevel.checkpoint()
                 return self.status(name)
-            if self._stopping and member.state in ("stopped", "disabled", "invalid"):
-                error = self._unavailable(member)
+            if supervisor.stopping and member.state in ("stopped", "disabled", "invalid"):
+                error = member.unavailable()
                 name_entry(error, member.name)
                 raise error
-            await self._change.wait()
+            await supervisor.next_change()
 
     async def wait_started(self) -> None:
         """Wait until every server's first start is over: ready, or failed, or not started at all.
@@ -374,40 +249,7 @@ class ServerGroup:
         What entering the group waits for unless ``wait=False`` was given to
         `open_servers`.
         """
-        await self._settled.wait()
-
-    def _unavailable(self, member: Member) -> MCPError:
-        if member.state == "invalid" and isinstance(member.error, ConfigError):
-            wrong = member.error
-            return ConfigError(str(wrong), file=wrong.file, server=wrong.server, field=wrong.field)
-        if member.state == "disabled":
-            return ConfigError(
-                f"server {member.name!r} is disabled in the configuration",
-                server=member.name,
-                field="disabled",
-            )
-        last = member.error
-        if member.state == "needs-login" and isinstance(last, AuthRequired):
-            return last
-        if member.state == "failed":
-            text = f"server {member.name!r} failed: {member.reason}"
-        else:
-            text = f"server {member.name!r} is stopped: the group is closing"
-        if last is not None:
-            text += f"; last error: {str(last).splitlines()[0]}"
-        gone = last if isinstance(last, ServerGone) else None
-        error = ServerGone(
-            text,
-            exit_code=gone.exit_code if gone else None,
-            signal=gone.signal if gone else None,
-            stderr_tail=gone.stderr_tail if gone else "",
-            server=gone.server if gone else member.name,
-            command=member.spec.command_line[0],
-            arguments=member.spec.command_line[1:],
-            pid=gone.pid if gone else None,
-        )
-        error.__cause__ = last
-        return error
+        await self._supervisor.wait_settled()
 
     @asynccontextmanager
     async def listen(
@@ -451,7 +293,7 @@ class ServerGroup:
         member = self._member(name)
         if isinstance(resource_uris, str):
             raise TypeError("resource_uris must be a sequence of URIs, not a single string")
-        listener = Listener(self._dropped, tools, prompts, resources, tuple(resource_uris), buffer)
+        listener = Listener(self._feed.count_drop, tools, prompts, resources, tuple(resource_uris), buffer)
         member.listeners.append(listener)
         try:
             client = member.client
@@ -473,33 +315,28 @@ class ServerGroup:
         Tools for MCP Apps views alone (visibility without ``"model"``) are
         left out: this is what a model chooses from.
         """
-        return [entry for member in self._ready() for entry in member.tools]
+        return self._catalogue.tools(self._ready())
 
     @property
     def prompts(self) -> list[Listed[Prompt]]:
         """Every prompt of every ready server."""
-        return [entry for member in self._ready() for entry in member.prompts]
+        return self._catalogue.prompts(self._ready())
 
     @property
     def resources(self) -> list[Listed[Resource]]:
         """Every resource of every ready server (read one with `read_resource`)."""
-        return [
-            Listed(exposed_name(member.name, item.name), member.name, item)
-            for member in self._ready()
-            for item in member.listing.resources
-        ]
+        return self._catalogue.resources(self._ready())
 
     @property
     def resource_templates(self) -> list[Listed[ResourceTemplate]]:
         """Every resource template of every ready server."""
-        return [
-            Listed(exposed_name(member.name, item.name), member.name, item)
-            for member in self._ready()
-            for item in member.listing.templates
-        ]
+        return self._catalogue.templates(self._ready())
 
     def _ready(self) -> list[Member]:
-        return [member for member in self._members.values() if self._state(member) == "ready"]
+        stopping = self._supervisor.stopping
+        return [
+            member for member in self._members.values() if member.shown_state(stopping=stopping) == "ready"
+        ]
 
     def resolve(self, name: str) -> tuple[str, str]:
         """The server and the server's own name of a tool's group-wide name.
@@ -509,10 +346,7 @@ class ServerGroup:
         Raises:
             UnknownName: No tool was ever listed under that name.
         """
-        route = self._routes.get(name)
-        if route is None:
-            raise UnknownName(f"the group has no tool named {name!r}", name=name, kind="tool")
-        return route
+        return self._catalogue.tool_route(name)
 
     async def call_tool(
         self,
@@ -548,11 +382,7 @@ class ServerGroup:
                 its allow and deny lists leave it out).
             ServerGone: The server died during the call, or has failed.
         """
-        server, tool = self.resolve(name)
-        member = self._members[server]
-        client = await self.client(server)
-        if tool not in {entry.item.name for entry in member.tools}:
-            raise UnknownName(f"server {server!r} no longer offers the tool {tool!r}", name=name, kind="tool")
+        server, tool, client = await self._tool_client(name)
         with _naming(server):
             result: CallToolResult = await client.call_tool(
                 tool, arguments, on_progress=on_progress, on_notification=on_notification, meta=meta
@@ -585,22 +415,11 @@ class ServerGroup:
             ServerGone: The server has failed.
             RpcError: The server refused the call.
         """
-        server, tool = self.resolve(name)
-        member = self._members[server]
-        client = await self.client(server)
-        if tool not in {entry.item.name for entry in member.tools}:
-            raise UnknownName(f"server {server!r} no longer offers the tool {tool!r}", name=name, kind="tool")
-        entered = False
-        try:
-            async with client.tool_task(tool, arguments, ttl_ms=ttl_ms, on_progress=on_progress) as task:
-                entered = True
-                task.server = server
-                yield task
-        except MCPError as exc:
-            # What the block raises is the caller's: only the start is named here.
-            if not entered:
-                name_entry(exc, server)
-            raise
+        server, tool, client = await self._tool_client(name)
+        async with _named_task(
+            server, client.tool_task(tool, arguments, ttl_ms=ttl_ms, on_progress=on_progress)
+        ) as task:
+            yield task
 
     @asynccontextmanager
     async def resume_task(self, ref: TaskRef, server: str | None = None) -> AsyncIterator[ToolTask]:
@@ -619,16 +438,8 @@ class ServerGroup:
         """
         name = server if server is not None else ref.server
         client = await self.client(name)
-        entered = False
-        try:
-            async with client.resume_task(ref) as task:
-                entered = True
-                task.server = name
-                yield task
-        except MCPError as exc:
-            if not entered:
-                name_entry(exc, name)
-            raise
+        async with _named_task(name, client.resume_task(ref)) as task:
+            yield task
 
     async def get_prompt(
         self,
@@ -646,10 +457,7 @@ class ServerGroup:
         Raises:
             UnknownName: No such prompt.
         """
-        route = self._prompt_routes.get(name)
-        if route is None:
-            raise UnknownName(f"the group has no prompt named {name!r}", name=name, kind="prompt")
-        server, prompt = route
+        server, prompt = self._catalogue.prompt_route(name)
         client = await self.client(server)
         with _naming(server):
             result: GetPromptResult = await client.get_prompt(
@@ -664,278 +472,101 @@ class ServerGroup:
             result: ReadResourceResult = await client.read_resource(uri)
         return result
 
-    def _publish(self, member: Member, listing: Listing, *, announce: bool) -> None:
-        spec = member.spec
-        # Tools for MCP Apps views alone (visibility without "model") are
-        # never offered where a model chooses tools.
-        listing.tools = unique(
-            member, [t for t in listing.tools if spec.allows_tool(t.name) and model_visible(t.meta)]
-        )
-        listing.prompts = unique(member, listing.prompts)
-        member.listing = listing
-        self._name_all()
-        if announce:
-            self._emit(
-                ServerEvent(
-                    member.name,
-                    member.state,
-                    member.state,
-                    trio.current_time(),
-                    restarts=member.tracker.restarts,
-                    catalogue=True,
-                )
-            )
-
-    def _name_all(self) -> None:
-        """Name every server's tools and prompts again: no two (server, item) pairs share a name.
-
-        Names follow the configuration's order, so that in the (32-bit hash)
-        event of two names meeting, the earlier server keeps its name,
-        whichever listed first; every other name depends on its pair alone.
-        A server's last listing stays named while it restarts.
-        """
-        members = sorted(self._members.values(), key=lambda member: member.index)
-        tools = assign_names((m.name, tool.name) for m in members for tool in m.listing.tools)
-        prompts = assign_names((m.name, prompt.name) for m in members for prompt in m.listing.prompts)
-        for member in members:
-            member.tools = [Listed(tools[member.name, t.name], member.name, t) for t in member.listing.tools]
-            member.prompts = [
-                Listed(prompts[member.name, p.name], member.name, p) for p in member.listing.prompts
-            ]
-        # Names once listed stay known (a call then says the tool is gone).
-        self._routes.update({name: pair for pair, name in tools.items()})
-        self._prompt_routes.update({name: pair for pair, name in prompts.items()})
+    async def _tool_client(self, name: str) -> tuple[str, str, Client]:
+        """The server of a tool's group-wide name, the server's own name of it, and its client once ready."""
+        server, tool = self._catalogue.tool_route(name)
+        client = await self.client(server)
+        self._catalogue.check_offered(self._members[server], tool, name)
+        return server, tool, client
 
     # ------------------------------------------------------------- lifecycle
 
     async def __aenter__(self) -> Self:
-        if self._entered:
-            raise RuntimeError("a server group can only be entered once")
-        self._entered = True
+        self._claim()
         manager = trio.open_nursery()
         nursery = await manager.__aenter__()
-        self._nursery_manager = manager
-        self._nursery = nursery
-        for member in self._members.values():
-            nursery.start_soon(self._supervise, member, name=f"trio_mcp:server {member.name}")
+        self._own = manager
         try:
-            if self._wait:
-                await self._settled.wait()
-            else:
-                await trio.lowlevel.checkpoint()
+            await nursery.start(self._run)
         except BaseException as exc:
-            await self._close(exc)
+            await self._leave(exc)
             raise
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self._close(exc)
+        await self._leave(exc)
 
-    async def _close(self, exc: BaseException | None) -> None:
-        manager, self._nursery_manager = self._nursery_manager, None
+    async def _leave(self, exc: BaseException | None) -> None:
+        """The end of the ``async with`` block: stop every server, then leave the block's nursery."""
+        manager, self._own = self._own, None
         if manager is None:
             return
-        self._nursery = None
-        self._stopping = True
-        for member in self._members.values():
-            if member.watch is not None:
-                # Ready: leave the client's block normally, a graceful close.
-                member.watch.cancel()
-            elif member.scope is not None:
-                member.scope.cancel()
-            member.poke()
-        self._changed()
+        self._supervisor.stop()
         try:
             await manager.__aexit__(None, None, None)
         except BaseExceptionGroup as group:
             reraise(group, exc)
+
+    async def _start_in(self, nursery: trio.Nursery) -> None:
+        """Run the group in ``nursery`` (`connect_servers`)."""
+        self._claim()
+        await nursery.start(self._run)
+
+    def _claim(self) -> None:
+        if self._started:
+            raise RuntimeError("a server group can only be entered once, or connected once (connect_servers)")
+        self._started = True
+
+    async def _run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """The group's life: one supervisor task per server, until every one has stopped.
+
+        Started (``task_status``) once every first start is over, or at once
+        without ``wait``.
+        """
+        try:
+            async with trio.open_nursery() as nursery:
+                for member in self._members.values():
+                    nursery.start_soon(
+                        self._supervisor.supervise, member, name=f"trio_mcp:server {member.name}"
+                    )
+                if self._wait:
+                    await self._supervisor.wait_settled()
+                task_status.started()
+        except BaseExceptionGroup as group:
+            reraise(group, None)
         finally:
-            for send in self._subscribers:
-                send.close()
-            self._subscribers.clear()
-            for member in self._members.values():
-                for listener in member.listeners:
-                    listener.close()
+            self._ended()
 
-    # ------------------------------------------------------------ supervision
+    def _ended(self) -> None:
+        """Every supervisor has ended: end the event channels and the listen streams."""
+        # (Cancelled from outside, they ended without saying so.)
+        self._supervisor.ended()
+        self._feed.close()
+        for member in self._members.values():
+            for listener in member.listeners:
+                listener.close()
+        self._done.set()
 
-    async def _supervise(self, member: Member) -> None:
-        if member.state in ("disabled", "invalid"):
-            self._settle(member)
-            return
-        while not self._stopping:
-            if member.state != "starting":
-                self._set(member, "starting")
-            error = await self._attempt(member)
-            self._settle(member)
-            if error is None:
-                break
-            if isinstance(error, AuthRequired):
-                # A login is for a person to do: wait for restart(), never loop.
-                self._set(member, "needs-login", error=error)
-                await member.sleep()
-                continue
-            decision = member.tracker.stopped(
-                trio.current_time(), clean=clean_exit(error), retryable=retryable(error)
-            )
-            if not decision.restart:
-                self._set(member, "failed", error=error, reason=decision.reason)
-                await member.sleep()
-                continue
-            self._set(member, "restarting", error=error, delay=decision.delay)
-            restarting(member.name, member.tracker.restarts, error, decision.delay)
-            await member.sleep(decision.delay)
-        self._set(member, "stopped")
+    async def aclose(self) -> None:
+        """Stop every server, in parallel, and wait until they have; idempotent.
 
-    async def _attempt(self, member: Member) -> BaseException | None:
-        """Start the server and serve it until it stops; returns what stopped it (`None`: the group)."""
-        death: list[BaseException] = []
-        spec = member.spec
-        ready = False
-        member.dirty = False  # a new process is listed from scratch
-        deadline = trio.current_time() + spec.startup_timeout
-        # One scope bounds the start (its deadline) and lets the group cancel
-        # it; once the server is ready, the deadline goes.
-        with trio.CancelScope(deadline=deadline) as member.scope:
-            if self._stopping:
-                member.scope.cancel()
-            try:
-                async with connect(
-                    spec,
-                    self._options_of(member),
-                    on_stderr=self._stderr_of(member),
-                    kill_grace=self._kill_grace,
-                ) as client:
-                    member.scope.deadline = math.inf
-                    # The helpers (the group's listen stream, refreshes, the
-                    # callers' listen streams) run in the session's nursery
-                    # and end with it.
-                    try:
-                        with trio.move_on_at(deadline):
-                            await self._prepare(member, client)
-                            ready = True
-                    except MCPError as exc:
-                        death.append(exc)
-                    if not ready and not death:
-                        death.append(
-                            RequestTimeout(
-                                f"server {spec.name!r} did not list what it offers within its"
-                                f" startup_timeout ({spec.startup_timeout:g} s)",
-                                method="tools/list",
-                                timeout=spec.startup_timeout,
-                                server=client.name,
-                            )
-                        )
-                    if ready:
-                        with trio.CancelScope() as member.watch:
-                            member.client = client
-                            member.tracker.ready(trio.current_time())
-                            self._set(member, "ready")
-                            self._settle(member)
-                            if self._stopping:
-                                member.watch.cancel()
-                            elif member.dirty:
-                                self._start_refresh(member)
-                            # This task watches the server until it stops.
-                            death.append(await client.wait_failed())
-            except MCPError as exc:
-                death.append(exc)
-            except (TypeError, ValueError, ImportError) as exc:
-                if ready:
-                    raise
-                # An entry the opener refuses (a value of the wrong type), or
-                # one this installation cannot serve (a URL without httpx2).
-                error = ConfigError(f"server {spec.name!r} cannot be started: {exc}", server=spec.name)
-                error.__cause__ = exc
-                death.append(error)
-            finally:
-                member.client = None
-                member.watch = None
-        if self._stopping:
-            return None
-        if member.scope.cancelled_caught and not death:
-            death.append(startup_timeout(spec))
-        return death[0] if death else None
-
-    async def _prepare(self, member: Member, client: Client) -> None:
-        """Subscribe to changes, list what the server offers, make the callers' listen streams again."""
-        # Subscribed before listing: no change falls between the two.
-        await start_helper(client, self._listen, member, client)
-        self._publish(member, await list_all(client), announce=False)
-        for listener in list(member.listeners):
-            await start_helper(client, listener.follow, client)
-
-    def _stderr_of(self, member: Member) -> Callable[[str], object] | None:
-        """The ``on_stderr`` hook of one server: the group's, told the server's name."""
-        user = self._on_stderr
-        if user is None:
-            return None
-        name = member.name
-        return lambda line: user(name, line)
-
-    def _options_of(self, member: Member) -> ClientOptions:
-        """The opener's options for one server: the group's, with a notification hook of the server's."""
-        user = self._options.on_notification
-
-        def on_notification(note: dict[str, JSON]) -> Awaitable[None] | None:
-            self._note(member, note)
-            if user is not None:
-                return user(note)
-            if note.get("method") == "notifications/message":
-                _server_logger.debug("server %r log: %s", member.name, note.get("params"))
-            return None
-
-        return attrs.evolve(self._options, on_notification=on_notification)
-
-    def _note(self, member: Member, note: dict[str, JSON]) -> None:
-        """A notification of the server's: a change to its lists means listing again."""
-        if note.get("method") in _LIST_CHANGED:
-            member.dirty = True
-            self._start_refresh(member)
-
-    def _start_refresh(self, member: Member) -> None:
-        """List the server's offer again (once at a time; a change meanwhile means once more)."""
-        client = member.client
-        if member.refreshing or member.watch is None or client is None:
-            return
-        try:
-            start_beside(client, self._refresh, member, client, name="group refresh")
-        except MCPError:
-            return  # the server just died
-        member.refreshing = True
-
-    async def _refresh(self, member: Member, client: Client) -> None:
-        try:
-            while member.dirty:
-                member.dirty = False
-                client.invalidate_cache()
-                try:
-                    listing = await list_all(client)
-                except MCPError as exc:
-                    _logger.info("server %r: listing after a change failed: %s", member.name, exc)
-                    continue
-                self._publish(member, listing, announce=True)
-        finally:
-            member.refreshing = False
-
-    async def _listen(self, member: Member, client: Client, started: Callable[[], None]) -> None:
-        """The group's own listen stream (2026-07-28 era), where the server's list changes arrive."""
-        caps = client.server_capabilities
-        # Only the lists the server says can change.
-        tools, prompts, resources = (
-            bool(capability and capability.get("listChanged"))
-            for capability in (caps.tools, caps.prompts, caps.resources)
-        )
-        try:
-            if tools or prompts or resources:
-                async with client.listen(tools=tools, prompts=prompts, resources=resources) as sub:
-                    started()
-                    async for note in sub:
-                        self._note(member, note)
-        except MCPError as exc:
-            _logger.debug("server %r: no change notifications: %s", member.name, exc)
+        How a group made by `connect_servers` ends (an `open_servers`
+        block ends its own group as it leaves). Each server stops as
+        `Client.aclose` stops one: for a process, stdin closed,
+        ``kill_grace``, then signals. This is shielded from cancellation,
+        bounded in time, and never takes much longer than the caller's own
+        deadline (the servers then get less grace). Afterwards, the group's
+        servers are ``"stopped"`` and its `events` channels have ended.
+        """
+        self._supervisor.stop(trio.current_effective_deadline())
+        if not self._started:
+            # Never run: nothing to wait for, and nothing may run later.
+            self._started = True
+            self._ended()
+        with trio.CancelScope(shield=True):
+            await self._done.wait()
 
 
 @contextmanager
@@ -948,6 +579,126 @@ def _naming(entry: str) -> Iterator[None]:
         raise
 
 
+@asynccontextmanager
+async def _named_task(server: str, opening: AbstractAsyncContextManager[ToolTask]) -> AsyncIterator[ToolTask]:
+    """A task handle of the server's client, named as the group names the server.
+
+    An `MCPError` of the task's start names the server (`MCPError.entry`);
+    what the block raises is the caller's.
+    """
+    entered = False
+    try:
+        async with opening as task:
+            entered = True
+            task.server = server
+            yield task
+    except MCPError as exc:
+        if not entered:
+            name_entry(exc, server)
+        raise
+
+
+def _refuses_on_stderr(opener: Callable[P, R]) -> Callable[P, R]:
+    """``opener``, with a clear `TypeError` for ``on_stderr=`` (`ProcessTarget`'s one-argument hook)."""
+
+    @functools.wraps(opener)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        _check_spelling(opener.__name__, kwargs)
+        return opener(*args, **kwargs)
+
+    return checked
+
+
+def _refuses_on_stderr_async(opener: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """`_refuses_on_stderr`, for an async opener (which stays one)."""
+
+    @functools.wraps(opener)
+    async def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        _check_spelling(opener.__name__, kwargs)
+        return await opener(*args, **kwargs)
+
+    return checked
+
+
+def _check_spelling(opener: str, kwargs: Mapping[str, object]) -> None:
+    if "on_stderr" in kwargs:
+        raise TypeError(
+            f"{opener}() takes on_server_stderr=, called with the server's name and the line,"
+            " not on_stderr= (ProcessTarget's hook, called with the line alone)"
+        )
+
+
+def _specs_of(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
+    invalid: dict[str, ConfigError] = {}
+    if isinstance(config, LoadedConfig):
+        specs = list(config.servers.values())
+        invalid = dict(config.invalid)
+    elif isinstance(config, Mapping):
+        specs = []
+        for key, spec in config.items():
+            if not isinstance(spec, ServerSpec):
+                raise TypeError(
+                    f"the group's configuration maps names to ServerSpec, not {type(spec).__name__}"
+                )
+            if spec.name != key:
+                raise ValueError(f"the server {spec.name!r} is listed under another name, {key!r}")
+            specs.append(spec)
+    elif isinstance(config, Iterable) and not isinstance(config, str | bytes):
+        specs = list(config)
+        for spec in specs:
+            if not isinstance(spec, ServerSpec):
+                raise TypeError(
+                    f"the group's configuration holds ServerSpec objects, not {type(spec).__name__}"
+                )
+    else:
+        raise TypeError(
+            "open_servers() takes a LoadedConfig, a mapping of names to ServerSpec, or ServerSpec objects,"
+            f" not {type(config).__name__}"
+        )
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.name in seen or spec.name in invalid:
+            raise ValueError(f"two servers are named {spec.name!r}")
+        seen.add(spec.name)
+    return specs, invalid
+
+
+def _group(
+    config: LoadedConfig | Mapping[str, ServerSpec] | Iterable[ServerSpec],
+    restart: RestartPolicy | None,
+    on_event: Callable[[ServerEvent], object] | None,
+    seed: int | None,
+    wait: bool,
+    options: ClientOptions | None,
+    kill_grace: float | None,
+    on_server_stderr: Callable[[str, str], object] | None,
+) -> ServerGroup:
+    """A group not yet started, every argument checked."""
+    specs, invalid = _specs_of(config)
+    options = options if options is not None else ClientOptions()
+    if not isinstance(options, ClientOptions):
+        raise TypeError(f"options must be a ClientOptions, not {type(options).__name__}")
+    policy = restart if restart is not None else RestartPolicy()
+    if not isinstance(policy, RestartPolicy):
+        raise TypeError(f"restart must be a RestartPolicy, not {type(policy).__name__}")
+    if not isinstance(wait, bool):
+        raise TypeError(f"wait must be True or False, not {type(wait).__name__}")
+    seconds("kill_grace", zero=True, none=True)(None, None, kill_grace)
+    callable_or_none("on_server_stderr")(None, None, on_server_stderr)
+    return ServerGroup(
+        specs,
+        invalid,
+        policy,
+        options,
+        on_event,
+        random.Random(seed),
+        wait,
+        kill_grace=kill_grace,
+        on_server_stderr=on_server_stderr,
+    )
+
+
+@_refuses_on_stderr
 def open_servers(
     config: LoadedConfig | Mapping[str, ServerSpec] | Iterable[ServerSpec],
     *,
@@ -957,7 +708,7 @@ def open_servers(
     wait: bool = True,
     options: ClientOptions | None = None,
     kill_grace: float | None = None,
-    on_stderr: Callable[[str, str], object] | None = None,
+    on_server_stderr: Callable[[str, str], object] | None = None,
 ) -> ServerGroup:
     """Start every server of a configuration, supervise them, and offer one catalogue.
 
@@ -974,7 +725,8 @@ def open_servers(
     broken server delays no other, and is never an error for the group. A server that stops without being
     asked to is started again as ``restart`` says. Leaving the block stops
     every server in parallel (each as `open_stdio_client` would: stdin
-    closed, ``kill_grace``, then signals), bounded in time.
+    closed, ``kill_grace``, then signals), bounded in time. To run the
+    group in a nursery of your own, see `connect_servers`.
 
     Args:
         config: A `LoadedConfig` (its invalid entries show as ``"invalid"``
@@ -996,35 +748,57 @@ def open_servers(
         kill_grace: How long each server process is given to exit once its
             stdin is closed, before it is signalled (default: the 2 s of
             `ProcessTarget`). Remote servers have no process.
-        on_stderr: Called with the server's name and each line its process
-            writes to stderr (default: the lines are kept for the stderr
-            tail of errors and statuses, and logged at DEBUG on the
-            ``trio_mcp.server`` logger). Keep it quick: it runs in the
-            task that drains the server's stderr.
+        on_server_stderr: Called as ``on_server_stderr(name, line)`` with
+            the server's name and each line its process writes to stderr
+            (default: the lines are kept for the stderr tail of errors and
+            statuses, and logged at DEBUG on the ``trio_mcp.server``
+            logger). Keep it quick: it runs in the task that drains the
+            server's stderr. (`ProcessTarget`'s ``on_stderr`` is called
+            with the line alone; ``on_stderr=`` here is a `TypeError`.)
 
     Raises:
         TypeError: A bad configuration object, or a bad or unknown option.
         ValueError: Two servers with one name, or an option out of range.
     """
-    specs, invalid = specs_of(config)
-    options = options if options is not None else ClientOptions()
-    if not isinstance(options, ClientOptions):
-        raise TypeError(f"options must be a ClientOptions, not {type(options).__name__}")
-    policy = restart if restart is not None else RestartPolicy()
-    if not isinstance(policy, RestartPolicy):
-        raise TypeError(f"restart must be a RestartPolicy, not {type(policy).__name__}")
-    if not isinstance(wait, bool):
-        raise TypeError(f"wait must be True or False, not {type(wait).__name__}")
-    seconds("kill_grace", zero=True, none=True)(None, None, kill_grace)
-    callable_or_none("on_stderr")(None, None, on_stderr)
-    return ServerGroup(
-        specs,
-        invalid,
-        policy,
-        options,
-        on_event,
-        random.Random(seed),
-        wait,
-        kill_grace=kill_grace,
-        on_stderr=on_stderr,
-    )
+    return _group(config, restart, on_event, seed, wait, options, kill_grace, on_server_stderr)
+
+
+@_refuses_on_stderr_async
+async def connect_servers(
+    nursery: trio.Nursery,
+    config: LoadedConfig | Mapping[str, ServerSpec] | Iterable[ServerSpec],
+    *,
+    restart: RestartPolicy | None = None,
+    on_event: Callable[[ServerEvent], object] | None = None,
+    seed: int | None = None,
+    wait: bool = True,
+    options: ClientOptions | None = None,
+    kill_grace: float | None = None,
+    on_server_stderr: Callable[[str, str], object] | None = None,
+) -> ServerGroup:
+    """Start every server of a configuration in a nursery of yours; returns the running group.
+
+    ::
+
+        async with trio.open_nursery() as nursery:
+            servers = await trio_mcp.connect_servers(nursery, config)
+            nursery.start_soon(serve_requests, servers)
+            ...
+            await servers.aclose()
+
+    Like `open_servers`, for code that manages lifetimes itself (as
+    `connect_client` is to `open_client`): the group's supervisor tasks
+    run in ``nursery``, and closing is yours: ``await servers.aclose()``,
+    which stops every server gracefully; until then the group keeps
+    ``nursery`` open. Cancelling ``nursery`` ends the group too, without
+    the grace. Returns once every first start is over (at once with
+    ``wait=False``), as entering `open_servers` does. The arguments are
+    those of `open_servers`.
+
+    Raises:
+        TypeError: A bad configuration object, or a bad or unknown option.
+        ValueError: Two servers with one name, or an option out of range.
+    """
+    group = _group(config, restart, on_event, seed, wait, options, kill_grace, on_server_stderr)
+    await group._start_in(nursery)
+    return group

@@ -1,26 +1,28 @@
-"""One server of a group: its supervisor's record, what it lists, and the callers' listen streams.
+"""One server of a group: its record, what it lists, and the callers' listen streams.
 
 The group (`ServerGroup`) keeps a `Member` for each server of its
 configuration: its state, its restart tracker, its client while it runs, and
-its last `Listing`. A `Listener` is one `ServerGroup.listen` block, which
-outlives the server's processes. The functions list what a server offers and
-run helpers beside its client.
+its last `Listing`; the supervisor (``supervisor``) changes it, the
+catalogue (``catalogue``) names what it lists, and it tells its own
+`ServerStatus`. A `Listener` is one `ServerGroup.listen` block, which
+outlives the server's processes; `start_helper` runs one (or the
+supervisor's own helpers) beside the server's client.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 import trio
 
 from .._client import start_beside
-from .._config import ConfigError, LoadedConfig, ServerSpec
-from .._errors import AuthRequired, MCPError, NotSupported, RpcError, ServerGone, SpawnFailed, VersionMismatch
+from .._config import ConfigError, ServerSpec
+from .._errors import AuthRequired, MCPError, ServerGone
 from .._models import Prompt, Resource, ResourceTemplate, Tool
+from .records import ServerStatus
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -34,12 +36,7 @@ __all__ = [
     "Listing",
     "Member",
     "alive",
-    "clean_exit",
-    "list_all",
-    "retryable",
-    "specs_of",
     "start_helper",
-    "unique",
 ]
 
 JSON: TypeAlias = Any
@@ -110,6 +107,77 @@ class Member:
             await self.wake.wait()
         self.wake = None
 
+    def status(self, *, stopping: bool) -> ServerStatus:
+        """A snapshot of the server; ``stopping``: the group is closing."""
+        error = self.error
+        gone = error if isinstance(error, ServerGone) else None
+        exit_code = gone.exit_code if gone else None
+        signal = gone.signal if gone else None
+        pid = None
+        state = self.state
+        client = self.client
+        if state == "ready" and client is not None:
+            stats = client.statistics()
+            if alive(client):
+                pid = stats.pid
+            else:
+                # Dead, and its supervisor has not yet been told (the end of
+                # its output is still being read): no longer ready.
+                code = stats.returncode
+                exit_code = code if code is not None and code >= 0 else None
+                signal = -code if code is not None and code < 0 else None
+                again = self.tracker.would_restart(trio.current_time(), clean=code == 0)
+                state = "restarting" if again and not stopping else "failed"
+        return ServerStatus(
+            name=self.name,
+            state=state,
+            error=error,
+            reason=self.reason,
+            restarts=self.tracker.restarts,
+            pid=pid,
+            exit_code=exit_code,
+            signal=signal,
+            stderr_tail=gone.stderr_tail if gone else "",
+        )
+
+    def shown_state(self, *, stopping: bool) -> ServerState:
+        """The state `status` shows: a ready server whose process is dead is no longer ready."""
+        if self.state == "ready" and self.client is not None and not alive(self.client):
+            return self.status(stopping=stopping).state
+        return self.state
+
+    def unavailable(self) -> MCPError:
+        """Why the server cannot be used: the error a caller who waits for it gets."""
+        if self.state == "invalid" and isinstance(self.error, ConfigError):
+            wrong = self.error
+            return ConfigError(str(wrong), file=wrong.file, server=wrong.server, field=wrong.field)
+        if self.state == "disabled":
+            return ConfigError(
+                f"server {self.name!r} is disabled in the configuration", server=self.name, field="disabled"
+            )
+        last = self.error
+        if self.state == "needs-login" and isinstance(last, AuthRequired):
+            return last
+        if self.state == "failed":
+            text = f"server {self.name!r} failed: {self.reason}"
+        else:
+            text = f"server {self.name!r} is stopped: the group is closing"
+        if last is not None:
+            text += f"; last error: {str(last).splitlines()[0]}"
+        gone = last if isinstance(last, ServerGone) else None
+        error = ServerGone(
+            text,
+            exit_code=gone.exit_code if gone else None,
+            signal=gone.signal if gone else None,
+            stderr_tail=gone.stderr_tail if gone else "",
+            server=gone.server if gone else self.name,
+            command=self.spec.command_line[0],
+            arguments=self.spec.command_line[1:],
+            pid=gone.pid if gone else None,
+        )
+        error.__cause__ = last
+        return error
+
 
 class Listener:
     """One `ServerGroup.listen` block: its filter and its channel, across the server's processes."""
@@ -173,66 +241,9 @@ class Listener:
                 self.scopes.discard(scope)
 
 
-def specs_of(config: object) -> tuple[list[ServerSpec], dict[str, ConfigError]]:
-    invalid: dict[str, ConfigError] = {}
-    if isinstance(config, LoadedConfig):
-        specs = list(config.servers.values())
-        invalid = dict(config.invalid)
-    elif isinstance(config, Mapping):
-        specs = []
-        for key, spec in config.items():
-            if not isinstance(spec, ServerSpec):
-                raise TypeError(
-                    f"the group's configuration maps names to ServerSpec, not {type(spec).__name__}"
-                )
-            if spec.name != key:
-                raise ValueError(f"the server {spec.name!r} is listed under another name, {key!r}")
-            specs.append(spec)
-    elif isinstance(config, Iterable) and not isinstance(config, str | bytes):
-        specs = list(config)
-        for spec in specs:
-            if not isinstance(spec, ServerSpec):
-                raise TypeError(
-                    f"the group's configuration holds ServerSpec objects, not {type(spec).__name__}"
-                )
-    else:
-        raise TypeError(
-            "open_servers() takes a LoadedConfig, a mapping of names to ServerSpec, or ServerSpec objects,"
-            f" not {type(config).__name__}"
-        )
-    seen: set[str] = set()
-    for spec in specs:
-        if spec.name in seen or spec.name in invalid:
-            raise ValueError(f"two servers are named {spec.name!r}")
-        seen.add(spec.name)
-    return specs, invalid
-
-
-def retryable(error: BaseException) -> bool:
-    """Whether starting the server again might help."""
-    return not isinstance(error, SpawnFailed | VersionMismatch | NotSupported | ConfigError | AuthRequired)
-
-
-def clean_exit(error: BaseException) -> bool:
-    return isinstance(error, ServerGone) and error.exit_code == 0 and error.signal is None
-
-
 def alive(client: Client) -> bool:
     """Whether the client's server can still answer: its session works and its process (if any) runs."""
     return client.failure is None and client.statistics().returncode is None
-
-
-def unique(member: Member, items: list[Any]) -> list[Any]:
-    """The items of one listing, each name once (the first one is kept)."""
-    seen: set[str] = set()
-    kept: list[Any] = []
-    for item in items:
-        if item.name in seen:
-            logger.warning("server %r lists %r twice; the first one is kept", member.name, item.name)
-            continue
-        seen.add(item.name)
-        kept.append(item)
-    return kept
 
 
 async def start_helper(client: Client, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
@@ -247,25 +258,3 @@ async def start_helper(client: Client, fn: Callable[..., Awaitable[None]], *args
 
     start_beside(client, run, name="group helper")
     await started.wait()
-
-
-async def list_all(client: Client) -> Listing:
-    """Everything the server offers, every page of it; a listing it refuses is empty."""
-    caps = client.server_capabilities
-    listing = Listing()
-    if caps.tools is not None:
-        listing.tools = await _or_empty(client.list_tools)
-    if caps.prompts is not None:
-        listing.prompts = await _or_empty(client.list_prompts)
-    if caps.resources is not None:
-        listing.resources = await _or_empty(client.list_resources)
-        listing.templates = await _or_empty(client.list_resource_templates)
-    return listing
-
-
-async def _or_empty(fetch: Callable[[], Any]) -> list[Any]:
-    try:
-        items: list[Any] = await fetch()
-    except RpcError:
-        return []
-    return items

@@ -1,17 +1,26 @@
 """What a server group shows of itself: its servers' states, its events, its catalogue's items.
 
-Plain, immutable records; `ServerGroup` (in ``group``) makes them.
+Plain, immutable records, and the `EventFeed` that hands the events out:
+the supervisor (``supervisor``) and the catalogue (``catalogue``) emit
+them, `ServerGroup` (``group``) subscribes its callers.
 """
 
 from __future__ import annotations
 
-from typing import Generic, Literal, TypeAlias, TypeVar
+import logging
+from typing import TYPE_CHECKING, Generic, Literal, TypeAlias, TypeVar
 
 import attrs
+import trio
 
 from .._errors import UnknownName
 
-__all__ = ["Listed", "ServerEvent", "ServerState", "ServerStatus", "UnknownName"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["EventFeed", "Listed", "ServerEvent", "ServerState", "ServerStatus", "UnknownName"]
+
+_logger = logging.getLogger("trio_mcp.group")
 
 T = TypeVar("T")
 
@@ -99,3 +108,52 @@ class ServerEvent:
     delay: float | None = None
     restarts: int = 0
     catalogue: bool = False
+
+
+class EventFeed:
+    """Where a group's events go: every subscriber's channel, then the ``on_event`` callback.
+
+    An event never waits: past a subscriber's buffer it is dropped for that
+    subscriber and counted in `dropped`.
+    """
+
+    def __init__(self, on_event: Callable[[ServerEvent], object] | None) -> None:
+        self._on_event = on_event
+        self._subscribers: list[trio.MemorySendChannel[ServerEvent]] = []
+        self._closed = False
+        self.dropped = 0
+        """How many events (and listen-stream notifications) found a full buffer."""
+
+    def subscribe(self, buffer: int) -> trio.MemoryReceiveChannel[ServerEvent]:
+        """A channel of every event from now on; already ended once the feed is closed."""
+        send, receive = trio.open_memory_channel[ServerEvent](buffer)
+        if self._closed:
+            send.close()
+        else:
+            self._subscribers.append(send)
+        return receive
+
+    def count_drop(self) -> None:
+        """One more item did not fit in a consumer's buffer."""
+        self.dropped += 1
+
+    def emit(self, event: ServerEvent) -> None:
+        for send in list(self._subscribers):
+            try:
+                send.send_nowait(event)
+            except trio.WouldBlock:
+                self.dropped += 1
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._subscribers.remove(send)
+        if self._on_event is not None:
+            try:
+                self._on_event(event)
+            except Exception:
+                _logger.exception("the group's on_event callback raised")
+
+    def close(self) -> None:
+        """End every subscriber's channel; later subscribers get an ended one."""
+        self._closed = True
+        for send in self._subscribers:
+            send.close()
+        self._subscribers.clear()

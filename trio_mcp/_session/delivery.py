@@ -19,8 +19,6 @@ import trio
 
 from .._trio.parking import Parking
 
-_reschedule = trio.lowlevel.reschedule
-
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
@@ -78,11 +76,7 @@ class Mailbox(Parking):
             self.done = True
             self.result = result
             self.error = error
-            # wake(), inline: this runs for every answer.
-            task = self.task
-            if task is not None:
-                self.task = None
-                _reschedule(task)
+            self.wake()
 
 
 class Sink(Parking, Generic[T]):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import math
 import weakref
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeAlias, TypeVar
 
 import attrs
 import trio
@@ -67,6 +67,7 @@ __all__ = [
     "Session",
     "SessionStatistics",
     "attach",
+    "new_session",
     "next_request_id",
     "observer_of",
     "report",
@@ -78,8 +79,6 @@ __all__ = [
 JSON: TypeAlias = Any
 
 _logger = logging.getLogger("trio_mcp.transport")
-_current_task = trio.lowlevel.current_task
-_wait_task_rescheduled = trio.lowlevel.wait_task_rescheduled
 
 
 class RequestTimeout(MCPError, trio.TooSlowError):
@@ -190,15 +189,26 @@ class Session:
     (and for every call after), `TransportClosed` once closed, `RpcError` for
     an error answer, `ProtocolError` for a broken one, `RequestTimeout` for a
     ``request_timeout`` that ran out.
+
+    It is made by the openers, never directly: ``Session(...)`` raises
+    `TypeError`.
     """
 
-    def __init__(
+    request_timeout: float | None
+    """The budget of every request, in seconds, or `None` for no budget (the default)."""
+
+    def __init__(self, *args: object) -> None:
+        raise TypeError(
+            "a Session is made by the openers: open_session(target) or connect_session(nursery, target)"
+            " (and every Client has one: Client.session)"
+        )
+
+    def _setup(
         self, channel: Channel, options: ConnectionOptions | None = None, *, observer: Observer | None = None
     ) -> None:
         options = options if options is not None else ConnectionOptions()
         self._channel = channel
         self.request_timeout = options.request_timeout
-        """The budget of every request, in seconds, or `None` for no budget (the default)."""
         self._on_log = options.on_log
         self._on_wire = options.on_wire
         self._notification_buffer = options.notification_buffer
@@ -518,9 +528,7 @@ class Session:
                     # channel can.
                     await self._channel.read_until(box.is_done)
                 while not box.done:
-                    # box.park(), inlined: one coroutine frame fewer on every resume.
-                    box.task = _current_task()
-                    await _wait_task_rescheduled(box.abort)
+                    await box.park()
             else:
                 await self._wait(box)
         except BaseException:
@@ -889,6 +897,25 @@ class _Receiver:
 
 
 # ------------------------------------------------------ for the layers above
+
+S = TypeVar("S", bound=Session)
+
+
+def new_session(
+    channel: Channel,
+    options: ConnectionOptions | None = None,
+    *,
+    observer: Observer | None = None,
+    kind: type[S] = Session,  # type: ignore[assignment]
+) -> S:
+    """A session over ``channel``, not started yet: the one way to make a `Session` (or a ``kind`` of it).
+
+    For the openers (through `trio_mcp._telemetry.make_session`) and the
+    telemetry's traced session; ``Session(...)`` itself refuses.
+    """
+    session = kind.__new__(kind)
+    session._setup(channel, options, observer=observer)
+    return session
 
 
 async def start_in(session: Session, nursery: trio.Nursery) -> None:

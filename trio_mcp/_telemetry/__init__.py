@@ -25,7 +25,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from .._session import Session, observer_of
+from .._session import Session, new_session, observer_of
 
 if TYPE_CHECKING:
     from .._channel import Channel
@@ -62,8 +62,8 @@ def make_session(channel: Channel, options: ConnectionOptions, target: Target) -
     if options.telemetry and configured():
         from .otel import Telemetry, TracedSession
 
-        return TracedSession(channel, options, Telemetry(target, channel))
-    return Session(channel, options)
+        return new_session(channel, options, observer=Telemetry(target, channel), kind=TracedSession)
+    return new_session(channel, options)
 
 
 def negotiated(session: Session, version: str) -> None:

@@ -25,7 +25,7 @@ from opentelemetry import context as otel_context, metrics, propagate, trace
 from opentelemetry.trace import SpanKind, StatusCode
 
 from .._errors import RpcError, TransportClosed
-from .._session import Session, call_maybe_async, next_request_id
+from .._session import Session, call_maybe_async, next_request_id, observer_of
 from .._targets import HTTPTarget, ProcessTarget
 from .._version import __version__
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from .._channel import Channel
     from .._core.jsonrpc import ServerRequest
-    from .._options import ConnectionOptions, NotificationCallback, RequestHandler
+    from .._options import NotificationCallback, RequestHandler
     from .._targets import Target
 
 __all__ = ["DURATION_BUCKETS", "Telemetry", "TracedSession", "add_event", "error_type", "safe_url"]
@@ -403,9 +403,12 @@ class TracedSession(Session):
     callbacks of its notifications) nests under it.
     """
 
-    def __init__(self, channel: Channel, options: ConnectionOptions, telemetry: Telemetry) -> None:
-        super().__init__(channel, options, observer=telemetry)
-        self.telemetry = telemetry
+    @property
+    def telemetry(self) -> Telemetry:
+        """What the spans and metrics of this session are made with."""
+        telemetry = observer_of(self)
+        assert isinstance(telemetry, Telemetry)
+        return telemetry
 
     async def request(
         self,

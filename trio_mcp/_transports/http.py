@@ -39,44 +39,53 @@ their request with a typed error (`HTTPError` and subclasses).
 from __future__ import annotations
 
 import time
-from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 import httpx2
 import trio
 
 from .._channel import Channel, Outgoing
-from .._core.redirects import Follow, NotFollowed, follow
 from .._core.sse import EventParser
 from .._core.streamable_http import (
+    READ_GET,
     Action,
     AwaitRenewal,
     Call,
     Deliver,
     Fail,
+    GetEnded,
+    GetFailed,
+    GetHead,
+    GetRequest,
     Log,
     Next,
+    OpenGet,
     PostCall,
     PostMessage,
     Read,
+    Send,
+    SendSse,
+    Sleep,
     StreamableHTTP,
 )
-from .._errors import ConnectionFailed, HTTPError, MCPError, MessageTooLarge, ProtocolError, ServerGone
+from .._errors import ConnectionFailed, MCPError, ServerGone
 from ._httpx_client import DEFAULT_TIMEOUT, make_client
 from .http_io import (
-    consume,
     display_url,
-    location_of,
+    exchange,
     lower_headers,
     network_error,
     note_location,
+    pump,
+    read_body,
     read_some,
     retire_connection,
 )
 from .http_sse import SseLink, SseOps
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Mapping
+    from collections.abc import Generator, Mapping
+    from contextlib import AbstractAsyncContextManager
 
     from .._channel import Receiver, TaskStarter
     from .._core.sse import Item
@@ -158,14 +167,12 @@ class HTTPChannel(Channel):
         self._closing = False
         self._closed = trio.Event()
         self._ended = False
-        self._scopes: dict[int, trio.CancelScope] = {}
-        self._calls: dict[int, Call] = {}
+        self._scopes: dict[int | str, trio.CancelScope] = {}
         self._withdrawn: set[int] = set()
         self._parked: dict[int | str, trio.Event] = {}
-        self._gate: trio.Event | None = None
-        self._renewal_done = trio.Event()
-        self._get_started = False
-        self._get_running = False
+        #: Set (and replaced) whenever a renewal or the handshake ends: calls waiting ask again.
+        self._settled = trio.Event()
+        #: Set once the GET stream's first response came (or failed).
         self._get_ready = trio.Event()
         self._sse: SseLink | None = None
         #: Notification and answer POSTs in flight, which closing lets finish (briefly).
@@ -242,6 +249,9 @@ class HTTPChannel(Channel):
                     event = self._parked.get(call.request_id)
                     if event is not None:
                         event.set()
+                    scope = self._scopes.get(call.request_id) if action.ends_exchange else None
+                    if scope is not None:
+                        scope.cancel()
             elif isinstance(action, Log):
                 self._log(action.text)
             else:
@@ -257,15 +267,12 @@ class HTTPChannel(Channel):
         method = about.method
         if request_id is not None and method is not None:
             call = self._core.open(data, method, request_id, about.name, about.revision, about.headers)
-            self._calls[request_id] = call
             nursery.start_soon(self._run_request, call, request_id)
             return
-        if method == "notifications/initialized" and about.revision is None:
-            self._core.initialized = data
-            if self._gate is None:
-                # Requests sent from now on wait until the server has it.
-                self._gate = trio.Event()
-            nursery.start_soon(self._run_initialized, data, about, self._gate)
+        if self._core.gates(method, about.revision):
+            # Started now: requests sent from now on wait until the server has it.
+            script = self._core.handshake(data)
+            nursery.start_soon(self._run_handshake, script, next(script), about)
             return
         # Counted now, not when its task first runs: a close that follows at
         # once (a call given up, then the block left) still lets it out.
@@ -273,7 +280,7 @@ class HTTPChannel(Channel):
         nursery.start_soon(self._run_other, data, about, True)
 
     def withdraw(self, request_id: int) -> bool:
-        call = self._calls.get(request_id)
+        call = self._core.find(request_id)
         modern = call is not None and call.revision is not None
         scope = self._scopes.get(request_id)
         if scope is not None:
@@ -292,58 +299,15 @@ class HTTPChannel(Channel):
         headers.update(protocol)
         return headers
 
-    @asynccontextmanager
-    async def _exchange(
+    def _exchange(
         self, method: str, url: str, headers: httpx2.Headers, content: bytes | None = None
-    ) -> AsyncIterator[httpx2.Response]:
-        """One HTTP exchange, streaming, following redirects to the same origin (`trio_mcp._core.redirects`)."""
-        client = self._client
-        assert client is not None
-        hops = 0
-        while True:
-            request = client.build_request(
-                method, url, headers=headers, content=content, timeout=self._timeout
-            )
-            try:
-                response = await client.send(request, stream=True, auth=self._auth, follow_redirects=False)
-            except httpx2.HTTPError as exc:
-                location = location_of(exc)
-                if location is not None:
-                    raise HTTPError(
-                        f"{self.name} redirected {method} to a Location that is not a usable URL:"
-                        f" {location!r} ({exc})",
-                        url=display_url(url),
-                    ) from exc
-                raise ConnectionFailed(
-                    f"{method} {display_url(url)} failed: {network_error(exc)}", url=display_url(url)
-                ) from exc
-            except MCPError:
-                # Already one of ours (trio_mcp.auth's flows raise typed errors): as it is.
-                raise
-            except Exception as exc:
-                # The user's httpx2.Auth (or transport) raised: that request fails, with it as cause.
-                raise HTTPError(
-                    f"{method} {display_url(url)} failed: {type(exc).__name__}: {exc}", url=display_url(url)
-                ) from exc
-            step = follow(url, method, response.status_code, response.headers.get("location"), hops)
-            if isinstance(step, Follow):
-                await response.aclose()
-                url, hops = step.url, step.hops
-                continue
-            if isinstance(step, NotFollowed) and step.unusable:
-                await response.aclose()
-                raise HTTPError(
-                    f"{self.name} redirected {method}, but {step.reason}",
-                    url=display_url(url),
-                    status=response.status_code,
-                    headers=lower_headers(response.headers),
-                )
-            # Not a redirect, or one not followed: the core reads it as the answer.
-            try:
-                yield response
-            finally:
-                await response.aclose()
-            return
+    ) -> AbstractAsyncContextManager[httpx2.Response]:
+        """One HTTP exchange, streaming, following redirects to the same origin (`trio_mcp._transports.http_io.exchange`)."""
+        assert self._client is not None
+        client, timeout = self._client, self._timeout
+        return exchange(
+            client, method, url, headers, content, auth=self._auth, request_timeout=timeout, name=self.name
+        )
 
     # ------------------------------------------------------------ requests
 
@@ -364,34 +328,32 @@ class HTTPChannel(Channel):
         finally:
             self._withdrawn.discard(request_id)
             self._scopes.pop(request_id, None)
-            self._calls.pop(request_id, None)
             self._parked.pop(request_id, None)
             self._core.finish(call)
 
     async def _request(self, call: Call) -> None:
-        gate = self._gate
-        if call.revision is None and gate is not None:
-            await gate.wait()
-        if self._sse is not None:
-            await self._sse.post(call.data, call.request_id)
-            return
+        """Run ``call`` as the core orders it (`StreamableHTTP.next_step`)."""
         core = self._core
         step = core.next_step(call, None)
         while True:
-            if isinstance(step, Fail):
-                raise step.error
-            if isinstance(step, AwaitRenewal):
-                if step.start:
-                    self._renewal_done = trio.Event()
-                    assert self._nursery is not None
-                    self._nursery.start_soon(self._renew, self._renewal_done)
-                await self._renewal_done.wait()
-                step = core.next_step(call, step.then)
-                continue
-            outcome = await self._post(call)
-            if outcome is None:
+            if isinstance(step, Send):
+                outcome = await self._post(call)
+                if outcome is None:
+                    return
+                step = core.next_step(call, outcome)
+            elif isinstance(step, SendSse):
+                assert self._sse is not None
+                await self._sse.post(call.data, call.request_id)
                 return
-            step = core.next_step(call, outcome)
+            elif isinstance(step, Fail):
+                raise step.error
+            else:  # AwaitGate, AwaitRenewal: wait until a script ends, then ask again
+                settled = self._settled
+                if isinstance(step, AwaitRenewal) and step.start:
+                    assert self._nursery is not None
+                    self._nursery.start_soon(self._renew)
+                await settled.wait()
+                step = core.next_step(call, step.then)
 
     async def _post(self, call: Call) -> Next | None:
         """POST ``call`` once and read its answer: `None` when done, or `Next.LOST` / `Next.RESEND`."""
@@ -431,7 +393,8 @@ class HTTPChannel(Channel):
         if isinstance(verdict, Fail):
             raise verdict.error
         if verdict is Read.JSON:
-            body = await self._read_body(response, call)
+            what = f"the answer to request {call.request_id!r} ({call.method})"
+            body = await read_body(response, self._max, what, self.name, core.url)
             actions = core.json_body(call, exchange, body, status)
             if any(isinstance(action, Fail) and action.out_of_step for action in actions):
                 retire_connection(response)
@@ -454,53 +417,11 @@ class HTTPChannel(Channel):
         if isinstance(decision, Fail):
             raise decision.error
         if decision is Next.FALL_BACK:
-            why = None if call.private else await self._try_sse(call)
-            if why is True:
+            why = await self._try_sse(call)
+            if why is None:
                 return None
-            also = f"; nor does it speak HTTP+SSE: {why}" if isinstance(why, MCPError) else ""
-            raise HTTPError(
-                f"{self.name} answered {call.method} with HTTP {status}{also}",
-                url=core.url,
-                status=status,
-                headers=head,
-                body=body[:1024].decode("utf-8", "replace"),
-            ) from why if isinstance(why, MCPError) else None
-        if call.private and decision in (Next.LOST, Next.RESEND):
-            raise ProtocolError(f"{self.name} refused {call.method} of a new session (HTTP {status})")
+            raise core.fallback_failed(call, status, head, body, why).error
         return decision
-
-    async def _read_body(self, response: httpx2.Response, call: Call) -> bytes:
-        length = response.headers.get("content-length")
-        what = f"the answer to request {call.request_id!r} ({call.method})"
-        if length is not None and length.isdigit() and int(length) > self._max:
-            raise MessageTooLarge(
-                f"{what} is {length} bytes, over the limit of {self._max} bytes (max_message_bytes)",
-                size=int(length),
-                limit=self._max,
-            )
-        chunks: list[bytes] = []
-        size = 0
-
-        def take(chunk: bytes) -> bool:
-            nonlocal size
-            size += len(chunk)
-            if size > self._max:
-                raise MessageTooLarge(
-                    f"{what} is over the limit of {self._max} bytes (max_message_bytes)",
-                    size=size,
-                    limit=self._max,
-                )
-            chunks.append(chunk)
-            return False
-
-        _, cause = await consume(response, take)
-        if cause is not None:
-            raise ConnectionFailed(
-                f"{what} from {self.name} was cut: {network_error(cause)}",
-                url=self._core.url,
-                status=response.status_code,
-            ) from cause
-        return b"".join(chunks)
 
     async def _read_events(self, call: Call, response: httpx2.Response, exchange: int) -> None:
         """Read a request's event stream until its answer; resume it when cut, if it can be."""
@@ -512,7 +433,7 @@ class HTTPChannel(Channel):
             self._act(core.event(call, call.exchange, item))
             return call.answered
 
-        done, cause = await self._pump(response, parser, on_item)
+        done, cause = await pump(response, parser, on_item)
         status = response.status_code
         while not done:
             # A priming event (an id, no data) delivers no item: the parser has its id.
@@ -532,39 +453,38 @@ class HTTPChannel(Channel):
                 if failed is not None:
                     raise failed.error
                 status = again.status_code
-                done, cause = await self._pump(again, parser, on_item)
-
-    async def _pump(
-        self, response: httpx2.Response, parser: EventParser, on_item: Callable[[Item], bool]
-    ) -> tuple[bool, Exception | None]:
-        """Feed a stream's items to ``on_item`` until it says done (`True`) or the stream ends (`False`, and why)."""
-
-        def take(chunk: bytes) -> bool:
-            return any(on_item(item) for item in parser.feed(chunk))
-
-        done, cause = await consume(response, take)
-        if not done:
-            for item in parser.eof():
-                on_item(item)
-        return done, cause
+                done, cause = await pump(again, parser, on_item)
 
     # --------------------------------------------------- the session's side
 
-    async def _run_initialized(self, data: bytes, about: Outgoing, gate: trio.Event) -> None:
-        """POST ``notifications/initialized``, then open the GET stream; later requests wait for
-        both (bounded by the handshake's timeout), so that nothing the server sends at once is lost."""
+    def _settle(self) -> None:
+        """A renewal or the handshake ended: the calls waiting for it ask the core again."""
+        self._settled.set()
+        self._settled = trio.Event()
+
+    def _open_get(self) -> None:
+        if self._nursery is not None:
+            self._nursery.start_soon(self._get_stream)
+
+    async def _run_handshake(
+        self,
+        script: Generator[PostMessage | OpenGet, None, None],
+        step: PostMessage | OpenGet | None,
+        about: Outgoing,
+    ) -> None:
+        """Run the core's handshake (`StreamableHTTP.handshake`), bounded by the handshake's timeout."""
         try:
             with trio.move_on_after(self._gate_limit):
-                await self._run_other(data, about)
-                if self._core.session_id is not None and self._sse is None and not self._get_started:
-                    self._get_started = True
-                    assert self._nursery is not None
-                    self._nursery.start_soon(self._get_stream)
-                    await self._get_ready.wait()
+                while step is not None:
+                    if isinstance(step, PostMessage):
+                        await self._run_other(step.data, about)
+                    else:
+                        self._open_get()
+                        await self._get_ready.wait()
+                    step = _advance(script)
         finally:
-            gate.set()
-            if self._gate is gate:
-                self._gate = None
+            script.close()
+            self._settle()
 
     async def _run_other(self, data: bytes, about: Outgoing, counted: bool = False) -> None:
         """POST a notification or an answer to a server request; nothing comes back but 202.
@@ -594,13 +514,13 @@ class HTTPChannel(Channel):
                 self._others_done.set()
                 self._others_done = trio.Event()
 
-    async def _renew(self, done: trio.Event) -> None:
+    async def _renew(self) -> None:
         """Run the core's renewal of a lost session (`StreamableHTTP.renew`), once however many
-        requests found it lost; ``done`` is set when it is over, however it ends."""
+        requests found it lost; the calls waiting ask again when it is over, however it ends."""
         script = self._core.renew()
         try:
-            step = next(script)
-            while True:
+            step = _advance(script)
+            while step is not None:
                 reply: MCPError | None = None
                 if isinstance(step, Log):
                     self._log(step.text)
@@ -611,77 +531,59 @@ class HTTPChannel(Channel):
                         reply = exc
                 elif isinstance(step, PostMessage):
                     await self._run_other(step.data, _INITIALIZED)
-                elif self._get_started and not self._get_running and self._nursery is not None:
-                    self._nursery.start_soon(self._get_stream)
-                step = script.send(reply)
-        except StopIteration:
-            pass
+                else:
+                    self._open_get()
+                step = _advance(script, reply)
         finally:
             script.close()
-            done.set()
+            self._settle()
 
     # ----------------------------------------------------- the GET stream
 
     async def _get_stream(self) -> None:
-        """The initialize era's stream of server messages that belong to no request."""
-        self._get_running = True
-        try:
-            await self._read_server_messages()
-        finally:
-            self._get_running = False
-            self._get_ready.set()
-
-    async def _read_server_messages(self) -> None:
+        """Run the initialize era's stream of server messages (`StreamableHTTP.get_stream`)."""
         core = self._core
+        script = core.get_stream()
         parser = EventParser(self._max)
 
         def on_item(item: Item) -> bool:
-            core.get_position(parser.last_event_id, parser.retry)
-            actions = core.get_event(item, parser.retry)
-            self._act(actions)
-            for action in actions:
-                if isinstance(action, Deliver) and action.call is not None and not action.call.parked:
-                    # Answered here while its own POST is still open: that exchange is over.
-                    scope = self._scopes.get(action.call.request_id)  # type: ignore[arg-type]
-                    if scope is not None:
-                        scope.cancel()
+            self._act(core.get_event(item, parser.retry))
             return False
 
-        while not self._closing:
-            failed = True
-            try:
-                async with self._exchange("GET", self.url, self._headers(core.get_headers())) as response:
-                    why = core.get_response(response.status_code, response.headers.get("content-type"))
-                    if why is None:
-                        core.get_open = True
-                        self._get_ready.set()
-                        _, cause = await self._pump(response, parser, on_item)
-                        failed = cause is not None
-                        if cause is not None:
-                            self._log(f"the stream of server messages broke: {network_error(cause)}")
-                    elif why.final:
-                        self._log(why.reason)
-                        return
-                    else:
-                        self._log(why.reason)
-            except MCPError as exc:
-                self._log(f"the stream of server messages failed: {exc}")
-            finally:
-                core.get_open = False
-                self._get_ready.set()
-            core.get_position(parser.last_event_id, parser.retry)
-            delay = core.get_ended(failed)
-            if delay is None:
-                self._log(
-                    f"the stream of server messages failed {core.get_failures} times in a row; given up"
-                )
-                return
-            await trio.sleep(delay)
+        try:
+            step = _advance(script)
+            while step is not None:
+                if isinstance(step, GetRequest):
+                    head = False
+                    try:
+                        async with self._exchange("GET", self.url, self._headers(step.headers)) as response:
+                            head = True
+                            kind = response.headers.get("content-type")
+                            step = _advance(script, GetHead(response.status_code, kind))
+                            self._get_ready.set()
+                            if step is READ_GET:
+                                _, cause = await pump(response, parser, on_item)
+                                why = network_error(cause) if cause is not None else None
+                                step = _advance(script, GetEnded(why, parser.last_event_id, parser.retry))
+                    except MCPError as exc:
+                        why = str(exc)
+                        failed: GetEnded | GetFailed = GetEnded(why) if head else GetFailed(why)
+                        step = _advance(script, failed)
+                    self._get_ready.set()
+                    continue
+                if isinstance(step, Sleep):
+                    await trio.sleep(step.delay)
+                elif isinstance(step, Log):
+                    self._log(step.text)
+                step = _advance(script)
+        finally:
+            script.close()
+            self._get_ready.set()
 
     # -------------------------------------------------- HTTP+SSE (2024-11-05)
 
-    async def _try_sse(self, call: Call) -> bool | MCPError:
-        """Try the HTTP+SSE transport: `True` once ``initialize`` went out over it, else why not."""
+    async def _try_sse(self, call: Call) -> MCPError | None:
+        """Try the HTTP+SSE transport: `None` once ``initialize`` went out over it, else why not."""
         assert self._nursery is not None
         link = SseLink(
             SseOps(
@@ -700,11 +602,12 @@ class HTTPChannel(Channel):
             self._log(f"{self.name} does not speak the HTTP+SSE transport of 2024-11-05 either: {exc}")
             return exc
         self._sse = link
+        self._core.fell_back = True
         self._log(
             f"{self.name} speaks the HTTP+SSE transport of 2024-11-05 (messages go to {display_url(endpoint)})"
         )
         await link.post(call.data, call.request_id)
-        return True
+        return None
 
     def _sse_ended(self, error: ServerGone) -> None:
         if not self._closing and not self._ended and self._receiver is not None:
@@ -730,12 +633,11 @@ class HTTPChannel(Channel):
                 self._nursery.cancel_scope.cancel()
                 await self._finished.wait()
             grace = max(0.0, min(CLOSE_GRACE, deadline - trio.current_time()))
+            delete = self._core.delete_headers()
             with trio.move_on_after(grace):
-                if self._core.session_id is not None and self._sse is None and self._client is not None:
+                if delete is not None and self._client is not None:
                     try:
-                        async with self._exchange(
-                            "DELETE", self.url, self._headers(self._core.stream_headers())
-                        ):
+                        async with self._exchange("DELETE", self.url, self._headers(delete)):
                             pass
                     except MCPError:
                         pass
@@ -747,3 +649,14 @@ class HTTPChannel(Channel):
 
 #: The record of ``notifications/initialized`` (sent again to a renewed session).
 _INITIALIZED: Final = Outgoing("notifications/initialized")
+
+
+_Step = TypeVar("_Step")
+
+
+def _advance(script: Generator[_Step, Any, None], reply: object = None) -> _Step | None:
+    """The core script's next step after ``reply`` (`None` when it is over)."""
+    try:
+        return script.send(reply)
+    except StopIteration:
+        return None

@@ -1,7 +1,9 @@
-"""The httpx2 side of the HTTP channel: reading bodies, naming network errors, redirects.
+"""The httpx2 side of the HTTP channel: exchanges, reading bodies, naming network errors, redirects.
 
-Helpers of `trio_mcp._transports.http` that touch httpx2 and nothing of MCP:
-bounded reads of a body by cancellation (`consume`, `read_some`), the words
+Helpers of `trio_mcp._transports.http` that touch httpx2 and little of MCP:
+one exchange following same-origin redirects, its failures typed
+(`exchange`), bounded reads of a body by cancellation (`consume`,
+`read_some`, `read_body`), an event stream fed to its parser (`pump`), the words
 for a network error (`network_error`), the ``Location`` httpx2 may refuse
 before the channel sees it (`note_location`, `location_of`), retiring a
 connection that is out of step with its requests (`retire_connection`), and
@@ -12,25 +14,32 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from typing import TYPE_CHECKING, Final
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 import trio
 
-from .._errors import MCPError
+from .._core.redirects import Follow, NotFollowed, follow
+from .._errors import ConnectionFailed, HTTPError, MCPError, MessageTooLarge
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import AsyncIterator, Callable
+
+    from .._core.sse import EventParser, Item
 
 __all__ = [
     "LOCATION_KEY",
     "consume",
     "display_url",
+    "exchange",
     "location_of",
     "lower_headers",
     "network_error",
     "note_location",
+    "pump",
+    "read_body",
     "read_some",
     "retire_connection",
 ]
@@ -147,3 +156,116 @@ def network_error(exc: BaseException | None) -> str:
     if isinstance(exc, httpx2.RemoteProtocolError):
         return f"the server broke the HTTP protocol ({text})"
     return f"{type(exc).__name__}: {text}"
+
+
+@asynccontextmanager
+async def exchange(
+    client: httpx2.AsyncClient,
+    method: str,
+    url: str,
+    headers: httpx2.Headers,
+    content: bytes | None = None,
+    *,
+    auth: Any,
+    request_timeout: Any,
+    name: str,
+) -> AsyncIterator[httpx2.Response]:
+    """One HTTP exchange, streaming, following redirects to the same origin (`trio_mcp._core.redirects`).
+
+    Yields the response that is no followed redirect (the caller's core
+    reads it); closes it after. No response is a `ConnectionFailed`; a
+    redirect that cannot be followed, or an exception of the user's
+    ``auth``, is an `HTTPError` (``name``: the server, for messages).
+    """
+    hops = 0
+    while True:
+        request = client.build_request(method, url, headers=headers, content=content, timeout=request_timeout)
+        try:
+            response = await client.send(request, stream=True, auth=auth, follow_redirects=False)
+        except httpx2.HTTPError as exc:
+            location = location_of(exc)
+            if location is not None:
+                raise HTTPError(
+                    f"{name} redirected {method} to a Location that is not a usable URL: {location!r} ({exc})",
+                    url=display_url(url),
+                ) from exc
+            raise ConnectionFailed(
+                f"{method} {display_url(url)} failed: {network_error(exc)}", url=display_url(url)
+            ) from exc
+        except MCPError:
+            # Already one of ours (trio_mcp.auth's flows raise typed errors): as it is.
+            raise
+        except Exception as exc:
+            # The user's httpx2.Auth (or transport) raised: that request fails, with it as cause.
+            raise HTTPError(
+                f"{method} {display_url(url)} failed: {type(exc).__name__}: {exc}", url=display_url(url)
+            ) from exc
+        step = follow(url, method, response.status_code, response.headers.get("location"), hops)
+        if isinstance(step, Follow):
+            await response.aclose()
+            url, hops = step.url, step.hops
+            continue
+        if isinstance(step, NotFollowed) and step.unusable:
+            await response.aclose()
+            raise HTTPError(
+                f"{name} redirected {method}, but {step.reason}",
+                url=display_url(url),
+                status=response.status_code,
+                headers=lower_headers(response.headers),
+            )
+        # Not a redirect, or one not followed: the core reads it as the answer.
+        try:
+            yield response
+        finally:
+            await response.aclose()
+        return
+
+
+async def read_body(response: httpx2.Response, limit: int, what: str, name: str, url: str) -> bytes:
+    """A whole JSON body of at most ``limit`` bytes (``what`` it is, from server ``name``).
+
+    Raises:
+        MessageTooLarge: Declared or found longer than ``limit``: not read further.
+        ConnectionFailed: The body was cut (with the response's status).
+    """
+    length = response.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise MessageTooLarge(
+            f"{what} is {length} bytes, over the limit of {limit} bytes (max_message_bytes)",
+            size=int(length),
+            limit=limit,
+        )
+    chunks: list[bytes] = []
+    size = 0
+
+    def take(chunk: bytes) -> bool:
+        nonlocal size
+        size += len(chunk)
+        if size > limit:
+            raise MessageTooLarge(
+                f"{what} is over the limit of {limit} bytes (max_message_bytes)", size=size, limit=limit
+            )
+        chunks.append(chunk)
+        return False
+
+    _, cause = await consume(response, take)
+    if cause is not None:
+        raise ConnectionFailed(
+            f"{what} from {name} was cut: {network_error(cause)}", url=url, status=response.status_code
+        ) from cause
+    return b"".join(chunks)
+
+
+async def pump(
+    response: httpx2.Response, parser: EventParser, on_item: Callable[[Item], bool]
+) -> tuple[bool, Exception | None]:
+    """Feed a stream's items to ``on_item`` until it says done (`True`) or the stream ends (`False`, and why)."""
+
+    def take(chunk: bytes) -> bool:
+        return any(on_item(item) for item in parser.feed(chunk))
+
+    done, cause = await consume(response, take)
+    if not done:
+        for item in parser.eof():
+            on_item(item)
+    return done, cause

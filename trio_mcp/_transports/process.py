@@ -8,15 +8,16 @@ nothing about JSON-RPC:
 * Four tasks: the stdout reader, the stdin writer, the stderr drainer and
   the process watcher. stderr is always drained (a chatty server never
   blocks) into a bounded tail and ``on_stderr``.
-* Writes are never done under a lock. A lone message is written with one
-  non-blocking ``write(2)``; while others are in flight, messages go to the
-  writer task's queue, which joins them into one write. Whatever the pipe
-  does not take waits in the queue. A server that stops reading stdin
-  therefore blocks only the writer task, which closing can always cancel.
-* A lone request reads its own answer in its own task (`ProcessChannel.read_until`):
-  the reader task hands stdout over when nothing is in flight, and takes it
-  back when a caller is not back within `LEASE` seconds (up to `LEASE_MAX`
-  right after a run of lone requests).
+* Writes are never done under a lock. A lone message is written at once
+  (`trio_mcp._transports._pipes.write_now`); while others are in flight,
+  messages go to the writer task's queue, which joins them into one
+  ``send_all``. Whatever the pipe does not take waits in the queue. A
+  server that stops reading stdin therefore blocks only the writer task,
+  which closing can always cancel.
+* A lone request reads its own answer in its own task
+  (`trio_mcp._transports._pipes.StdoutReader`): the reader task lends stdout
+  while nothing is in flight, and takes it back when no caller came for it
+  within `~trio_mcp._transports._pipes.LEASE` seconds.
 * Death is watched on the process itself (``waitid``/pidfd), not only
   through stdout EOF, so a server whose grandchild keeps stdout open is still
   seen to die; the output written just before the death is read first.
@@ -30,12 +31,11 @@ from __future__ import annotations
 import logging
 import math
 import os
-import select
 import shlex
 import signal as signal_module
 import subprocess
 from collections import deque
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, ClassVar, Final
 
 import trio
 
@@ -43,8 +43,8 @@ from .._channel import Channel
 from .._core.codec import UnreadableJSON, decode
 from .._core.framing import LineFramer, clean_line
 from .._errors import ServerGone, SpawnFailed
-from .._trio.parking import Parking
 from ._outbox import Outbox
+from ._pipes import StdoutReader, write_now
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -68,28 +68,8 @@ TERM_GRACE_MIN: Final = 0.1
 REAP_WAIT: Final = 2.0
 #: A stderr "line" without a newline is cut at this many bytes.
 STDERR_LINE_MAX: Final = 64 * 1024
-#: How long the reader task leaves stdout to callers that read their own
-#: answers, before it takes it back (only while nothing is in flight: a
-#: notification then waits at most about this long).
-LEASE: Final = 0.005
-#: ... doubled, up to this, each time a caller came for it in the meantime:
-#: while lone requests follow each other, the reader looks less often (and
-#: a notification right after the last of them waits at most this long).
-LEASE_MAX: Final = 0.05
-#: A reader that finds more output chunk after chunk yields after this many.
-YIELD_EVERY: Final = 4
 #: How many characters of the command line the server's name shows.
 NAME_MAX: Final = 60
-
-#: The most one read of stdout asks for: a pipe holds 64 KiB, and asking
-#: for much more costs an allocation the size of the request on every read.
-_READ_SIZE: Final = 64 * 1024
-
-_Reading = Literal["reader", "direct", "idle"]
-
-_wait_readable = trio.lowlevel.wait_readable
-_checkpoint_if_cancelled = trio.lowlevel.checkpoint_if_cancelled
-_cancel_shielded_checkpoint = trio.lowlevel.cancel_shielded_checkpoint
 
 
 def signal_name(number: int) -> str:
@@ -159,6 +139,11 @@ class ProcessChannel(Channel):
         max_message_bytes: The longest line accepted on stdout.
     """
 
+    pipe_tricks: ClassVar[bool] = True
+    """Whether a lone request writes its message and reads its answer in its own task
+    (`trio_mcp._transports._pipes`). Off (in a subclass), every byte goes through the
+    writer and reader tasks, the plain Trio way: what the benchmarks compare against."""
+
     def __init__(
         self, command: str, args: tuple[str, ...], options: ProcessTarget, max_message_bytes: int
     ) -> None:
@@ -178,7 +163,6 @@ class ProcessChannel(Channel):
         self._starter: TaskStarter | None = None
         self._proc: trio.Process | None = None
         self._stdin_fd = -1
-        self._stdout_fd = -1
         self._closing = False
         self._closed = trio.Event()
         self._ended = False
@@ -194,11 +178,9 @@ class ProcessChannel(Channel):
         self._writing = False
         self._write_broken = False
 
-        # Reading: who reads stdout now (see read_until).
+        # Reading (set up when the process starts).
         self._framer = LineFramer(max_message_bytes)
-        self._reading: _Reading = "reader"
-        self._reader = Parking()
-        self._direct_reads = 0
+        self._stdout: StdoutReader | None = None
 
         self._stderr_tail: deque[str] = deque()
         self._stderr_tail_size = 0
@@ -238,10 +220,17 @@ class ProcessChannel(Channel):
         assert proc.stdin is not None
         assert proc.stdout is not None
         self._stdin_fd = proc.stdin.fileno()  # type: ignore[attr-defined]
-        self._stdout_fd = proc.stdout.fileno()  # type: ignore[attr-defined]
+        stdout = StdoutReader(
+            proc.stdout,  # type: ignore[arg-type]
+            feed=self._feed,
+            ended=self._stdout_ended,
+            is_idle=receiver.is_idle,
+            lend=self.pipe_tricks,
+        )
+        self._stdout = stdout
         # No checkpoint from here on: a cancellation reaches the caller only
         # once the tasks that close everything are running.
-        start_task(self._read_stdout, "read_stdout")
+        start_task(stdout.run, "read_stdout")
         start_task(self._read_stderr, "read_stderr")
         start_task(self._watch_process, "watch_process")
         start_task(self._write_queued, "write_stdin")
@@ -304,16 +293,16 @@ class ProcessChannel(Channel):
     def send(self, data: bytes, about: Outgoing, *, batch: bool = False) -> None:
         if self._write_broken:
             return
-        if batch or self._writing or self._outbox:
-            # Other messages are queued or likely to follow: leave this one
-            # to the writer task, which joins whatever is queued during this
+        stdout = self._stdout
+        if batch or self._writing or self._outbox or stdout is None or not stdout.lent:
+            # Other messages are queued or likely to follow (requests go
+            # one at a time only while stdout is lent): leave this one to the
+            # writer task, which joins whatever is queued during this
             # scheduler pass into one write.
             self._outbox.put(data, about.request_id)
             return
         try:
-            written = os.write(self._stdin_fd, data)
-        except BlockingIOError:
-            written = 0
+            written = write_now(self._stdin_fd, data)
         except OSError as exc:
             self._broken_pipe(exc)
             return
@@ -325,7 +314,10 @@ class ProcessChannel(Channel):
         return self._outbox.withdraw(request_id)
 
     async def _write_queued(self) -> None:
-        fd = self._stdin_fd
+        proc = self._proc
+        assert proc is not None
+        assert proc.stdin is not None
+        stdin = proc.stdin
         outbox = self._outbox
         while True:
             await outbox.wait()
@@ -334,15 +326,7 @@ class ProcessChannel(Channel):
                 continue
             self._writing = True
             try:
-                # Write at once, without waiting: the stream's send_all would
-                # first yield for a whole scheduler pass. Wait only when the
-                # pipe is full.
-                view = memoryview(batch)
-                while view:
-                    try:
-                        view = view[os.write(fd, view) :]
-                    except BlockingIOError:
-                        await trio.lowlevel.wait_writable(fd)
+                await stdin.send_all(batch)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
                 self._broken_pipe(exc)
                 return
@@ -396,114 +380,14 @@ class ProcessChannel(Channel):
         if not self._closing:
             self._begin_gone()
 
-    def _read_some(self) -> bytes | None:
-        """One non-blocking read of stdout: bytes, ``b""`` at EOF, `None` when nothing is there yet."""
-        try:
-            return os.read(self._stdout_fd, _READ_SIZE)
-        except BlockingIOError:
-            return None
-
-    async def _read_stdout(self) -> None:
-        receiver = self._receiver
-        assert receiver is not None
-        fd = self._stdout_fd
-        unbroken = 0
-        lease = LEASE
-        try:
-            while not self._eof:
-                if self._reading != "reader":
-                    # A caller reads stdout itself (or may soon): rest, and
-                    # take stdout back when nobody came for it for a whole
-                    # lease. While lone requests keep coming, look less
-                    # often: each look costs a timeout.
-                    seen = self._direct_reads
-                    with trio.move_on_after(lease):
-                        await self._reader.park()
-                    if self._direct_reads != seen:
-                        lease = min(lease * 2, LEASE_MAX)
-                    elif self._reading == "idle":
-                        self._reading = "reader"
-                    continue
-                lease = LEASE
-                data = self._read_some()
-                if data is None:
-                    await trio.lowlevel.wait_readable(fd)
-                    unbroken = 0
-                    continue
-                unbroken += 1
-                if unbroken % YIELD_EVERY == 0:
-                    # Chunk after chunk without a pause: a server writing
-                    # without end must not starve the other tasks.
-                    await trio.lowlevel.cancel_shielded_checkpoint()
-                if not data:
-                    self._stdout_ended()
-                    return
-                self._feed(data)
-                if receiver.is_idle() and not self._closing:
-                    # Nothing in flight: the next lone request may read its
-                    # own answer.
-                    self._reading = "idle"
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-            self._stdout_ended(None if self._closing else exc)
-
     async def read_until(self, done: Callable[[], bool]) -> bool:
-        if self._reading != "idle" or self._eof:
-            # (Closing, the reader takes stdout back: never "idle" then.)
-            return False
-        # Trio's pattern for an operation that may complete at once: the
-        # cancel point first, a schedule point last.
-        await _checkpoint_if_cancelled()
-        self._reading = "direct"
-        self._direct_reads += 1
-        fd = self._stdout_fd
-        waited = False
-        unbroken = 0
-        try:
-            # Read first, wait only when there is nothing to read: the answer
-            # is often there already (always, when this task was slow to get
-            # here), and waiting costs an epoll registration.
-            while not done():
-                try:
-                    data = os.read(fd, _READ_SIZE)
-                except BlockingIOError:
-                    waited = True
-                    unbroken = 0
-                    await _wait_readable(fd)
-                    continue
-                except OSError as exc:
-                    self._stdout_ended(exc)
-                    return True
-                if not data:
-                    self._stdout_ended()
-                    return True
-                unbroken += 1
-                if unbroken % YIELD_EVERY == 0:
-                    waited = True
-                    await trio.lowlevel.checkpoint()
-                self._feed(data)
-        except trio.ClosedResourceError:
-            return True
-        finally:
-            if self._reading == "direct":
-                receiver = self._receiver
-                assert receiver is not None
-                if receiver.is_idle() and not self._closing and not self._eof:
-                    self._reading = "idle"
-                else:
-                    self._reading = "reader"
-                    self._reader.wake()
-        if not waited:
-            await _cancel_shielded_checkpoint()
-        return True
+        stdout = self._stdout
+        return False if stdout is None else await stdout.read_until(done)
 
     def _take_stdout_back(self) -> None:
         """Make the reader task read stdout again (the server died, or we close)."""
-        if self._reading == "direct":
-            # The caller reading it is waiting for a line that may never
-            # come: wake it (it sees ClosedResourceError and stops).
-            trio.lowlevel.notify_closing(self._stdout_fd)
-        self._reading = "reader"
-        self._reader.wake()
+        if self._stdout is not None:
+            self._stdout.take_back(interrupt=True)
 
     # -------------------------------------------------------------- stderr
 
@@ -572,10 +456,9 @@ class ProcessChannel(Channel):
         if self._gone_started or self._closing or self._ended:
             return
         self._gone_started = True
-        if self._reading == "idle":
-            # Nobody is reading stdout: the last words must be read.
-            self._reading = "reader"
-            self._reader.wake()
+        if self._stdout is not None:
+            # Nobody may be reading stdout: the last words must be read.
+            self._stdout.take_back(interrupt=False)
         if self._starter is not None:
             self._starter(self._gone, "server_gone")
 
@@ -633,11 +516,8 @@ class ProcessChannel(Channel):
         )
 
     def _stdout_has_data(self) -> bool:
-        if self._stdout_eof.is_set():
-            return False
-        poller = select.poll()
-        poller.register(self._stdout_fd, select.POLLIN)
-        return bool(poller.poll(0))
+        stdout = self._stdout
+        return stdout is not None and not self._stdout_eof.is_set() and stdout.has_data()
 
     # ---------------------------------------------------------------- close
 
@@ -651,6 +531,8 @@ class ProcessChannel(Channel):
             await self._closed.wait()
             return
         self._closing = True
+        if self._stdout is not None:
+            self._stdout.closing = True
         with trio.CancelScope(shield=True):
             if not self._stdout_eof.is_set():
                 self._take_stdout_back()

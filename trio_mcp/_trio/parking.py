@@ -1,4 +1,12 @@
-"""A place for one task to sleep until another wakes it: cheaper than a `trio.Event`."""
+"""A place for one task to sleep until another wakes it: cheaper than a `trio.Event`.
+
+A request's mailbox, a channel's writer and the session's timer each have
+one known task to wake, many times over: `Parking` parks that task with
+`trio.lowlevel.wait_task_rescheduled` and wakes it with
+`trio.lowlevel.reschedule`, where a `trio.Event` would be made anew for
+every wait (it cannot be cleared) and a `trio.lowlevel.ParkingLot` keeps a
+table of tasks for one.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +21,11 @@ _SUCCEEDED = trio.lowlevel.Abort.SUCCEEDED
 
 
 class Parking:
-    """One task parks; any task wakes it. Waking an empty place does nothing."""
+    """One task parks; any task wakes it. Waking an empty place does nothing.
+
+    Attributes:
+        task: The task parked here, or `None`.
+    """
 
     __slots__ = ("task",)
 
@@ -28,14 +40,16 @@ class Parking:
             _reschedule(task)
 
     async def park(self) -> None:
-        """Sleep until `wake` (a checkpoint: cancellation ends the sleep)."""
-        self.task = _current_task()
-        await _wait_task_rescheduled(self.abort)
+        """Sleep until `wake` (a checkpoint: cancellation ends the sleep).
 
-    def abort(self, _: object) -> trio.lowlevel.Abort:
-        """The ``abort_fn`` of a park: for a caller that parks inline, one coroutine frame fewer,
-        as `park` does (``place.task = current_task()``, then
-        ``await wait_task_rescheduled(place.abort)``).
+        Raises:
+            RuntimeError: Another task is parked here.
         """
+        if self.task is not None:
+            raise RuntimeError("another task is parked here; a Parking holds one task")
+        self.task = _current_task()
+        await _wait_task_rescheduled(self._abort)
+
+    def _abort(self, _: object) -> trio.lowlevel.Abort:
         self.task = None
         return _SUCCEEDED

@@ -551,17 +551,8 @@ class ClientCredentials(_Flow):
         scope: The scope to ask for (by default the challenge's, else every
             scope the server names).
         storage, request_timeout, http_client, dpop: As for `OAuth`.
-        private_key: A PEM private key for ``private_key_jwt`` (needs the
-            ``auth`` extra): EC P-256, P-384 or P-521, RSA of 2048 bits or
-            more, or Ed25519.
-        alg: The algorithm it signs with, instead of the key's default
-            (ES256, ES384, ES512 by curve; RS256 for RSA, or RS384, RS512,
-            PS256, PS384, PS512; Ed25519, or EdDSA).
-        kid: The key's identifier, put in the assertion's header.
-        signer: Instead of ``private_key``, for a key kept elsewhere (a
-            key store, a hardware key): a function of the JWS signing input
-            (bytes) that returns the signature in JWS form (for ECDSA, ``r``
-            then ``s``); give ``alg`` with it.
+        private_key, alg, kid, signer: The key that signs a
+            ``private_key_jwt`` assertion, as for `OAuth`.
     """
 
     def __init__(

@@ -20,35 +20,7 @@ if TYPE_CHECKING:
 
     from .._core.eras import ProtocolChoice
 
-__all__ = [
-    "COMMANDS",
-    "DEFAULT_TIMEOUT",
-    "EXIT_BROKEN_PIPE",
-    "EXIT_CODES",
-    "EXIT_CONFIG",
-    "EXIT_INPUT",
-    "EXIT_INTERNAL",
-    "EXIT_INTERRUPTED",
-    "EXIT_LOGIN",
-    "EXIT_OK",
-    "EXIT_OUTPUT_SCHEMA",
-    "EXIT_PROTOCOL",
-    "EXIT_RPC_ERROR",
-    "EXIT_SERVER_GONE",
-    "EXIT_SETUP",
-    "EXIT_SPAWN",
-    "EXIT_TIMEOUT",
-    "EXIT_TOOL_ERROR",
-    "EXIT_USAGE",
-    "LOGIN_COMMANDS",
-    "PROG",
-    "PROTOCOLS",
-    "REFS",
-    "TASK_ACTIONS",
-    "Options",
-    "UsageError",
-    "parse_args",
-]
+# What the package re-exports (the exit statuses) is listed once, in its __init__.
 
 JSON = Any
 
@@ -641,18 +613,8 @@ def _main_parser() -> _ArgumentParser:
     return parser
 
 
-#: The commands whose result ``-o FILE`` writes to a file.
-_OUTPUT_COMMANDS: Final = (
-    "info",
-    "tools",
-    "prompts",
-    "resources",
-    "templates",
-    "call",
-    "read",
-    "prompt",
-    "complete",
-)
+#: The commands whose result ``-o FILE`` writes to a file: the first nine, up to ``complete``.
+_OUTPUT_COMMANDS: Final = COMMANDS[: COMMANDS.index("complete") + 1]
 
 #: Options that take a value as the next word (to find the command word).
 _VALUED: Final = frozenset(

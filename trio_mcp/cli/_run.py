@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-import difflib
+import contextlib
 import os
 import sys
 from collections import deque
@@ -22,7 +22,8 @@ from .._errors import (
     OutputValidationError,
     RpcError,
 )
-from .._models import CallToolResult, GetPromptResult, ReadResourceResult
+from .._models import CallToolResult, GetPromptResult, ListToolsResult, ReadResourceResult
+from .._models.codec import structure
 from .._open import open_client
 from .._options import ClientOptions
 from .._targets import HTTPTarget, ProcessTarget
@@ -290,6 +291,8 @@ async def _listed_tools(session: Command, client: Client) -> list[Tool] | None:
 def _unknown_tool(name: str, tools: list[Tool]) -> Failure:
     """The refusal of a call of a tool the server does not list, with the closest names."""
     names = [tool.name for tool in tools]
+    import difflib  # only to name what was meant, after a mistake
+
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     if close:
         hint = f"did you mean {' or '.join(map(repr, close))}?"
@@ -323,6 +326,8 @@ def _missing_arguments(name: str, tool: Tool, given: Iterable[str]) -> Failure |
     unknown = sorted(item for item in have if item not in known_names(schema))
     hints = []
     for item in missing:
+        import difflib  # only to name what was meant, after a mistake
+
         close = difflib.get_close_matches(item, unknown, n=1, cutoff=0.5)
         if close:
             hints.append(f"{item!r} instead of {close[0]!r}")
@@ -421,7 +426,7 @@ async def _call(session: Command, client: Client) -> int:
         assert isinstance(result, CallToolResult)
     session.console.clear()
     broken = violation is not None and validator_available()  # not merely unchecked
-    code = await _show_call_result(session, result, broken=broken)
+    code = await show_call_result(session, result, broken=broken)
     if violation is None or code != EXIT_OK:
         return code
     if not options.output_check:
@@ -446,13 +451,21 @@ async def _call(session: Command, client: Client) -> int:
 _told_unchecked = False
 
 
-async def _show_call_result(session: Command, result: CallToolResult, *, broken: bool = False) -> int:
-    """Show a tool's result (stdout, or ``-o FILE``); `EXIT_TOOL_ERROR` when it is an error."""
+async def show_call_result(
+    session: Command, result: CallToolResult, *, broken: bool = False, what: str | None = None
+) -> int:
+    """Show a tool's result (stdout, or ``-o FILE``); `EXIT_TOOL_ERROR` when it is an error.
+
+    ``what`` names what ran, for the error message (default: ``the tool
+    'NAME'``, of the command line).
+    """
     options = session.options
+    if what is None:
+        what = f"the tool {options.target!r}"
     if options.json_output:
         session.emit_json(call_result_wire(result))
         if result.is_error:
-            session.console.error(f"the tool {options.target!r} reported an error")
+            session.console.error(f"{what} reported an error")
             await session.show_stderr()
             return EXIT_TOOL_ERROR
         return EXIT_OK
@@ -464,11 +477,11 @@ async def _show_call_result(session: Command, result: CallToolResult, *, broken:
     if result.is_error:
         body = text.rstrip("\n")
         if "\n" in body or not body:
-            session.console.error(f"the tool {options.target!r} reported an error" + (":" if body else ""))
+            session.console.error(f"{what} reported an error" + (":" if body else ""))
             if body:
                 session.console.say(body)
         else:
-            session.console.error(f"the tool {options.target!r} reported an error: {body}")
+            session.console.error(f"{what} reported an error: {body}")
         await session.show_stderr()
         return EXIT_TOOL_ERROR
     session.emit(text)
@@ -574,16 +587,21 @@ async def _prompt(session: Command, client: Client) -> int:
     return EXIT_OK
 
 
-async def _complete(session: Command, client: Client) -> int:
-    options = session.options
-    if client.server_capabilities.completions is None:
+def _require(session: Command, client: Client, capability: str, declared: object) -> None:
+    """Refuse a command whose capability the server did not declare (``declared`` is `None`)."""
+    if declared is None:
         raise Failure(
             EXIT_RPC_ERROR,
-            f"the server {session.server_name()} does not offer completions"
-            f" (its capabilities have no 'completions', at protocol version {client.protocol_version})",
+            f"the server {session.server_name()} does not offer {capability}"
+            f" (its capabilities have no {capability!r}, at protocol version {client.protocol_version})",
             kind="unsupported",
-            capability="completions",
+            capability=capability,
         )
+
+
+async def _complete(session: Command, client: Client) -> int:
+    options = session.options
+    _require(session, client, "completions", client.server_capabilities.completions)
     session.stage = "completion/complete"
     session.mark_stderr()
     ref = {"type": REFS[options.ref]}
@@ -605,14 +623,7 @@ async def _log_level(session: Command, client: Client) -> int:
     """``log-level LEVEL``: ask for the server's log messages from LEVEL up, and show them."""
     options = session.options
     level = options.target
-    if client.server_capabilities.logging is None:
-        raise Failure(
-            EXIT_RPC_ERROR,
-            f"the server {session.server_name()} does not offer logging"
-            f" (its capabilities have no 'logging', at protocol version {client.protocol_version})",
-            kind="unsupported",
-            capability="logging",
-        )
+    _require(session, client, "logging", client.server_capabilities.logging)
     session.stage = "logging/setLevel"
     session.mark_stderr()
     if client.era == "legacy":
@@ -689,6 +700,9 @@ async def _session(
 
     code = EXIT_OK
     budget.start()
+    if options.command in _LISTING_COMMANDS and options.url is None and options.spec is None:
+        # A system task: it never fails, and it ends with the run.
+        trio.lowlevel.spawn_system_task(prepare_listing)
     try:
         with budget.scope:
             session.stage = "connecting"
@@ -707,6 +721,48 @@ async def _session(
             stage=session.stage,
         )
     return code, session
+
+
+#: The commands that list the server's tools before anything else (`prepare_listing`).
+_LISTING_COMMANDS: Final = frozenset({"call", "tools"})
+
+
+class _Idle(trio.abc.Instrument):
+    """Sets an event the first time the run is about to wait with no task ready to run."""
+
+    def __init__(self, event: trio.Event) -> None:
+        self.event = event
+        self.token = trio.lowlevel.current_trio_token()
+
+    def before_io_wait(self, timeout: float) -> None:
+        if timeout > 0 and not self.event.is_set():
+            # Nothing to run: the scheduler is about to block. The event is
+            # set through the run's wake-up, which cuts the wait short.
+            self.token.run_sync_soon(self.event.set, idempotent=True)
+
+
+async def prepare_listing() -> None:
+    """Pay a tool listing's one-time costs while the server starts.
+
+    The first listing a process decodes loads the models' converter and
+    builds its decoders: tens of milliseconds of CPU, once the answer has
+    come. This does that work on a listing of its own as soon as no task is
+    ready to run (the command is waiting for the server it started), so
+    that it overlaps with the server's start-up: the command's wall time
+    drops by as much, its CPU time does not change. The moment is the
+    scheduler's own: an instrument (`trio.abc.Instrument.before_io_wait`)
+    says when it is about to block. Never fails: a head start only, the
+    real listing reports any problem. See docs/design.rst for what it buys.
+    """
+    idle = trio.Event()
+    instrument = _Idle(idle)
+    trio.lowlevel.add_instrument(instrument)
+    try:
+        await idle.wait()
+    finally:
+        trio.lowlevel.remove_instrument(instrument)
+    with contextlib.suppress(Exception):  # a head start only: the real listing reports any problem
+        structure({"tools": [{"name": "-", "inputSchema": {"type": "object"}}]}, ListToolsResult)
 
 
 async def _connect_and_run(

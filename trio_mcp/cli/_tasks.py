@@ -16,17 +16,17 @@ cancelled; a result flagged ``isError`` is 1.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from .._core.tasks import Task, TaskRef
 from .._errors import NotSupported, TaskCancelled, TaskGone
-from ._args import EXIT_OK, EXIT_RPC_ERROR, EXIT_TOOL_ERROR, Options
+from ._args import EXIT_OK, EXIT_RPC_ERROR, Options
 from ._failures import Failure
-from ._render import call_result_wire, render_call_result
-from ._run import Command, arguments_for, execute
+from ._run import Command, arguments_for, execute, show_call_result
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from .._client import Client
     from .._models import CallToolResult
@@ -70,28 +70,20 @@ def task_line(task: Task) -> str:
     return line
 
 
-def _gone(exc: TaskGone | TaskCancelled) -> Failure:
-    kind = "task-gone" if isinstance(exc, TaskGone) else "task-cancelled"
-    return Failure(EXIT_RPC_ERROR, str(exc), kind=kind, taskId=exc.task_id)
+@contextmanager
+def _task_failures() -> Iterator[None]:
+    """A task the server no longer knows, or that was cancelled, ends the command (`EXIT_RPC_ERROR`)."""
+    try:
+        yield
+    except (TaskGone, TaskCancelled) as exc:
+        kind = "task-gone" if isinstance(exc, TaskGone) else "task-cancelled"
+        raise Failure(EXIT_RPC_ERROR, str(exc), kind=kind, taskId=exc.task_id) from None
 
 
 async def _show_result(session: Command, what: str, result: CallToolResult) -> int:
-    """Print a tool's result as ``call`` does; `EXIT_TOOL_ERROR` when it is flagged ``isError``.
-
-    ``what`` names what ran (``the tool 'echo'``), for the error message.
-    """
+    """Print a tool's result as ``call`` does; ``what`` names what ran (``the tool 'echo'``)."""
     session.console.clear()
-    if session.options.json_output:
-        session.emit_json(call_result_wire(result))
-    text = render_call_result(result)
-    if result.is_error:
-        body = text.rstrip("\n")
-        session.console.error(f"{what} reported an error" + (f": {body}" if body else ""))
-        await session.show_stderr()
-        return EXIT_TOOL_ERROR
-    if not session.options.json_output:
-        session.emit(text)
-    return EXIT_OK
+    return await show_call_result(session, result, what=what)
 
 
 # --------------------------------------------------------------- actions
@@ -103,7 +95,7 @@ async def _start(session: Command, client: Client) -> int:
     arguments = await arguments_for(session, client)
     session.stage = "tools/call"
     session.mark_stderr()
-    try:
+    with _task_failures():
         async with client.tool_task(options.target, arguments, on_progress=console.progress) as task:
             if task.ran_synchronously:
                 console.clear()
@@ -123,8 +115,6 @@ async def _start(session: Command, client: Client) -> int:
                 console.clear()
                 console.say(f"task {task_line(snapshot)}")
             result = await task.result()
-    except (TaskGone, TaskCancelled) as exc:
-        raise _gone(exc) from None
     return await _show_result(session, f"the tool {options.target!r}", result)
 
 
@@ -151,14 +141,9 @@ async def _list(session: Command, client: Client) -> int:
 
 async def _status(session: Command, client: Client) -> int:
     session.stage = "tasks/get"
-    try:
+    with _task_failures():
         task = await client.get_task(session.options.target)
-    except TaskGone as exc:
-        raise _gone(exc) from None
-    if session.options.json_output:
-        session.emit_json(task_wire(task))
-    else:
-        session.emit(task_line(task) + "\n")
+    _show_task(session, task)
     return EXIT_OK
 
 
@@ -170,28 +155,32 @@ async def _result(session: Command, client: Client) -> int:
     )
     session.stage = f"task {options.target}"
     session.mark_stderr()
-    try:
+    with _task_failures():
         async with client.resume_task(ref) as task:
             result = await task.result()
-    except (TaskGone, TaskCancelled) as exc:
-        raise _gone(exc) from None
     return await _show_result(session, f"the tool of task {options.target}", result)
 
 
 async def _cancel(session: Command, client: Client) -> int:
     session.stage = "tasks/cancel"
-    try:
+    with _task_failures():
         task = await client.cancel_task(session.options.target)
-    except TaskGone as exc:
-        raise _gone(exc) from None
-    if session.options.json_output:
-        session.emit_json(task_wire(task) if task is not None else {"taskId": session.options.target})
-    elif task is not None:
-        session.emit(task_line(task) + "\n")
+    if task is not None:
+        _show_task(session, task)
+    elif session.options.json_output:
+        session.emit_json({"taskId": session.options.target})
     else:
         # 2026-07-28: an acknowledgement; the task ends later (cancelled, or otherwise).
         session.emit(f"{session.options.target}  cancel requested\n")
     return EXIT_OK
+
+
+def _show_task(session: Command, task: Task) -> None:
+    """A task's status on stdout: its line, or its JSON with ``--json``."""
+    if session.options.json_output:
+        session.emit_json(task_wire(task))
+    else:
+        session.emit(task_line(task) + "\n")
 
 
 _ACTIONS: Final[dict[str, Callable[[Command, Client], Any]]] = {

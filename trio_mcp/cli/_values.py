@@ -44,11 +44,12 @@ names no argument at all (``{"type": "object"}``).
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
 from typing import TYPE_CHECKING, Any, Final
+
+from .._core.kinds import json_type
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -116,22 +117,6 @@ def describe_kinds(kinds: frozenset[str]) -> str:
     return ", ".join(ordered[:-1]) + " or " + ordered[-1]
 
 
-def _json_kind(value: JSON) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "string"
-
-
 def _resolve(ref: str, root: JSON) -> JSON:
     """A local ``$ref`` (``#/...``, a JSON pointer) in ``root``; `None` if it points nowhere."""
     if not ref.startswith("#"):
@@ -176,7 +161,7 @@ def _kinds(schema: JSON, root: JSON, depth: int, budget: list[int]) -> frozenset
             continue
         values = schema[key] if key == "enum" else [schema[key]]
         if isinstance(values, list) and values:
-            return frozenset(_json_kind(value) for value in values)
+            return frozenset(json_type(value) for value in values)
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
@@ -372,6 +357,8 @@ def unknown_arguments(names: Iterable[str], input_schema: JSON) -> list[UnknownA
     for name in names:
         if name in known or _matches_pattern(name, patterns):
             continue
+        import difflib  # only to name what was meant, after a mistake
+
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
         found.append(UnknownArgument(name, close, forbidden=extras == "forbidden"))
     return found

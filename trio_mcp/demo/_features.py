@@ -18,6 +18,7 @@ from urllib.parse import unquote
 import orjson
 
 from .._core.eras import LEGACY_VERSIONS, MODERN_VERSIONS
+from .._core.kinds import json_kind
 from .._serving.task_rules import TASKS_SINCE, TaskSupport, extension_capability, legacy_capability
 from .._version import __version__
 
@@ -305,20 +306,6 @@ class BadArguments(Exception):
     """A tool's arguments break its input schema (reported as an ``isError`` result)."""
 
 
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def check_arguments(tool: str, arguments: dict[str, JSON]) -> dict[str, JSON]:
     """Check ``arguments`` against the tool's input schema; return them with defaults filled in.
 
@@ -355,7 +342,7 @@ def check_arguments(tool: str, arguments: dict[str, JSON]) -> dict[str, JSON]:
             ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok:
             problems.append(
-                f"{key!r} must be {'an' if wanted == 'integer' else 'a'} {wanted}, not {_kind(value)}"
+                f"{key!r} must be {'an' if wanted == 'integer' else 'a'} {wanted}, not {json_kind(value)}"
             )
             continue
         if "minimum" in spec and value < spec["minimum"]:

@@ -84,13 +84,10 @@ everything the client sent.
 
 from __future__ import annotations
 
+from ._openers import open_fake_client as open_fake_client, open_fake_transport as open_fake_transport
 from ._pids import is_fake_pid as is_fake_pid
 from ._request import FakeRequest as FakeRequest
-from ._server import (
-    FakeServer as FakeServer,
-    open_fake_client as open_fake_client,
-    open_fake_transport as open_fake_transport,
-)
+from ._server import FakeServer as FakeServer
 
 __all__ = ["FakeRequest", "FakeServer", "is_fake_pid", "open_fake_client", "open_fake_transport"]
 

@@ -1,4 +1,9 @@
-"""The fake server of `trio_mcp.testing`, and the openers that connect the real client to it."""
+"""`FakeServer`: the scripted fake's API, what a test writes against, and the fake's own rules.
+
+Each connection's plumbing is in `._connection`; the openers that connect the
+real client to a fake (`open_fake_client`, `open_fake_transport`, the
+fake as a target) are in `._openers`.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +12,11 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-import attrs
 import trio
-import trio.testing
 
-from .._core.codec import UnreadableJSON, decode
 from .._core.eras import MODERN_VERSIONS, PROTOCOL_VERSION
-from .._core.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, SUBSCRIPTION_ID, encode, request_key
+from .._core.jsonrpc import METHOD_NOT_FOUND, SUBSCRIPTION_ID, encode
 from .._errors import RpcError
-from .._open import open_client, open_session
-from .._options import ClientOptions, SessionOptions, at_least, callable_or_none
-from .._serving.http import related_to
 from .._serving.rules import (
     LISTEN,
     cache_fields,
@@ -27,33 +26,25 @@ from .._serving.rules import (
     legacy_version,
     unsupported_version,
 )
-from .._serving.server import Server
-from .._session import call_maybe_async
-from .._targets import HTTPTarget, Target
-from .._transports.memory import MemoryChannel
-from .._transports.stream import CLOSE_GRACE
 from .._version import __version__
+from ._connection import Connection, HTTPProcess
+from ._openers import FakeTarget
 from ._pids import next_fake_pid
-from ._request import FakeRequest, result_body, wire_dict
+from ._request import FakeRequest, wire_dict
 
 if TYPE_CHECKING:
     import httpx2
 
-    from .._channel import Receiver, TaskStarter
-    from .._client import Client
-    from .._core.framing import Oversized
     from .._models import Implementation
-    from .._serving.server import Admission, Handler, Request
-    from .._session import Session
+    from .._serving.server import Admission, Server
+    from .._targets import HTTPTarget, Target
+    from .._transports.memory import MemoryChannel
 
 
-__all__ = ["FakeServer", "open_fake_client", "open_fake_transport"]
+__all__ = ["FakeServer"]
 
 JSON: TypeAlias = Any
-_FakeHandler: TypeAlias = Callable[["FakeRequest"], Any]
 
-#: The longest line the fake reads from the client.
-MAX_LINE = 64 * 1024 * 1024
 #: How long `FakeServer.receive_request` waits by default (virtual seconds under a MockClock).
 RECEIVE_TIMEOUT = 60.0
 #: The ``subscriptions/listen`` filter flag of each list.
@@ -82,185 +73,6 @@ def _described(items: Sequence[object] | None, what: str, key: str) -> list[dict
         else:
             out.append(wire_dict(item, f"each of {what}"))
     return out
-
-
-# ------------------------------------------------------------------- server
-
-
-class _Connection:
-    """One connection of a `FakeServer`: what one server process would hold.
-
-    The fake's side of the connection is the package's server core
-    (`trio_mcp._serving.server.Server`, the demo server's too) over the
-    server's end of a memory stream pair: it reads the client's lines
-    through the real framing, decodes them, runs the handlers in tasks and
-    writes through one writer task. This class is that core's app: it turns
-    the client's requests into `FakeRequest` objects and hands them to the
-    fake's handlers, rules or test. The client's end is a `MemoryChannel`,
-    through which the "process" also writes its stderr and reports its exit.
-    """
-
-    def __init__(
-        self,
-        server: FakeServer,
-        channel: MemoryChannel | _HTTPProcess,
-        stream: trio.abc.Stream,
-        *,
-        admit: Callable[[_Connection, FakeRequest], Admission],
-        disconnected: Callable[[_Connection], None],
-        pid: int,
-        make_server: Callable[..., Server] = Server,
-    ) -> None:
-        self.server = server
-        self.pid = pid
-        self._admit = admit
-        self._disconnected = disconnected
-        self.channel = channel
-        self.stream = stream
-        self.core = make_server(
-            self,
-            era=server.era,
-            task_prefix="fake-server",
-            max_line=MAX_LINE,
-            # Initialize era: log messages flow until the client sets a level.
-            logs_by_default=True,
-            on_line=self._record,
-        )
-        # ping is one of the fake's own rules, which a handler may override.
-        self.core.answers_ping = False
-        self.requests: dict[tuple[bool, int | str], FakeRequest] = {}
-        self._records: dict[tuple[bool, int | str], Request] = {}
-        self._cancellations: dict[tuple[bool, int | str], trio.Event] = {}
-        self.handler_errors: list[Exception] = []
-        self.finished = trio.Event()
-        self._line: list[JSON] = []
-
-    @property
-    def alive(self) -> bool:
-        return self.core.alive
-
-    @property
-    def era(self) -> Literal["modern", "legacy"]:
-        return self.server.era
-
-    async def wait_cancelled(self, request: Request) -> None:
-        if request.cancelled:
-            await trio.lowlevel.checkpoint()
-            return
-        await self._cancellations.setdefault(request.key, trio.Event()).wait()
-
-    def set_log_level(self, request: FakeRequest) -> dict[str, JSON]:
-        """Serve ``logging/setLevel`` for ``request`` (initialize era)."""
-        return self.core.set_log_level(self._records[request_key(request.id)])
-
-    # ----------------------------------------------------------- process
-
-    async def run(self) -> None:
-        """The server "process": serve until the client leaves or the server exits, then close."""
-        try:
-            await self.core.serve(self.stream, self.stream, eof_grace=0)
-        finally:
-            self.disconnect("the client disconnected")
-            await trio.aclose_forcefully(self.stream)
-            self.finished.set()
-
-    def disconnect(self, why: str) -> None:
-        """The process is gone: no more sending, handlers stop, the server's requests fail."""
-        self.core.stop(why)
-        self._disconnected(self)
-
-    def exit(self, code: int | None, signal: int | None) -> None:
-        # The exit status first: the end of the stream reports it.
-        self.channel.exited(code, signal)
-        self.disconnect("the server exited")
-
-    # ----------------------------------------------------------- sending
-
-    def send(self, data: bytes) -> None:
-        self.core.send_nowait(data)
-
-    def notify(self, method: str, params: Mapping[str, JSON] | None, related: Request | None = None) -> None:
-        line = self.core.notification(method, params)
-        if related is None:
-            self.core.send_nowait(line)
-            return
-        with related_to(related):
-            self.core.send_nowait(line)
-
-    # -------------------------------------------------- the server core's app
-
-    def _record(self, line: bytes | Oversized) -> None:
-        decoded: JSON
-        if isinstance(line, bytes):
-            try:
-                decoded = decode(line)
-            except UnreadableJSON:
-                decoded = {"unparsable": line}
-        else:
-            decoded = {"unparsable": line.head}
-        self.server.received.append(decoded)
-        self._line = decoded if isinstance(decoded, list) else [decoded]
-
-    def _message(self, request: Request) -> dict[str, JSON]:
-        """The message of ``request``, as decoded from the line it came in."""
-        for message in self._line:
-            if (
-                isinstance(message, dict)
-                and message.get("method") == request.method
-                and isinstance(message.get("id"), int | str)
-                and request_key(message["id"]) == request.key
-            ):
-                return message
-        rebuilt: dict[str, JSON] = {"jsonrpc": "2.0", "id": request.id, "method": request.method}
-        if request.params:
-            rebuilt["params"] = request.params
-        return rebuilt
-
-    def admit(self, request: Request) -> Admission:
-        fake = FakeRequest(self, request, self._message(request))
-        self.requests[request.key] = fake
-        self._records[request.key] = request
-        self.server.requests.append(fake)
-        return self._admit(self, fake)
-
-    def notification(self, message: dict[str, JSON]) -> None:
-        pass  # kept in FakeServer.received, like every message
-
-    def cancelled(self, request: Request) -> None:
-        event = self._cancellations.get(request.key)
-        if event is not None:
-            event.set()
-
-    def failed(self, request: Request, error: Exception) -> RpcError:
-        self.handler_errors.append(error)
-        self.server.handler_errors.append(error)
-        return RpcError(INTERNAL_ERROR, f"the fake server's handler raised {error!r}")
-
-    def input_ended(self) -> None:
-        # The client closed its end: the "process" goes with it.
-        self.disconnect("the client disconnected")
-
-    def handler(self, handler: _FakeHandler, request: FakeRequest) -> Handler:
-        """What the server core runs, in a task of its own, for a request a handler answers."""
-
-        async def run() -> dict[str, JSON] | None:
-            try:
-                outcome = await call_maybe_async(handler, request)
-            except trio.BrokenResourceError:
-                if not self.alive:
-                    return None  # it answered a client that has gone: no bug of the test's
-                raise
-            if outcome is None:
-                if not request.answered:
-                    raise TypeError(f"the handler of {request!r} returned None without answering it")
-                return None
-            if request.answered:
-                raise TypeError(f"the handler of {request!r} answered it and returned a value too")
-            if isinstance(outcome, str) and request.method == "tools/call":
-                return {"content": [{"type": "text", "text": outcome}]}
-            return result_body(outcome)
-
-        return run
 
 
 class FakeServer:
@@ -383,7 +195,8 @@ class FakeServer:
             raise ValueError("receive_timeout must be a positive number of seconds (math.inf: no limit)")
         self.receive_timeout = receive_timeout
         """How long `receive_request` waits for a request before failing the test."""
-        self._listens: list[FakeRequest] = []
+        # The acknowledged subscriptions/listen streams, each with its connection.
+        self._listens: list[tuple[Connection, FakeRequest]] = []
         self._capabilities = None if capabilities is None else wire_dict(capabilities, "capabilities")
         if isinstance(server_info, tuple):
             name, version = server_info
@@ -408,8 +221,8 @@ class FakeServer:
         self._handlers: dict[str, Callable[[FakeRequest], Any]] = {}
         self._queue: deque[FakeRequest] = deque()
         self._arrivals = trio.lowlevel.ParkingLot()
-        self._connection: _Connection | None = None
-        self._last_connection: _Connection | None = None
+        self._connection: Connection | None = None
+        self._last_connection: Connection | None = None
         self._last_log_level: str | None = None
 
     def __repr__(self) -> str:
@@ -539,7 +352,7 @@ class FakeServer:
             on_stderr: As `trio_mcp.ProcessTarget.on_stderr`.
             stderr_tail_bytes: As `trio_mcp.ProcessTarget.stderr_tail_bytes`.
         """
-        return _FakeTarget(self, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
+        return FakeTarget(self, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
 
     @asynccontextmanager
     async def http_target(
@@ -703,7 +516,7 @@ class FakeServer:
         if self.era == "legacy":
             connection.notify(method, params)
             return
-        for listen in list(self._listens):
+        for _, listen in list(self._listens):
             asked = listen.params.get("notifications")
             if isinstance(asked, dict) and wanted(asked):
                 connection.notify(method, {**(params or {}), "_meta": {SUBSCRIPTION_ID: listen.id}})
@@ -792,13 +605,13 @@ class FakeServer:
 
     # ------------------------------------------------------------ internals
 
-    def _live(self) -> _Connection:
+    def _live(self) -> Connection:
         connection = self._connection
         if connection is None or not connection.alive:
             raise trio.BrokenResourceError("no client is connected to the fake server")
         return connection
 
-    def serve_channel(self, channel: MemoryChannel, stream: trio.abc.Stream) -> _Connection:
+    def serve_channel(self, channel: MemoryChannel, stream: trio.abc.Stream) -> Connection:
         """Serve the client whose channel is ``channel``, over ``stream`` (the other end of its stream).
 
         What `open_fake_client` and `open_fake_transport` do; use those.
@@ -807,7 +620,7 @@ class FakeServer:
         """
         if self._connection is not None and self._connection.alive:
             raise RuntimeError("this FakeServer already has a client; it serves one at a time")
-        connection = self._connection = _Connection(
+        connection = self._connection = Connection(
             self, channel, stream, admit=self._admit, disconnected=self._disconnected, pid=next_fake_pid()
         )
         return connection
@@ -826,9 +639,9 @@ class FakeServer:
         previous = self._connection
         if previous is not None and previous.alive:
             previous.disconnect("a new connection replaced it")
-        connection = self._connection = _Connection(
+        connection = self._connection = Connection(
             self,
-            _HTTPProcess(),
+            HTTPProcess(),
             stream,
             admit=self._admit,
             disconnected=self._disconnected,
@@ -837,17 +650,17 @@ class FakeServer:
         )
         await connection.run()
 
-    def _disconnected(self, connection: _Connection) -> None:
+    def _disconnected(self, connection: Connection) -> None:
         # Requests nobody took are void: they can no longer be answered.
         void = {id(request) for request in connection.requests.values()}
         self._queue = deque(request for request in self._queue if id(request) not in void)
-        self._listens = [listen for listen in self._listens if listen._link is not connection]
+        self._listens = [listen for listen in self._listens if listen[0] is not connection]
         if self._connection is connection:
             self._last_log_level = connection.core.log_level
             self._last_connection = connection
             self._connection = None
 
-    def _admit(self, connection: _Connection, request: FakeRequest) -> Admission:
+    def _admit(self, connection: Connection, request: FakeRequest) -> Admission:
         """How ``request`` is served: by a handler, by the fake's own rules, or by the test."""
         handler = None
         if request.method == "tools/call" and request.name is not None:
@@ -861,7 +674,7 @@ class FakeServer:
             return rule(request)
         if not self.manual:
             if request.method == LISTEN and self.era == "modern":
-                return connection.handler(self._serve_listen, request)
+                return connection.handler(lambda listen: self._serve_listen(connection, listen), request)
             self._refuse_unscripted(request)
         self._queue.append(request)
         self._arrivals.unpark_all()
@@ -893,18 +706,18 @@ class FakeServer:
             raise RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
-    async def _serve_listen(self, request: FakeRequest) -> None:
+    async def _serve_listen(self, connection: Connection, request: FakeRequest) -> None:
         """A ``subscriptions/listen``: acknowledged, then open until the client ends it."""
         await request.acknowledge()
-        self._listens.append(request)
+        self._listens.append((connection, request))
         try:
             await trio.sleep_forever()
         finally:
             with suppress(ValueError):
-                self._listens.remove(request)
+                self._listens.remove((connection, request))
 
     def _rule(
-        self, connection: _Connection, request: FakeRequest
+        self, connection: Connection, request: FakeRequest
     ) -> Callable[[FakeRequest], dict[str, JSON]] | None:
         method = request.method
         if self.handshake and method == "server/discover":
@@ -961,200 +774,3 @@ class FakeServer:
             raise initialize_refused(offered, [self._version or MODERN_VERSIONS[0]])
         version = legacy_version(offered, self._version)
         return initialize_result(version, self.capabilities, self.server_info, self.instructions)
-
-
-# ---------------------------------------------------------------- transport
-
-
-class _HTTPProcess:
-    """The "process" of a fake connection over HTTP: its stderr tail and exit, seen by nobody but the test."""
-
-    def __init__(self, tail_bytes: int = 8 * 1024) -> None:
-        self._tail: deque[str] = deque()
-        self._size = 0
-        self._limit = tail_bytes
-        self.status: tuple[int | None, int | None] | None = None
-
-    @property
-    def stderr_tail(self) -> str:
-        return "".join(line + "\n" for line in self._tail)
-
-    def stderr_line(self, text: str) -> None:
-        self._tail.append(text)
-        self._size += len(text) + 1
-        while self._size > self._limit and self._tail:
-            self._size -= len(self._tail.popleft()) + 1
-
-    def exited(self, code: int | None, signal: int | None = None) -> None:
-        self.status = (code, signal)
-
-
-class _FakeChannel(MemoryChannel):
-    """The client's side of a fake connection: a `MemoryChannel` whose "process" is a `FakeServer`.
-
-    Starting it connects the fake to the other end of the memory stream
-    pair and starts the fake's server task, as a process channel starts its
-    process; closing it disconnects the fake (its handlers stop) before the
-    stream is closed. Everything between is the stream channel's own
-    framing, reader and writer.
-    """
-
-    def __init__(self, server: FakeServer, max_message_bytes: int, stderr: _FakeTarget) -> None:
-        client_end, self._server_end = trio.testing.memory_stream_pair()
-        super().__init__(
-            client_end,
-            max_message_bytes,
-            server.name,
-            on_stderr=stderr.on_stderr,
-            stderr_tail_bytes=stderr.stderr_tail_bytes,
-        )
-        self.fake = server
-        self.link: _Connection | None = None
-
-    @property
-    def pid(self) -> int | None:
-        # The fake's "process id" of this connection, as a process channel has one.
-        return self.link.pid if self.link is not None else None
-
-    async def start(self, start_task: TaskStarter, receiver: Receiver) -> None:
-        await trio.lowlevel.checkpoint()
-        self.link = link = self.fake.serve_channel(self, self._server_end)
-        try:
-            await super().start(start_task, receiver)
-        except BaseException:
-            link.disconnect("the client never connected")
-            raise
-        start_task(link.run, "fake-server")
-
-    async def aclose(self, deadline: float | None = None) -> None:
-        # What the client sent is written, then its end closes: the fake
-        # reads the rest and the end of its input and stops, as a process
-        # whose stdin closed (at once: nothing in memory takes time).
-        await super().aclose(deadline)
-        link = self.link
-        if link is not None:
-            with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_GRACE):
-                await link.finished.wait()
-            link.disconnect("the client disconnected")
-
-
-@attrs.frozen(eq=False)
-class _FakeTarget(Target):
-    """A `FakeServer` as a target: each opening connects it over a fresh memory stream pair."""
-
-    server: FakeServer
-    on_stderr: Callable[[str], object] | None = attrs.field(
-        default=None, validator=callable_or_none("on_stderr")
-    )
-    stderr_tail_bytes: int = attrs.field(default=8 * 1024, validator=at_least("stderr_tail_bytes", 0))
-    channels: list[_FakeChannel] = attrs.field(factory=list, init=False)
-
-    @property
-    def restart_after_probe_death(self) -> bool:
-        # As for a process: a fake that dies on the server/discover probe is
-        # connected again and sent initialize straight away.
-        return True
-
-    def _make_channel(self, max_message_bytes: int) -> _FakeChannel:
-        channel = _FakeChannel(self.server, max_message_bytes, self)
-        self.channels.append(channel)
-        return channel
-
-    def handler_errors(self) -> list[BaseException]:
-        """What the fake's handlers raised, over every connection made."""
-        return [
-            error
-            for channel in self.channels
-            if channel.link is not None
-            for error in channel.link.handler_errors
-        ]
-
-
-def _raise_handler_errors(target: _FakeTarget, exc: BaseException | None) -> None:
-    errors = target.handler_errors()
-    if not errors:
-        return
-    if exc is None:
-        raise errors[0]
-    for error in errors:
-        exc.add_note(f"(a handler of the fake server raised {error!r})")
-
-
-@asynccontextmanager
-async def open_fake_transport(
-    server: FakeServer,
-    options: SessionOptions | None = None,
-    *,
-    on_stderr: Callable[[str], object] | None = None,
-    stderr_tail_bytes: int = 8 * 1024,
-) -> AsyncIterator[Session]:
-    """A `trio_mcp.Session` connected to ``server`` in memory; the ``async with`` block owns it.
-
-    As `trio_mcp.open_session` over a real server, for code that takes a
-    session. The session is the real one, over a
-    `trio.testing.memory_stream_pair`: what it sends and reads goes through
-    the same framing, reader and writer as over a pipe. Leaving the block
-    disconnects the fake; then any exception a handler raised is raised.
-
-    Args:
-        server: The fake to connect to.
-        options: The session's options (`trio_mcp.SessionOptions`).
-        on_stderr: Called with each line the fake writes to stderr, as
-            `trio_mcp.ProcessTarget.on_stderr`.
-        stderr_tail_bytes: As `trio_mcp.ProcessTarget.stderr_tail_bytes`.
-
-    Raises:
-        TypeError, ValueError: A bad value.
-    """
-    target = _FakeTarget(server, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
-    try:
-        async with open_session(target, options=options) as session:
-            yield session
-    except BaseException as exc:
-        _raise_handler_errors(target, exc)
-        raise
-    _raise_handler_errors(target, None)
-
-
-@asynccontextmanager
-async def open_fake_client(
-    server: FakeServer,
-    options: ClientOptions | None = None,
-    *,
-    on_stderr: Callable[[str], object] | None = None,
-    stderr_tail_bytes: int = 8 * 1024,
-) -> AsyncIterator[Client]:
-    """Connect a real `trio_mcp.Client` to ``server``; the ``async with`` owns the connection.
-
-    ::
-
-        async with open_fake_client(server, trio_mcp.ClientOptions(on_elicitation=answer)) as client:
-            result = await client.call_tool("ask")
-
-    The client negotiates the era with the fake, as with a real server, and
-    hooks, timeouts, caching and notifications behave the same: the client,
-    its session and the stream channel's reader and writer are the real
-    ones, over in-memory streams. Leaving the block disconnects the fake
-    (its handlers stop); then an exception raised by one of its handlers, if
-    any, is raised.
-
-    Args:
-        server: The fake to connect to.
-        options: The client's options (`trio_mcp.ClientOptions`).
-        on_stderr: Called with each line the fake writes to stderr, as
-            `trio_mcp.ProcessTarget.on_stderr`.
-        stderr_tail_bytes: As `trio_mcp.ProcessTarget.stderr_tail_bytes`.
-
-    Raises:
-        RuntimeError: ``server`` already has a client.
-        trio_mcp.VersionMismatch: ``protocol`` names a version of the other era.
-        TypeError, ValueError: A bad value.
-    """
-    target = _FakeTarget(server, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
-    try:
-        async with open_client(target, options=options) as client:
-            yield client
-    except BaseException as exc:
-        _raise_handler_errors(target, exc)
-        raise
-    _raise_handler_errors(target, None)

@@ -1,0 +1,173 @@
+"""The openers of `trio_mcp.testing`: a `FakeServer` as a target, and the real client or session connected to it.
+
+`open_fake_client` and `open_fake_transport` open a `FakeTarget` through the
+package's one way in (`trio_mcp.open_client`, `trio_mcp.open_session`), as
+a process target is opened; each opening makes a `FakeChannel` that
+connects the fake anew. What the fake's handlers raised is raised when the
+block ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Protocol
+
+import attrs
+
+from .._open import open_client, open_session
+from .._options import ClientOptions, SessionOptions, at_least, callable_or_none
+from .._targets import Target
+from ._connection import FakeChannel
+
+if TYPE_CHECKING:
+    import trio
+
+    from .._client import Client
+    from .._session import Session
+    from .._transports.memory import MemoryChannel
+    from ._connection import Connection
+    from ._server import FakeServer
+
+__all__ = ["FakeTarget", "Servable", "open_fake_client", "open_fake_transport"]
+
+
+class Servable(Protocol):
+    """What a target needs of its fake: a name for the channel, and a connection for each opening."""
+
+    @property
+    def name(self) -> str:
+        """The server's name."""
+        ...
+
+    def serve_channel(self, channel: MemoryChannel, stream: trio.abc.Stream) -> Connection:
+        """Serve the client whose channel is ``channel`` over ``stream``."""
+        ...
+
+
+@attrs.frozen(eq=False)
+class FakeTarget(Target):
+    """A `FakeServer` as a target: each opening connects it over a fresh memory stream pair."""
+
+    server: Servable
+    on_stderr: Callable[[str], object] | None = attrs.field(
+        default=None, validator=callable_or_none("on_stderr")
+    )
+    stderr_tail_bytes: int = attrs.field(default=8 * 1024, validator=at_least("stderr_tail_bytes", 0))
+    channels: list[FakeChannel] = attrs.field(factory=list, init=False)
+
+    @property
+    def restart_after_probe_death(self) -> bool:
+        # As for a process: a fake that dies on the server/discover probe is
+        # connected again and sent initialize straight away.
+        return True
+
+    def _make_channel(self, max_message_bytes: int) -> FakeChannel:
+        channel = FakeChannel(
+            self.server.serve_channel,
+            self.server.name,
+            max_message_bytes,
+            on_stderr=self.on_stderr,
+            stderr_tail_bytes=self.stderr_tail_bytes,
+        )
+        self.channels.append(channel)
+        return channel
+
+    def handler_errors(self) -> list[BaseException]:
+        """What the fake's handlers raised, over every connection made."""
+        return [
+            error
+            for channel in self.channels
+            if channel.link is not None
+            for error in channel.link.handler_errors
+        ]
+
+
+def raise_handler_errors(target: FakeTarget, exc: BaseException | None) -> None:
+    errors = target.handler_errors()
+    if not errors:
+        return
+    if exc is None:
+        raise errors[0]
+    for error in errors:
+        exc.add_note(f"(a handler of the fake server raised {error!r})")
+
+
+@asynccontextmanager
+async def open_fake_transport(
+    server: FakeServer,
+    options: SessionOptions | None = None,
+    *,
+    on_stderr: Callable[[str], object] | None = None,
+    stderr_tail_bytes: int = 8 * 1024,
+) -> AsyncIterator[Session]:
+    """A `trio_mcp.Session` connected to ``server`` in memory; the ``async with`` block owns it.
+
+    As `trio_mcp.open_session` over a real server, for code that takes a
+    session. The session is the real one, over a
+    `trio.testing.memory_stream_pair`: what it sends and reads goes through
+    the same framing, reader and writer as over a pipe. Leaving the block
+    disconnects the fake; then any exception a handler raised is raised.
+
+    Args:
+        server: The fake to connect to.
+        options: The session's options (`trio_mcp.SessionOptions`).
+        on_stderr: Called with each line the fake writes to stderr, as
+            `trio_mcp.ProcessTarget.on_stderr`.
+        stderr_tail_bytes: As `trio_mcp.ProcessTarget.stderr_tail_bytes`.
+
+    Raises:
+        TypeError, ValueError: A bad value.
+    """
+    target = FakeTarget(server, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
+    try:
+        async with open_session(target, options=options) as session:
+            yield session
+    except BaseException as exc:
+        raise_handler_errors(target, exc)
+        raise
+    raise_handler_errors(target, None)
+
+
+@asynccontextmanager
+async def open_fake_client(
+    server: FakeServer,
+    options: ClientOptions | None = None,
+    *,
+    on_stderr: Callable[[str], object] | None = None,
+    stderr_tail_bytes: int = 8 * 1024,
+) -> AsyncIterator[Client]:
+    """Connect a real `trio_mcp.Client` to ``server``; the ``async with`` owns the connection.
+
+    ::
+
+        async with open_fake_client(server, trio_mcp.ClientOptions(on_elicitation=answer)) as client:
+            result = await client.call_tool("ask")
+
+    The client negotiates the era with the fake, as with a real server, and
+    hooks, timeouts, caching and notifications behave the same: the client,
+    its session and the stream channel's reader and writer are the real
+    ones, over in-memory streams. Leaving the block disconnects the fake
+    (its handlers stop); then an exception raised by one of its handlers, if
+    any, is raised.
+
+    Args:
+        server: The fake to connect to.
+        options: The client's options (`trio_mcp.ClientOptions`).
+        on_stderr: Called with each line the fake writes to stderr, as
+            `trio_mcp.ProcessTarget.on_stderr`.
+        stderr_tail_bytes: As `trio_mcp.ProcessTarget.stderr_tail_bytes`.
+
+    Raises:
+        RuntimeError: ``server`` already has a client.
+        trio_mcp.VersionMismatch: ``protocol`` names a version of the other era.
+        TypeError, ValueError: A bad value.
+    """
+    target = FakeTarget(server, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
+    try:
+        async with open_client(target, options=options) as client:
+            yield client
+    except BaseException as exc:
+        raise_handler_errors(target, exc)
+        raise
+    raise_handler_errors(target, None)
