@@ -439,7 +439,7 @@ def test_a_dying_server_is_named_without_its_expanded_values(project):
     ("args", "words"),
     [
         (["--server", "nope", "info"], "no server named 'nope' (it has: 'demo', 'off', 'broken')"),
-        (["--server", "broken", "info"], "server 'broken': command: must be a string, got a number"),
+        (["--server", "broken", "info"], "server 'broken': command: must be a string, got an integer"),
         (["--server", "off", "info"], "server 'off' is disabled in"),
         (
             ["--config", ".mcp.json", "call", "nope.echo"],
