@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 import trio
 
-from trio_mcp import CallToolResult, OutputValidationError, ServerGone, TextContent, Tool
+from trio_mcp import OutputValidationError, ServerGone
 from trio_mcp._client.outputs import OutputChecks
-from trio_mcp._models import ListToolsResult
+from trio_mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 

@@ -121,9 +121,11 @@ async def test_c_ten_calls_in_flight_when_the_session_is_forgotten(legacy_server
             async with trio.open_nursery() as nursery:
                 for _ in range(10):
                     nursery.start_soon(one)
-                # While the new session is being opened (its initialize takes a second),
-                # more calls: they go out in the new session.
-                await trio.sleep(0.4)
+                # While the new session is being opened (its initialize, come to the
+                # server, takes a second), more calls: they go out in the new session.
+                opened = before["requests"].get("initialize", 0) + 2
+                while (await stats(legacy_server))["requests"].get("initialize", 0) < opened:  # noqa: ASYNC110
+                    await trio.sleep(0.05)
                 for _ in range(5):
                     nursery.start_soon(one)
             assert texts == ["fault ok"] * 15

@@ -38,6 +38,7 @@ from trio_mcp import (
     RpcError,
     SpawnFailed,
 )
+from trio_mcp._transports.process import ProcessChannel
 
 SERVER = Path(__file__).parent / "servers" / "io_server.py"
 
@@ -304,6 +305,12 @@ async def test_a_target_that_cannot_start_raises_spawn_failed_each_time():
 # ------------------------------------------------------------------ framing
 
 
+@pytest.fixture(params=[True, False], ids=["pipe-tricks", "plain"])
+def both_ways(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run a test with the process channel's pipe tricks on, then off: the tricks change nothing it can see."""
+    monkeypatch.setattr(ProcessChannel, "pipe_tricks", request.param)
+
+
 @pytest.mark.parametrize("char", ["\u2028", "\u2029", "\u0085"])
 async def test_unicode_line_separators_inside_strings_do_not_split(char):
     """U+2028, U+2029 and U+0085 written raw inside a JSON string stay in the message."""
@@ -336,6 +343,7 @@ async def test_tolerated_line_variations(data):
             assert (await wire.request("next"))["method"] == "next"
 
 
+@pytest.mark.usefixtures("both_ways")
 @pytest.mark.parametrize("ending", [["exit", 0], ["close_stdout"]], ids=["exit", "close-stdout"])
 async def test_final_response_without_newline_before_eof_is_delivered(ending):
     """A last response with no trailing newline, followed by EOF on stdout
@@ -346,6 +354,7 @@ async def test_final_response_without_newline_before_eof_is_delivered(ending):
     assert result == {"last": 1}
 
 
+@pytest.mark.usefixtures("both_ways")
 async def test_response_written_one_byte_at_a_time_is_assembled():
     """A response trickling in one byte per write is put back together."""
     big = json.dumps({"text": "ü∑" * 300}).encode()
@@ -355,6 +364,7 @@ async def test_response_written_one_byte_at_a_time_is_assembled():
     assert result == json.loads(big)
 
 
+@pytest.mark.usefixtures("both_ways")
 async def test_several_responses_in_one_write_are_all_delivered():
     """Several responses arriving in one write each reach their request."""
     results: dict[int, Any] = {}
@@ -370,6 +380,7 @@ async def test_several_responses_in_one_write_are_all_delivered():
     assert results == {n: {"params": {"n": n}} for n in range(3)}
 
 
+@pytest.mark.usefixtures("both_ways")
 @pytest.mark.parametrize("separate", [False, True], ids=["one-write", "write-each"])
 async def test_answers_in_reverse_order_reach_their_requests(separate):
     """50 concurrent requests answered in reverse order each get their own result."""
@@ -391,6 +402,7 @@ async def test_answers_in_reverse_order_reach_their_requests(separate):
 # ------------------------------------------------------------ oversized lines
 
 
+@pytest.mark.usefixtures("both_ways")
 @pytest.mark.parametrize(
     "data",
     [

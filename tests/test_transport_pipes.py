@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 import pytest
 import trio
 
+from trio_mcp._transports import _pipes
 from trio_mcp._transports._pipes import LEASE, StdoutReader, write_now
 
 
@@ -76,6 +77,12 @@ async def running(pipe: Pipe) -> AsyncIterator[trio.lowlevel.Task]:
         await pipe.stream.aclose()
 
 
+@pytest.fixture
+def held_lease(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lease that outlasts the test: on a busy machine, a caller may be late by more than `LEASE`."""
+    monkeypatch.setattr(_pipes, "LEASE", 60.0)
+
+
 # ---------------------------------------------------------------- write_now
 
 
@@ -122,6 +129,7 @@ async def test_the_reader_task_reads_while_a_request_is_in_flight() -> None:
         assert pipe.reader.holder == "reader"
 
 
+@pytest.mark.usefixtures("held_lease")
 async def test_a_lone_request_reads_its_own_answer_in_its_own_task() -> None:
     pipe = Pipe()
     async with running(pipe) as reader_task:
@@ -144,6 +152,31 @@ async def test_a_lone_request_reads_its_own_answer_in_its_own_task() -> None:
         assert pipe.reader.holder == "idle"
 
 
+@pytest.mark.usefixtures("held_lease")
+async def test_many_answers_at_once_are_a_pipeline_not_a_lone_request() -> None:
+    """After several messages in one read, stdout is not lent, even with nothing in flight.
+
+    Their tasks are about to send again at once: lending stdout to the first
+    of them would write its request alone and read its answer alone, splitting
+    the pipeline's batches.
+    """
+    pipe = Pipe()
+    async with running(pipe) as reader_task:
+        pipe.write(b"one\ntwo\nthree\n")
+        await pipe.until(lambda: pipe.data == b"one\ntwo\nthree\n")
+        await trio.testing.wait_all_tasks_blocked()
+        assert pipe.reader.holder == "reader"
+        assert not pipe.reader.lent
+        assert not await pipe.reader.read_until(lambda: True)
+        # One message alone: a lone request's answer (or a notification between requests).
+        pipe.write(b"four\n")
+        await pipe.until(lambda: pipe.data.endswith(b"four\n"))
+        await trio.testing.wait_all_tasks_blocked()
+        assert pipe.reader.lent
+        assert pipe.readers == [reader_task, reader_task]
+
+
+@pytest.mark.usefixtures("held_lease")
 async def test_an_answer_already_there_is_read_without_waiting() -> None:
     pipe = Pipe()
     async with running(pipe):
@@ -168,6 +201,7 @@ async def test_the_reader_takes_stdout_back_after_a_lease_nobody_used() -> None:
         assert pipe.readers[-1] is reader_task
 
 
+@pytest.mark.usefixtures("held_lease")
 async def test_taking_stdout_back_interrupts_a_caller_waiting_for_an_answer() -> None:
     pipe = Pipe()
     async with running(pipe) as reader_task:
@@ -192,6 +226,7 @@ async def test_taking_stdout_back_interrupts_a_caller_waiting_for_an_answer() ->
         assert pipe.readers[-1] is reader_task
 
 
+@pytest.mark.usefixtures("held_lease")
 async def test_the_end_of_the_output_is_reported_once_whoever_reads_it() -> None:
     pipe = Pipe()
     async with running(pipe):
@@ -234,6 +269,7 @@ async def test_a_closing_channel_lends_stdout_no_more() -> None:
         assert pipe.readers == [reader_task]
 
 
+@pytest.mark.usefixtures("held_lease")
 async def test_a_long_answer_read_directly_lets_other_tasks_run() -> None:
     """Chunk after chunk in the caller's task: the other tasks still get their turns."""
     pipe = Pipe()

@@ -128,9 +128,10 @@ class WireTap:
     @classmethod
     def install(cls, monkeypatch: Any) -> WireTap:
         tap = cls()
-        init = Session.__init__
+        # Every session is set up here (``Session(...)`` itself refuses): the tap wraps its on_wire.
+        setup = Session._setup
 
-        def tapped_init(self: Session, channel: Any, options: Any = None) -> None:
+        def tapped_setup(self: Session, channel: Any, options: Any = None, **kwargs: Any) -> None:
             options = options if options is not None else SessionOptions()
             previous = options.on_wire
 
@@ -139,9 +140,9 @@ class WireTap:
                 if previous is not None:
                     previous(direction, line)
 
-            init(self, channel, attrs.evolve(options, on_wire=on_wire))
+            setup(self, channel, attrs.evolve(options, on_wire=on_wire), **kwargs)
 
-        monkeypatch.setattr(Session, "__init__", tapped_init)
+        monkeypatch.setattr(Session, "_setup", tapped_setup)
         return tap
 
     def record(self, transport: Any, direction: str, line: bytes) -> None:

@@ -7,9 +7,11 @@ with ``send_all``; a reader task reads the answer with ``receive_some`` and
 wakes the caller. The two tricks here bring that to one task step and one
 wait, the caller's own (``nox -s bench``; docs/design.rst, "Speed tricks"):
 
-* `write_now`: a lone message is written by the caller at once, with one
-  non-blocking ``write(2)`` (what the pipe does not take goes to the writer
-  task's queue, so nothing ever blocks the caller).
+* `write_now`: a lone request's message is written by the caller at once,
+  with one non-blocking ``write(2)`` (what the pipe does not take goes to
+  the writer task's queue, so nothing ever blocks the caller). Only while
+  stdout is lent (`StdoutReader.lent`): in a pipeline, a message written
+  alone would split the writer's batch, and the answers into more reads.
 * `StdoutReader`: the reader task lends stdout to a lone request, which reads
   its own answer in its own task (`StdoutReader.read_until`), reading first
   and waiting only when nothing is there yet. The reader task takes stdout
@@ -121,6 +123,9 @@ class StdoutReader:
         self._reader = Parking()
         self._lent = 0
 
+    def _lendable(self) -> bool:
+        return self._lend and self._is_idle() and not self.closing and not self.eof
+
     def _ended(self, exc: BaseException | None) -> None:
         if not self.eof:
             self.eof = True
@@ -145,8 +150,12 @@ class StdoutReader:
                     self._ended(None)
                     return
                 self._feed(data)
-                if self._lend and self._is_idle() and not self.closing:
-                    # Nothing in flight: the next lone request may read its own answer.
+                if self._lendable() and data.count(b"\n") <= 1:
+                    # Nothing in flight, after one message: the next lone
+                    # request may read its own answer. (After many answers at
+                    # once, their tasks are a pipeline that will send again at
+                    # once: lending stdout to the first of them would split
+                    # the pipeline's batches, and its answers into more reads.)
                     self.holder = "idle"
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             self._ended(None if self.closing else exc)
@@ -202,6 +211,17 @@ class StdoutReader:
         if not waited:
             await _cancel_shielded_checkpoint()
         return True
+
+    @property
+    def lent(self) -> bool:
+        """Whether stdout waits for a lone request to read its own answer.
+
+        Only then are requests going one at a time, and only then does the
+        channel write a request at once (`write_now`): in a pipeline, a
+        message written alone would break the batch it belongs to, and its
+        answers into more reads.
+        """
+        return self.holder == "idle"
 
     def take_back(self, *, interrupt: bool) -> None:
         """Make the reader task read stdout again (the server died, or the channel closes).

@@ -28,6 +28,7 @@ nothing about JSON-RPC:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -293,9 +294,11 @@ class ProcessChannel(Channel):
     def send(self, data: bytes, about: Outgoing, *, batch: bool = False) -> None:
         if self._write_broken:
             return
-        if batch or self._writing or self._outbox or not self.pipe_tricks:
-            # Other messages are queued or likely to follow: leave this one
-            # to the writer task, which joins whatever is queued during this
+        stdout = self._stdout
+        if batch or self._writing or self._outbox or stdout is None or not stdout.lent:
+            # Other messages are queued or likely to follow (requests go
+            # one at a time only while stdout is lent): leave this one to the
+            # writer task, which joins whatever is queued during this
             # scheduler pass into one write.
             self._outbox.put(data, about.request_id)
             return
@@ -330,6 +333,21 @@ class ProcessChannel(Channel):
                 return
             finally:
                 self._writing = False
+
+    def _write_last(self) -> None:
+        """Write what is still queued before stdin closes, as far as the pipe takes it at once.
+
+        A call cancelled just before the close queued its
+        ``notifications/cancelled``: the server is told, not left to find the
+        end of its input. Nothing waits here (a server that stopped reading
+        gets what its pipe holds); while the writer task is in the middle of
+        a write, what follows it is dropped rather than interleaved.
+        """
+        if self._write_broken or self._writing or not self._outbox or self._stdin_fd < 0:
+            return
+        batch = self._outbox.take()
+        with contextlib.suppress(OSError):  # the server closed its stdin: it is going anyway
+            write_now(self._stdin_fd, batch)
 
     def _broken_pipe(self, exc: BaseException) -> None:
         if self._write_broken:
@@ -552,6 +570,7 @@ class ProcessChannel(Channel):
         """
         proc = self._proc
         assert proc is not None
+        self._write_last()
         self._write_broken = True
         self._outbox.clear()
         if proc.stdin is not None:

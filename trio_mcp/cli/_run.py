@@ -324,10 +324,10 @@ def _missing_arguments(name: str, tool: Tool, given: Iterable[str]) -> Failure |
     plural = "s" if len(missing) > 1 else ""
     words = " ".join(f"{item}=..." for item in missing)
     unknown = sorted(item for item in have if item not in known_names(schema))
+    import difflib  # only to name what was meant, after a mistake
+
     hints = []
     for item in missing:
-        import difflib  # only to name what was meant, after a mistake
-
         close = difflib.get_close_matches(item, unknown, n=1, cutoff=0.5)
         if close:
             hints.append(f"{item!r} instead of {close[0]!r}")
