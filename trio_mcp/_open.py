@@ -57,31 +57,33 @@ _R = TypeVar("_R")
 
 
 class _Misplaced:
-    """Tells a caller how to pass the options an opener refused (see `_keyword_options`)."""
+    """Tells a caller how to pass the options an opener refused (see `_keyword_options`).
+
+    The opener's signature is read when a call has failed, never at import.
+    """
 
     def __init__(self, opener: Callable[..., object], options_class: type[ConnectionOptions]) -> None:
-        parameters = inspect.signature(opener).parameters.values()
-        self.name = opener.__name__
-        self.kind = options_class.__name__
-        self.positional = [p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
-        self.known = frozenset(p.name for p in parameters)
-        self.fields = frozenset(field.name for field in attrs.fields(options_class))
+        self.opener = opener
+        self.options_class = options_class
 
     def error(self, args: tuple[object, ...], kwargs: dict[str, object]) -> TypeError | None:
         """The error for a call that did not bind, or `None` to let Python's own stand."""
-        misplaced = {
-            key: value for key, value in kwargs.items() if key in self.fields and key not in self.known
-        }
+        parameters = inspect.signature(self.opener).parameters.values()
+        positional = [p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        known = {p.name for p in parameters}
+        fields = {field.name for field in attrs.fields(self.options_class)}
+        name = self.opener.__name__
+        kind = self.options_class.__name__
+        misplaced = {key: value for key, value in kwargs.items() if key in fields and key not in known}
         if misplaced:
             named = " and ".join(misplaced)
             given = ", ".join(f"{key}={value!r}" for key, value in misplaced.items())
-            what = f"is a {self.kind} field" if len(misplaced) == 1 else f"are {self.kind} fields"
-            return TypeError(f"{self.name}(): {named} {what}: pass options={self.kind}({given})")
-        if len(args) > len(self.positional):
+            what = f"is a {kind} field" if len(misplaced) == 1 else f"are {kind} fields"
+            return TypeError(f"{name}(): {named} {what}: pass options={kind}({given})")
+        if len(args) > len(positional):
             return TypeError(
-                f"{self.name}() takes {len(self.positional)} positional arguments"
-                f" ({', '.join(self.positional)}) but {len(args)} were given:"
-                f" options are keyword-only, pass options={self.kind}(...)"
+                f"{name}() takes {len(positional)} positional arguments ({', '.join(positional)})"
+                f" but {len(args)} were given: options are keyword-only, pass options={kind}(...)"
             )
         return None
 
