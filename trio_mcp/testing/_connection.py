@@ -9,7 +9,8 @@ into `FakeRequest` objects for the fake to answer. On the client's end,
 stream, and `HTTPProcess` stands in for the process nobody sees.
 
 The fake is given to a connection as a `Host`: what the connection records
-and asks, never the whole `FakeServer`.
+and asks, never the whole `FakeServer`; `FakeTarget` (a fake as a target)
+makes a `FakeChannel` for each opening and sees the fake as a `Servable`.
 """
 
 from __future__ import annotations
@@ -18,15 +19,18 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
+import attrs
 import trio
 import trio.testing
 
 from .._core.codec import UnreadableJSON, decode
 from .._core.jsonrpc import INTERNAL_ERROR, request_key
 from .._errors import RpcError
+from .._options import at_least, callable_or_none
 from .._serving.http import related_to
 from .._serving.server import Server
 from .._session import call_maybe_async
+from .._targets import Target
 from .._transports.memory import MemoryChannel
 from .._transports.stream import CLOSE_GRACE
 from ._request import FakeRequest, result_body
@@ -36,7 +40,7 @@ if TYPE_CHECKING:
     from .._core.framing import Oversized
     from .._serving.server import Admission, Handler, Request
 
-__all__ = ["MAX_LINE", "Connection", "FakeChannel", "HTTPProcess", "Host"]
+__all__ = ["MAX_LINE", "Connection", "FakeChannel", "FakeTarget", "HTTPProcess", "Host", "Servable"]
 
 JSON: TypeAlias = Any
 FakeHandler: TypeAlias = Callable[[FakeRequest], Any]
@@ -319,3 +323,54 @@ class FakeChannel(MemoryChannel):
             with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_GRACE):
                 await link.finished.wait()
             link.disconnect("the client disconnected")
+
+
+class Servable(Protocol):
+    """What a target needs of its fake: a name for the channel, and a connection for each opening."""
+
+    @property
+    def name(self) -> str:
+        """The server's name."""
+        ...
+
+    def serve_channel(self, channel: MemoryChannel, stream: trio.abc.Stream) -> Connection:
+        """Serve the client whose channel is ``channel`` over ``stream``."""
+        ...
+
+
+@attrs.frozen(eq=False)
+class FakeTarget(Target):
+    """A `FakeServer` as a target: each opening connects it over a fresh memory stream pair."""
+
+    server: Servable
+    on_stderr: Callable[[str], object] | None = attrs.field(
+        default=None, validator=callable_or_none("on_stderr")
+    )
+    stderr_tail_bytes: int = attrs.field(default=8 * 1024, validator=at_least("stderr_tail_bytes", 0))
+    channels: list[FakeChannel] = attrs.field(factory=list, init=False)
+
+    @property
+    def restart_after_probe_death(self) -> bool:
+        # As for a process: a fake that dies on the server/discover probe is
+        # connected again and sent initialize straight away.
+        return True
+
+    def _make_channel(self, max_message_bytes: int) -> FakeChannel:
+        channel = FakeChannel(
+            self.server.serve_channel,
+            self.server.name,
+            max_message_bytes,
+            on_stderr=self.on_stderr,
+            stderr_tail_bytes=self.stderr_tail_bytes,
+        )
+        self.channels.append(channel)
+        return channel
+
+    def handler_errors(self) -> list[BaseException]:
+        """What the fake's handlers raised, over every connection made."""
+        return [
+            error
+            for channel in self.channels
+            if channel.link is not None
+            for error in channel.link.handler_errors
+        ]

@@ -9,78 +9,21 @@ block ends.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Protocol
-
-import attrs
+from typing import TYPE_CHECKING
 
 from .._open import open_client, open_session
-from .._options import ClientOptions, SessionOptions, at_least, callable_or_none
-from .._targets import Target
-from ._connection import FakeChannel
+from ._connection import FakeTarget
 
 if TYPE_CHECKING:
-    import trio
+    from collections.abc import AsyncIterator, Callable
 
     from .._client import Client
+    from .._options import ClientOptions, SessionOptions
     from .._session import Session
-    from .._transports.memory import MemoryChannel
-    from ._connection import Connection
     from ._server import FakeServer
 
-__all__ = ["FakeTarget", "Servable", "open_fake_client", "open_fake_transport"]
-
-
-class Servable(Protocol):
-    """What a target needs of its fake: a name for the channel, and a connection for each opening."""
-
-    @property
-    def name(self) -> str:
-        """The server's name."""
-        ...
-
-    def serve_channel(self, channel: MemoryChannel, stream: trio.abc.Stream) -> Connection:
-        """Serve the client whose channel is ``channel`` over ``stream``."""
-        ...
-
-
-@attrs.frozen(eq=False)
-class FakeTarget(Target):
-    """A `FakeServer` as a target: each opening connects it over a fresh memory stream pair."""
-
-    server: Servable
-    on_stderr: Callable[[str], object] | None = attrs.field(
-        default=None, validator=callable_or_none("on_stderr")
-    )
-    stderr_tail_bytes: int = attrs.field(default=8 * 1024, validator=at_least("stderr_tail_bytes", 0))
-    channels: list[FakeChannel] = attrs.field(factory=list, init=False)
-
-    @property
-    def restart_after_probe_death(self) -> bool:
-        # As for a process: a fake that dies on the server/discover probe is
-        # connected again and sent initialize straight away.
-        return True
-
-    def _make_channel(self, max_message_bytes: int) -> FakeChannel:
-        channel = FakeChannel(
-            self.server.serve_channel,
-            self.server.name,
-            max_message_bytes,
-            on_stderr=self.on_stderr,
-            stderr_tail_bytes=self.stderr_tail_bytes,
-        )
-        self.channels.append(channel)
-        return channel
-
-    def handler_errors(self) -> list[BaseException]:
-        """What the fake's handlers raised, over every connection made."""
-        return [
-            error
-            for channel in self.channels
-            if channel.link is not None
-            for error in channel.link.handler_errors
-        ]
+__all__ = ["open_fake_client", "open_fake_transport"]
 
 
 def raise_handler_errors(target: FakeTarget, exc: BaseException | None) -> None:

@@ -2,7 +2,7 @@
 
 Each connection's plumbing is in `._connection`; the openers that connect the
 real client to a fake (`open_fake_client`, `open_fake_transport`, the
-fake as a target) are in `._openers`.
+fake as a target) are in `._openers` and `._connection`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from .._serving.rules import (
     unsupported_version,
 )
 from .._version import __version__
-from ._connection import Connection, HTTPProcess
-from ._openers import FakeTarget
+from ._connection import Connection, FakeTarget, HTTPProcess
 from ._pids import next_fake_pid
 from ._request import FakeRequest, wire_dict
 
