@@ -50,6 +50,8 @@ except ImportError:  # run from a checkout without installing: use the checkout
 
 from raw_baseline import WRITE_MODES, open_raw_client, open_sequential_client
 
+from trio_mcp._core.outputs import compile_schema
+
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "echo_server.py"
 SERVER_ARGV = [sys.executable, str(SERVER)]
@@ -535,12 +537,17 @@ async def validation(config: argparse.Namespace) -> dict[str, Any]:
                     on / off for on, off in zip(used[VALIDATED], used[UNVALIDATED], strict=True)
                 )
             )
-        # The check alone, on a real result.
-        check = checked._check_output
+        # The check alone, on a real result: the tool's compiled output schema
+        # judging the structured content, as the client does for each result.
+        (tool,) = [tool for tool in await checked.list_tools() if tool.name == "forecast"]
+        compiled = compile_schema(tool.output_schema)
+        assert not isinstance(compiled, str), compiled
+        structured = result.structured_content
         reps = 20_000
         start = time.perf_counter()
         for _ in range(reps):
-            await check("forecast", result)
+            if compiled.first_error(structured) is not None:
+                raise RuntimeError("the result does not match its output schema")
         check_seconds = (time.perf_counter() - start) / reps
     if logged:
         raise RuntimeError(f"the checked client reported: {logged[0]}")
