@@ -20,9 +20,12 @@ httpx2 = pytest.importorskip("httpx2")
 
 from trio_mcp._transports._httpx_client import (  # noqa: E402
     DEFAULT_TIMEOUT,
+    HEADER_SETS,
     DirectIO,
+    DirectSend,
     LeanTransport,
     make_client,
+    own_client,
     transport_for,
 )
 
@@ -291,3 +294,142 @@ async def test_a_proxy_in_the_environment_still_applies(monkeypatch):
         async with make_client(trust_env=True) as client:
             answer = await client.post("http://example.invalid/mcp", **call("via the proxy"))
         assert text_of(answer) == "via the proxy"
+
+
+# ------------------------------------------------------------- DirectSend
+
+URL = "http://127.0.0.1:8123/mcp"
+OWN = ("accept", "content-type", "mcp-protocol-version", "mcp-method", "mcp-name")
+PROTOCOL = {
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+    "mcp-protocol-version": MODERN,
+    "mcp-method": "tools/call",
+    "mcp-name": "echo",
+}
+BODY = b'{"jsonrpc":"2.0","id":1,"method":"tools/call"}'
+
+
+class Mock:
+    """A client on httpx2's mock transport, which records the requests it is handed."""
+
+    def __init__(self, **kwargs):
+        self.seen = []
+        self.transport = httpx2.MockTransport(self.handle)
+        self.client = httpx2.AsyncClient(
+            trust_env=False, transport=self.transport, timeout=DEFAULT_TIMEOUT, **kwargs
+        )
+
+    def handle(self, request):
+        self.seen.append(request)
+        cookie = {"set-cookie": "sticky=1"} if request.url.path == "/cookie" else {}
+        return httpx2.Response(200, json={"ok": True}, headers=cookie)
+
+    def direct(self, user=None, url=URL):
+        return DirectSend(self.client, self.transport, url, httpx2.Headers(user or {}), OWN)
+
+
+def sorted_headers(headers):
+    return sorted((name.lower(), value) for name, value in headers.multi_items())
+
+
+async def test_a_direct_request_is_what_the_client_would_send():
+    mock = Mock()
+    client = mock.client
+    user = {"authorization": "Bearer t", "user-agent": "mine/1", "accept": "mine"}
+    direct = mock.direct(user)
+    request = direct.request("POST", URL, PROTOCOL, BODY)
+    assert request is not None
+    # What the channel asked the client for: the user's headers (less the
+    # protocol's names), then the protocol's.
+    mine = [(k, v) for k, v in user.items() if k not in OWN] + list(PROTOCOL.items())
+    built = client.build_request("POST", URL, headers=mine, content=BODY)
+    assert sorted_headers(request.headers) == sorted_headers(built.headers)
+    assert request.headers["user-agent"] == "mine/1"
+    assert request.headers["accept"] == PROTOCOL["accept"]
+    assert request.url == built.url
+    assert request.method == "POST"
+    assert request.content == BODY
+    assert request.extensions["timeout"] == built.extensions["timeout"] == DEFAULT_TIMEOUT.as_dict()
+    # Made once per set of protocol headers, the headers still follow each body's length.
+    again = direct.request("POST", URL, PROTOCOL, BODY + b" ")
+    assert again is not None
+    assert again.headers["content-length"] == str(len(BODY) + 1)
+    assert request.headers["content-length"] == str(len(BODY))
+
+
+async def test_a_direct_request_goes_to_the_transport_and_back():
+    mock = Mock()
+    direct = mock.direct()
+    request = direct.request("POST", URL, PROTOCOL, BODY)
+    assert request is not None
+    response = await direct.send(request)
+    assert (await response.aread()) == b'{"ok":true}'
+    assert response.request is request
+    assert mock.seen == [request]
+
+
+async def test_direct_sending_stands_aside_where_the_client_must_send():
+    mock = Mock()
+    assert mock.direct().request("POST", URL, PROTOCOL, BODY) is not None
+    assert mock.direct().request("POST", URL + "/elsewhere", PROTOCOL, BODY) is None
+    with_user_info = "http://user:secret@127.0.0.1:8123/mcp"
+    assert mock.direct(url=with_user_info).request("POST", with_user_info, PROTOCOL, BODY) is None
+    assert Mock(auth=("user", "secret")).direct().request("POST", URL, PROTOCOL, BODY) is None
+    assert Mock(cookies={"sticky": "1"}).direct().request("POST", URL, PROTOCOL, BODY) is None
+    closed = Mock()
+    direct = closed.direct()
+    await closed.client.aclose()
+    assert direct.request("POST", URL, PROTOCOL, BODY) is None
+
+
+async def test_cookies_a_direct_response_sets_are_kept_and_then_sent_by_the_client():
+    mock = Mock()
+    url = "http://127.0.0.1:8123/cookie"
+    direct = mock.direct(url=url)
+    request = direct.request("POST", url, PROTOCOL, BODY)
+    assert request is not None
+    await direct.send(request)
+    assert mock.client.cookies.get("sticky") == "1"
+    # From now on the client sends, with its cookies.
+    assert direct.request("POST", url, PROTOCOL, BODY) is None
+    await mock.client.send(mock.client.build_request("POST", url, content=BODY))
+    assert mock.seen[-1].headers["cookie"] == "sticky=1"
+
+
+async def test_direct_header_sets_are_bounded():
+    direct = Mock().direct()
+    for i in range(3 * HEADER_SETS):
+        request = direct.request("POST", URL, {**PROTOCOL, "mcp-name": f"tool-{i}"}, BODY)
+        assert request is not None
+        assert request.headers["mcp-name"] == f"tool-{i}"
+        assert request.headers.get_list("mcp-name") == [f"tool-{i}"]
+
+
+def test_the_channels_client_and_its_pool(monkeypatch):
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    client, transport = own_client(trust_env=False)
+    assert isinstance(transport, LeanTransport)
+    assert client.timeout == DEFAULT_TIMEOUT
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    client, transport = own_client(trust_env=True)
+    assert transport is None
+
+
+async def test_a_direct_request_on_the_lean_pool_reaches_a_real_server():
+    async with chaos("--calm") as base:
+        client, transport = own_client(trust_env=False)
+        async with client:
+            assert transport is not None
+            direct = DirectSend(client, transport, base + "/mcp", httpx2.Headers(), OWN)
+            for i in range(3):
+                request = direct.request("POST", base + "/mcp", PROTOCOL, call(f"direct {i}")["content"])
+                assert request is not None
+                response = await direct.send(request)
+                try:
+                    await response.aread()
+                finally:
+                    await response.aclose()
+                assert text_of(response) == f"direct {i}"
+            assert transport.connections == 1

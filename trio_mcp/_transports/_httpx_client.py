@@ -53,10 +53,19 @@ import trio
 
 if TYPE_CHECKING:
     import ssl
-    from collections.abc import AsyncIterator, Callable, Mapping
+    from collections.abc import AsyncIterator, Callable, Collection, Mapping
     from types import TracebackType
 
-__all__ = ["DEFAULT_TIMEOUT", "KEEPALIVE_EXPIRY", "MAX_IDLE", "LeanTransport", "make_client", "transport_for"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "KEEPALIVE_EXPIRY",
+    "MAX_IDLE",
+    "DirectSend",
+    "LeanTransport",
+    "make_client",
+    "own_client",
+    "transport_for",
+]
 
 #: Timeouts of the client the channel makes: none on reading (a slow tool or
 #: a ``listen`` stream may be silent for minutes; deadlines are the caller's
@@ -68,6 +77,10 @@ MAX_IDLE: Final = 64
 #: common servers (Node, uvicorn) close an idle connection themselves, so that
 #: a request is not written on a connection the server is closing.
 KEEPALIVE_EXPIRY: Final = 4.0
+
+#: How many sets of request headers a `DirectSend` keeps made (one per protocol
+#: headers seen: per method and tool name, say); all go when there would be more.
+HEADER_SETS: Final = 64
 
 #: Where a connection goes: scheme, host, port.
 _Origin: TypeAlias = tuple[bytes, bytes, int]
@@ -128,23 +141,120 @@ def make_client(
     (proxies from the environment, ``SSL_CERT_FILE``, ``.netrc``);
     ``event_hooks`` as httpx2 takes them.
     """
+    return own_client(trust_env=trust_env, event_hooks=event_hooks)[0]
+
+
+def own_client(
+    *, trust_env: bool, event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None
+) -> tuple[httpx2.AsyncClient, LeanTransport | None]:
+    """`make_client`'s client, with the `LeanTransport` under it (`None`: httpx2's own pool)."""
     transport = transport_for(trust_env=trust_env)
     if transport is None:
         # Keep httpx2's pool, so that the environment's proxies apply as ever.
-        return httpx2.AsyncClient(
+        client = httpx2.AsyncClient(
             timeout=DEFAULT_TIMEOUT,
             limits=httpx2.Limits(max_connections=None, max_keepalive_connections=MAX_IDLE),
             trust_env=True,
             follow_redirects=False,
             event_hooks=event_hooks,
         )
-    return httpx2.AsyncClient(
+        return client, None
+    client = httpx2.AsyncClient(
         timeout=DEFAULT_TIMEOUT,
         trust_env=trust_env,
         follow_redirects=False,
         transport=transport,
         event_hooks=event_hooks,
     )
+    return client, transport
+
+
+class DirectSend:
+    """The speed trick of the channel's own client: a POST handed straight to its `LeanTransport`.
+
+    `httpx2.AsyncClient.send` wraps every request in layers that a client of
+    one MCP server, made by the channel itself, does not use: merging the
+    client's URL, headers and cookies into a new request
+    (`httpx2.AsyncClient.build_request`), an auth flow, a redirect loop
+    (the channel follows redirects itself), event hooks, a log line and a
+    timer per request. For a request to the channel's endpoint, this builds
+    the `httpx2.Request` from parts made once (the endpoint's parsed URL,
+    the client's timeouts, and the whole `httpx2.Headers` of each set of
+    protocol headers seen: ``Host``, the client's default headers, the
+    user's, the protocol's, which the request copies as they are instead of
+    checking and encoding each one again; at most `HEADER_SETS` are kept)
+    and hands it to the transport, the same public
+    `httpx2.AsyncBaseTransport.handle_async_request` the client calls.
+
+    It stands aside (`request` gives `None`, and the client sends as ever)
+    for any other URL (a redirect's target), once the client has cookies
+    (httpx2 merges them into requests), when the client has an ``auth`` or
+    the URL user info (httpx2 turns it into basic auth), and once the client
+    is closed. A response that sets cookies has them stored in the client's
+    jar, as httpx2 does; from then on the client sends. Only the channel's
+    own client, with no ``auth`` given to the channel, gets one: a client
+    of the user's is always used through its ``send``.
+
+    What it does not do that the client does: log each request at the
+    ``INFO`` level of httpx2's logger, and time the response
+    (``Response.elapsed``).
+
+    Measured gain (trio_mcp's ``call_tool`` one call at a time against the
+    fast Node server of ``benchmarks/http_bench.py``): see the HTTP section
+    of the design notes.
+    """
+
+    __slots__ = ("_base", "_client", "_extensions", "_headers", "_transport", "_url", "_url_text", "_usable")
+
+    def __init__(
+        self,
+        client: httpx2.AsyncClient,
+        transport: httpx2.AsyncBaseTransport,
+        url: str,
+        headers: httpx2.Headers,
+        protocol_names: Collection[str],
+    ) -> None:
+        self._client = client
+        self._transport = transport
+        self._url_text = url
+        self._url = httpx2.URL(url)
+        # The client's default headers, then the user's; the protocol's own are
+        # given per request (and replace any of these of the same name).
+        merged = httpx2.Headers({"Host": self._url.netloc.decode("ascii")})
+        merged.update(client.headers)
+        merged.update(headers)
+        for name in protocol_names:
+            merged.pop(name, None)
+        self._base = merged.multi_items()
+        #: The whole headers of each set of protocol headers seen (at most `HEADER_SETS`).
+        self._headers: dict[tuple[tuple[str, str], ...], httpx2.Headers] = {}
+        self._extensions = {"timeout": client.timeout.as_dict()}
+        self._usable = client.auth is None and not self._url.userinfo
+
+    def request(
+        self, method: str, url: str, protocol: Mapping[str, str], content: bytes | None
+    ) -> httpx2.Request | None:
+        """The request to send directly, or `None` when the client must send it."""
+        client = self._client
+        if url != self._url_text or not self._usable or client.cookies or client.is_closed:
+            return None
+        key = tuple(protocol.items())
+        headers = self._headers.get(key)
+        if headers is None:
+            if len(self._headers) >= HEADER_SETS:
+                self._headers.clear()
+            headers = self._headers[key] = httpx2.Headers([*self._base, *key])
+        return httpx2.Request(
+            method, self._url, headers=headers, content=content, extensions=self._extensions
+        )
+
+    async def send(self, request: httpx2.Request) -> httpx2.Response:
+        """Send ``request`` (from `request`) through the transport; its response, streaming."""
+        response = await self._transport.handle_async_request(request)
+        response.request = request
+        if "set-cookie" in response.headers:
+            self._client.cookies.extract_cookies(response)
+        return response
 
 
 class LeanTransport(httpx2.AsyncBaseTransport):

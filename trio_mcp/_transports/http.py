@@ -69,7 +69,7 @@ from .._core.streamable_http import (
     StreamableHTTP,
 )
 from .._errors import ConnectionFailed, MCPError, ServerGone
-from ._httpx_client import DEFAULT_TIMEOUT, make_client
+from ._httpx_client import DEFAULT_TIMEOUT, DirectSend, own_client
 from .http_io import (
     display_url,
     exchange,
@@ -153,6 +153,9 @@ class HTTPChannel(Channel):
         self._user_headers = httpx2.Headers(dict(headers) if headers is not None else None)
         for name in _OWN_HEADERS:
             self._user_headers.pop(name, None)
+        self._user_items = self._user_headers.multi_items()
+        #: For the channel's own client: the requests it sends itself (`DirectSend`).
+        self._direct: DirectSend | None = None
         self._auth: Any = auth if auth is not None else httpx2.USE_CLIENT_DEFAULT
         self._client = http_client
         self._own_client = http_client is None
@@ -198,7 +201,9 @@ class HTTPChannel(Channel):
     async def start(self, start_task: TaskStarter, receiver: Receiver) -> None:
         self._receiver = receiver
         if self._client is None:
-            self._client = make_client(trust_env=self._trust_env)
+            self._client, transport = own_client(trust_env=self._trust_env)
+            if transport is not None and self._auth is httpx2.USE_CLIENT_DEFAULT:
+                self._direct = DirectSend(self._client, transport, self.url, self._user_headers, _OWN_HEADERS)
         elif self._client.timeout == httpx2.Timeout(5.0):
             # httpx2's default: 5 s on reads cuts slow tools and every stream.
             self._timeout = DEFAULT_TIMEOUT
@@ -294,19 +299,36 @@ class HTTPChannel(Channel):
             self._sse.withdrawn(request_id)
         return modern
 
-    def _headers(self, protocol: Mapping[str, str]) -> httpx2.Headers:
-        headers = httpx2.Headers(self._user_headers)
-        headers.update(protocol)
-        return headers
+    def _headers(self, protocol: Mapping[str, str]) -> list[tuple[str, str]]:
+        """The user's headers, then the protocol's (no name in both: the user's lost theirs)."""
+        return [*self._user_items, *protocol.items()]
 
     def _exchange(
-        self, method: str, url: str, headers: httpx2.Headers, content: bytes | None = None
+        self,
+        method: str,
+        url: str,
+        headers: httpx2.Headers | list[tuple[str, str]],
+        content: bytes | None = None,
+        protocol: Mapping[str, str] | None = None,
     ) -> AbstractAsyncContextManager[httpx2.Response]:
-        """One HTTP exchange, streaming, following redirects to the same origin (`trio_mcp._transports.http_io.exchange`)."""
+        """One HTTP exchange, streaming, following redirects to the same origin (`trio_mcp._transports.http_io.exchange`).
+
+        ``protocol``: the request's protocol headers, when the channel's own
+        client may have it sent directly (`DirectSend`).
+        """
         assert self._client is not None
         client, timeout = self._client, self._timeout
+        direct = (self._direct, protocol) if self._direct is not None and protocol is not None else None
         return exchange(
-            client, method, url, headers, content, auth=self._auth, request_timeout=timeout, name=self.name
+            client,
+            method,
+            url,
+            headers,
+            content,
+            auth=self._auth,
+            request_timeout=timeout,
+            name=self.name,
+            direct=direct,
         )
 
     # ------------------------------------------------------------ requests
@@ -358,11 +380,13 @@ class HTTPChannel(Channel):
     async def _post(self, call: Call) -> Next | None:
         """POST ``call`` once and read its answer: `None` when done, or `Next.LOST` / `Next.RESEND`."""
         core = self._core
-        headers = self._headers(core.post_headers(call))
+        protocol = core.post_headers(call)
         exchange = call.exchange
         answered = False
         try:
-            async with self._exchange("POST", self.url, headers, call.data) as response:
+            async with self._exchange(
+                "POST", self.url, self._headers(protocol), call.data, protocol
+            ) as response:
                 answered = True
                 outcome = await self._read_post(call, response, exchange)
         except ConnectionFailed:
@@ -498,8 +522,8 @@ class HTTPChannel(Channel):
             if self._sse is not None:
                 await self._sse.post(data, None)
                 return
-            headers = self._headers(self._core.message_headers(about.method, about.revision))
-            async with self._exchange("POST", self.url, headers, data) as response:
+            protocol = self._core.message_headers(about.method, about.revision)
+            async with self._exchange("POST", self.url, self._headers(protocol), data, protocol) as response:
                 if response.status_code >= 300:
                     body = await read_some(response, 1024)
                     self._log(

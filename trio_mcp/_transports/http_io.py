@@ -25,9 +25,10 @@ from .._core.redirects import Follow, NotFollowed, follow
 from .._errors import ConnectionFailed, HTTPError, MCPError, MessageTooLarge
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Callable, Mapping
 
     from .._core.sse import EventParser, Item
+    from ._httpx_client import DirectSend
 
 __all__ = [
     "LOCATION_KEY",
@@ -163,12 +164,13 @@ async def exchange(
     client: httpx2.AsyncClient,
     method: str,
     url: str,
-    headers: httpx2.Headers,
+    headers: httpx2.Headers | list[tuple[str, str]],
     content: bytes | None = None,
     *,
     auth: Any,
     request_timeout: Any,
     name: str,
+    direct: tuple[DirectSend, Mapping[str, str]] | None = None,
 ) -> AsyncIterator[httpx2.Response]:
     """One HTTP exchange, streaming, following redirects to the same origin (`trio_mcp._core.redirects`).
 
@@ -176,12 +178,22 @@ async def exchange(
     reads it); closes it after. No response is a `ConnectionFailed`; a
     redirect that cannot be followed, or an exception of the user's
     ``auth``, is an `HTTPError` (``name``: the server, for messages).
+    ``direct``: the channel's `DirectSend` and the request's protocol
+    headers, for a request it may send itself (``headers`` are the user's
+    and those, for the client).
     """
     hops = 0
     while True:
-        request = client.build_request(method, url, headers=headers, content=content, timeout=request_timeout)
+        request = direct[0].request(method, url, direct[1], content) if direct is not None else None
         try:
-            response = await client.send(request, stream=True, auth=auth, follow_redirects=False)
+            if request is not None:
+                assert direct is not None
+                response = await direct[0].send(request)
+            else:
+                request = client.build_request(
+                    method, url, headers=headers, content=content, timeout=request_timeout
+                )
+                response = await client.send(request, stream=True, auth=auth, follow_redirects=False)
         except httpx2.HTTPError as exc:
             location = location_of(exc)
             if location is not None:
