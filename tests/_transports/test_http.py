@@ -564,6 +564,54 @@ async def test_auth_hook_sends_the_token_on_every_request():
     assert "DELETE" in {r.method for r in server.requests}
 
 
+async def test_a_cookie_the_server_sets_comes_back_on_every_later_request():
+    """The channel's own client keeps cookies (a sticky load balancer's, say), though its
+    POSTs go straight to its pool while it has none."""
+
+    async def discover(request, stream, message):
+        headers = {"set-cookie": "route=b2; Path=/"}
+        await send_json(stream, {"jsonrpc": "2.0", "id": message["id"], "result": DISCOVER}, headers=headers)
+
+    async with trio.open_nursery() as nursery:
+        server = await serve(nursery, McpScript("modern", methods={"server/discover": discover}))
+        with trio.fail_after(LIMIT):
+            async with trio_mcp.open_http_client(server.url) as client:
+                for text in ("one", "two"):
+                    result = await client.call_tool("echo", {"text": text})
+                    assert json.loads(result.text) == {"text": text}
+        nursery.cancel_scope.cancel()
+    first, *later = server.requests
+    assert "cookie" not in first.headers
+    assert later
+    assert {request.headers.get("cookie") for request in later} == {"route=b2"}
+
+
+@pytest.mark.parametrize("with_auth", [False, True])
+async def test_the_channels_own_client_posts_calls_directly_unless_given_an_auth(with_auth, caplog):
+    """Without an ``auth``, the channel's own client hands its POSTs to its pool itself
+    (httpx2's client, which logs each request it sends, sees none of them); with one, every
+    request goes through the client, which applies it."""
+
+    class Token(httpx2.Auth):
+        def auth_flow(self, request):
+            request.headers["Authorization"] = "Bearer t0k3n"
+            yield request
+
+    caplog.set_level("INFO", logger="httpx2")
+    async with trio.open_nursery() as nursery:
+        server = await serve(nursery, McpScript("modern"))
+        with trio.fail_after(LIMIT):
+            target = trio_mcp.HTTPTarget(server.url, auth=Token() if with_auth else None)
+            async with trio_mcp.open_client(target) as client:
+                result = await client.call_tool("echo", {"text": "hi"})
+                assert json.loads(result.text) == {"text": "hi"}
+        nursery.cancel_scope.cancel()
+    sent_by_the_client = [record for record in caplog.records if "HTTP Request: POST" in record.getMessage()]
+    assert len(sent_by_the_client) == (len(server.requests) if with_auth else 0)
+    expected = "Bearer t0k3n" if with_auth else None
+    assert {request.headers.get("authorization") for request in server.requests} == {expected}
+
+
 @pytest.mark.parametrize("status", [429, 503])
 async def test_busy_server_says_when_to_retry(status):
     async def call(request, stream, message):

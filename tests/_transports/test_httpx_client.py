@@ -20,7 +20,6 @@ httpx2 = pytest.importorskip("httpx2")
 
 from trio_mcp._transports._httpx_client import (  # noqa: E402
     DEFAULT_TIMEOUT,
-    HEADER_SETS,
     DirectIO,
     DirectSend,
     LeanTransport,
@@ -351,7 +350,6 @@ async def test_a_direct_request_is_what_the_client_would_send():
     assert request.method == "POST"
     assert request.content == BODY
     assert request.extensions["timeout"] == built.extensions["timeout"] == DEFAULT_TIMEOUT.as_dict()
-    # Made once per set of protocol headers, the headers still follow each body's length.
     again = direct.request("POST", URL, PROTOCOL, BODY + b" ")
     assert again is not None
     assert again.headers["content-length"] == str(len(BODY) + 1)
@@ -395,15 +393,6 @@ async def test_cookies_a_direct_response_sets_are_kept_and_then_sent_by_the_clie
     assert direct.request("POST", url, PROTOCOL, BODY) is None
     await mock.client.send(mock.client.build_request("POST", url, content=BODY))
     assert mock.seen[-1].headers["cookie"] == "sticky=1"
-
-
-async def test_direct_header_sets_are_bounded():
-    direct = Mock().direct()
-    for i in range(3 * HEADER_SETS):
-        request = direct.request("POST", URL, {**PROTOCOL, "mcp-name": f"tool-{i}"}, BODY)
-        assert request is not None
-        assert request.headers["mcp-name"] == f"tool-{i}"
-        assert request.headers.get_list("mcp-name") == [f"tool-{i}"]
 
 
 def test_the_channels_client_and_its_pool(monkeypatch):

@@ -78,10 +78,6 @@ MAX_IDLE: Final = 64
 #: a request is not written on a connection the server is closing.
 KEEPALIVE_EXPIRY: Final = 4.0
 
-#: How many sets of request headers a `DirectSend` keeps made (one per protocol
-#: headers seen: per method and tool name, say); all go when there would be more.
-HEADER_SETS: Final = 64
-
 #: Where a connection goes: scheme, host, port.
 _Origin: TypeAlias = tuple[bytes, bytes, int]
 
@@ -179,11 +175,8 @@ class DirectSend:
     (the channel follows redirects itself), event hooks, a log line and a
     timer per request. For a request to the channel's endpoint, this builds
     the `httpx2.Request` from parts made once (the endpoint's parsed URL,
-    the client's timeouts, and the whole `httpx2.Headers` of each set of
-    protocol headers seen: ``Host``, the client's default headers, the
-    user's, the protocol's, which the request copies as they are instead of
-    checking and encoding each one again; at most `HEADER_SETS` are kept)
-    and hands it to the transport, the same public
+    the client's default headers merged with the user's, the client's
+    timeouts) and hands it to the transport, the same public
     `httpx2.AsyncBaseTransport.handle_async_request` the client calls.
 
     It stands aside (`request` gives `None`, and the client sends as ever)
@@ -204,7 +197,7 @@ class DirectSend:
     of the design notes.
     """
 
-    __slots__ = ("_base", "_client", "_extensions", "_headers", "_transport", "_url", "_url_text", "_usable")
+    __slots__ = ("_base", "_client", "_extensions", "_transport", "_url", "_url_text", "_usable")
 
     def __init__(
         self,
@@ -220,14 +213,11 @@ class DirectSend:
         self._url = httpx2.URL(url)
         # The client's default headers, then the user's; the protocol's own are
         # given per request (and replace any of these of the same name).
-        merged = httpx2.Headers({"Host": self._url.netloc.decode("ascii")})
-        merged.update(client.headers)
+        merged = httpx2.Headers(client.headers)
         merged.update(headers)
         for name in protocol_names:
             merged.pop(name, None)
         self._base = merged.multi_items()
-        #: The whole headers of each set of protocol headers seen (at most `HEADER_SETS`).
-        self._headers: dict[tuple[tuple[str, str], ...], httpx2.Headers] = {}
         self._extensions = {"timeout": client.timeout.as_dict()}
         self._usable = client.auth is None and not self._url.userinfo
 
@@ -238,14 +228,12 @@ class DirectSend:
         client = self._client
         if url != self._url_text or not self._usable or client.cookies or client.is_closed:
             return None
-        key = tuple(protocol.items())
-        headers = self._headers.get(key)
-        if headers is None:
-            if len(self._headers) >= HEADER_SETS:
-                self._headers.clear()
-            headers = self._headers[key] = httpx2.Headers([*self._base, *key])
         return httpx2.Request(
-            method, self._url, headers=headers, content=content, extensions=self._extensions
+            method,
+            self._url,
+            headers=[*self._base, *protocol.items()],
+            content=content,
+            extensions=self._extensions,
         )
 
     async def send(self, request: httpx2.Request) -> httpx2.Response:
