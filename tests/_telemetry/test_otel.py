@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 
+import attrs
 import pytest
 import trio
 from client_support import LIMIT, open_client, server_args, wire
@@ -538,6 +539,19 @@ async def test_a_group_restart_is_a_span(otel):
     assert otel.span("tools/call die").attributes["error.type"] == "ServerGone"
     whoamis = otel.spans("tools/call whoami")
     assert whoamis[-1].status.status_code == StatusCode.UNSET
+
+
+
+async def test_a_group_with_telemetry_off_records_no_restart(otel):
+    from tests._group.test_group import FAST, PINNED, spec, whoami
+
+    off = attrs.evolve(PINNED, telemetry=False)
+    with trio.fail_after(30):
+        async with trio_mcp.open_servers([spec("fragile")], restart=FAST, options=off) as servers:
+            with pytest.raises(trio_mcp.ServerGone):
+                await servers.call_tool("fragile__die", {"code": 7})
+            await whoami(servers, "fragile")
+    assert otel.spans() == []
 
 
 # -------------------------------------------------------------------- tasks
