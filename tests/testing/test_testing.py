@@ -451,6 +451,9 @@ async def test_modern_logs_follow_the_requests_log_level(autojump_clock):
     ) as client:
         await client.call_tool("work", on_notification=logs.append)
         assert server.requests[-1].log_level == "info"
+        with pytest.raises(ValueError, match="log_level must be None or one of"):
+            client.log_level = "loud"  # type: ignore[assignment]
+        assert client.log_level == "info"
         client.log_level = None
         await client.call_tool("work")
     assert sent == [False, True, False, False]
