@@ -14,6 +14,7 @@ from functools import partial
 
 import pytest
 import trio
+from http_support import HttpServer, send_json
 from paths import SERVERS_DIR
 
 httpx2 = pytest.importorskip("httpx2")
@@ -297,7 +298,6 @@ async def test_a_proxy_in_the_environment_still_applies(monkeypatch):
 
 # ------------------------------------------------------------- DirectSend
 
-URL = "http://127.0.0.1:8123/mcp"
 OWN = ("accept", "content-type", "mcp-protocol-version", "mcp-method", "mcp-name")
 PROTOCOL = {
     "accept": "application/json, text/event-stream",
@@ -309,90 +309,96 @@ PROTOCOL = {
 BODY = b'{"jsonrpc":"2.0","id":1,"method":"tools/call"}'
 
 
-class Mock:
-    """A client on httpx2's mock transport, which records the requests it is handed."""
+@asynccontextmanager
+async def recording(cookie=None):
+    """A server that records each request and answers it with JSON (setting ``cookie``, if given)."""
 
-    def __init__(self, **kwargs):
-        self.seen = []
-        self.transport = httpx2.MockTransport(self.handle)
-        self.client = httpx2.AsyncClient(
-            trust_env=False, transport=self.transport, timeout=DEFAULT_TIMEOUT, **kwargs
-        )
+    async def answer(request, stream):
+        await send_json(stream, {"ok": True}, headers={"set-cookie": cookie} if cookie else None)
 
-    def handle(self, request):
-        self.seen.append(request)
-        cookie = {"set-cookie": "sticky=1"} if request.url.path == "/cookie" else {}
-        return httpx2.Response(200, json={"ok": True}, headers=cookie)
-
-    def direct(self, user=None, url=URL):
-        return DirectSend(self.client, self.transport, url, httpx2.Headers(user or {}), OWN)
+    async with trio.open_nursery() as nursery:
+        server = HttpServer(answer)
+        await server.start(nursery)
+        yield server
+        nursery.cancel_scope.cancel()
 
 
-def sorted_headers(headers):
-    return sorted((name.lower(), value) for name, value in headers.multi_items())
+def lean_client(**kwargs):
+    transport = LeanTransport(trust_env=False)
+    return httpx2.AsyncClient(
+        trust_env=False, transport=transport, timeout=DEFAULT_TIMEOUT, **kwargs
+    ), transport
 
 
 async def test_a_direct_request_is_what_the_client_would_send():
-    mock = Mock()
-    client = mock.client
     user = {"authorization": "Bearer t", "user-agent": "mine/1", "accept": "mine"}
-    direct = mock.direct(user)
-    request = direct.request("POST", URL, PROTOCOL, BODY)
-    assert request is not None
-    # What the channel asked the client for: the user's headers (less the
+    # What the channel asks the client for: the user's headers (less the
     # protocol's names), then the protocol's.
     mine = [(k, v) for k, v in user.items() if k not in OWN] + list(PROTOCOL.items())
-    built = client.build_request("POST", URL, headers=mine, content=BODY)
-    assert sorted_headers(request.headers) == sorted_headers(built.headers)
-    assert request.headers["user-agent"] == "mine/1"
-    assert request.headers["accept"] == PROTOCOL["accept"]
-    assert request.url == built.url
-    assert request.method == "POST"
-    assert request.content == BODY
-    assert request.extensions["timeout"] == built.extensions["timeout"] == DEFAULT_TIMEOUT.as_dict()
-    again = direct.request("POST", URL, PROTOCOL, BODY + b" ")
-    assert again is not None
-    assert again.headers["content-length"] == str(len(BODY) + 1)
-    assert request.headers["content-length"] == str(len(BODY))
-
-
-async def test_a_direct_request_goes_to_the_transport_and_back():
-    mock = Mock()
-    direct = mock.direct()
-    request = direct.request("POST", URL, PROTOCOL, BODY)
-    assert request is not None
-    response = await direct.send(request)
-    assert (await response.aread()) == b'{"ok":true}'
-    assert response.request is request
-    assert mock.seen == [request]
+    with trio.fail_after(LIMIT):
+        async with recording() as server:
+            client, transport = lean_client()
+            async with client:
+                direct = DirectSend(client, transport, server.url, httpx2.Headers(user), OWN)
+                assert direct.ready(server.url)
+                response = await direct.send("POST", PROTOCOL, BODY)
+                assert (await response.aread()) == b'{"ok": true}'
+                await response.aclose()
+                built = client.build_request("POST", server.url, headers=mine, content=BODY)
+                await (await client.send(built)).aclose()
+    ours, theirs = server.requests
+    assert (
+        (ours.method, ours.target, ours.body)
+        == (theirs.method, theirs.target, theirs.body)
+        == ("POST", "/mcp", BODY)
+    )
+    assert ours.headers == theirs.headers
+    assert ours.headers["user-agent"] == "mine/1"
+    assert ours.headers["accept"] == PROTOCOL["accept"]
+    assert ours.headers["content-length"] == str(len(BODY))
 
 
 async def test_direct_sending_stands_aside_where_the_client_must_send():
-    mock = Mock()
-    assert mock.direct().request("POST", URL, PROTOCOL, BODY) is not None
-    assert mock.direct().request("POST", URL + "/elsewhere", PROTOCOL, BODY) is None
+    url = "http://127.0.0.1:8123/mcp"
+    client, transport = lean_client()
+    direct = DirectSend(client, transport, url, httpx2.Headers(), OWN)
+    assert direct.ready(url)
+    assert not direct.ready(url + "/elsewhere")
     with_user_info = "http://user:secret@127.0.0.1:8123/mcp"
-    assert mock.direct(url=with_user_info).request("POST", with_user_info, PROTOCOL, BODY) is None
-    assert Mock(auth=("user", "secret")).direct().request("POST", URL, PROTOCOL, BODY) is None
-    assert Mock(cookies={"sticky": "1"}).direct().request("POST", URL, PROTOCOL, BODY) is None
-    closed = Mock()
-    direct = closed.direct()
-    await closed.client.aclose()
-    assert direct.request("POST", URL, PROTOCOL, BODY) is None
+    assert not DirectSend(client, transport, with_user_info, httpx2.Headers(), OWN).ready(with_user_info)
+    with_auth, transport = lean_client(auth=("user", "secret"))
+    assert not DirectSend(with_auth, transport, url, httpx2.Headers(), OWN).ready(url)
+    with_cookies, transport = lean_client(cookies={"sticky": "1"})
+    assert not DirectSend(with_cookies, transport, url, httpx2.Headers(), OWN).ready(url)
+    await client.aclose()
+    assert not direct.ready(url)
 
 
 async def test_cookies_a_direct_response_sets_are_kept_and_then_sent_by_the_client():
-    mock = Mock()
-    url = "http://127.0.0.1:8123/cookie"
-    direct = mock.direct(url=url)
-    request = direct.request("POST", url, PROTOCOL, BODY)
-    assert request is not None
-    await direct.send(request)
-    assert mock.client.cookies.get("sticky") == "1"
-    # From now on the client sends, with its cookies.
-    assert direct.request("POST", url, PROTOCOL, BODY) is None
-    await mock.client.send(mock.client.build_request("POST", url, content=BODY))
-    assert mock.seen[-1].headers["cookie"] == "sticky=1"
+    with trio.fail_after(LIMIT):
+        async with recording(cookie="sticky=1; Path=/") as server:
+            client, transport = lean_client()
+            async with client:
+                direct = DirectSend(client, transport, server.url, httpx2.Headers(), OWN)
+                response = await direct.send("POST", PROTOCOL, BODY)
+                await response.aclose()
+                assert client.cookies.get("sticky") == "1"
+                assert response.request.url == server.url
+                # From now on the client sends, with its cookies.
+                assert not direct.ready(server.url)
+                await (await client.send(client.build_request("POST", server.url, content=BODY))).aclose()
+    assert "cookie" not in server.requests[0].headers
+    assert server.requests[1].headers["cookie"] == "sticky=1"
+
+
+async def test_a_header_that_is_not_ascii_is_refused_as_httpx2_refuses_it():
+    client, transport = lean_client()
+    async with client:
+        direct = DirectSend(client, transport, "http://127.0.0.1:8123/mcp", httpx2.Headers(), OWN)
+        with pytest.raises(UnicodeEncodeError):
+            await direct.send("POST", {**PROTOCOL, "mcp-name": "café"}, BODY)
+        with pytest.raises(UnicodeEncodeError):
+            client.build_request("POST", "http://127.0.0.1:8123/mcp", headers={"mcp-name": "café"})
 
 
 def test_the_channels_client_and_its_pool(monkeypatch):
@@ -406,19 +412,24 @@ def test_the_channels_client_and_its_pool(monkeypatch):
     assert transport is None
 
 
-async def test_a_direct_request_on_the_lean_pool_reaches_a_real_server():
+async def test_whole_requests_on_the_lean_pool_reuse_one_connection():
     async with chaos("--calm") as base:
-        client, transport = own_client(trust_env=False)
-        async with client:
-            assert transport is not None
-            direct = DirectSend(client, transport, base + "/mcp", httpx2.Headers(), OWN)
+        transport = LeanTransport(trust_env=False)
+        async with transport:
+            url = httpx2.URL(base + "/mcp")
             for i in range(3):
-                request = direct.request("POST", base + "/mcp", PROTOCOL, call(f"direct {i}")["content"])
-                assert request is not None
-                response = await direct.send(request)
+                body = call(f"whole {i}")["content"]
+                headers = [
+                    (b"Host", url.netloc),
+                    *[(k.encode(), v.encode()) for k, v in PROTOCOL.items()],
+                    (b"Content-Length", str(len(body)).encode()),
+                ]
+                response = await transport.send_whole(url, "POST", headers, body, DEFAULT_TIMEOUT.as_dict())
                 try:
                     await response.aread()
                 finally:
                     await response.aclose()
-                assert text_of(response) == f"direct {i}"
+                assert text_of(response) == f"whole {i}"
             assert transport.connections == 1
+        with pytest.raises(httpx2.ConnectError):
+            await transport.send_whole(url, "POST", headers, body, DEFAULT_TIMEOUT.as_dict())

@@ -170,39 +170,40 @@ class DirectSend:
 
     `httpx2.AsyncClient.send` wraps every request in layers that a client of
     one MCP server, made by the channel itself, does not use: merging the
-    client's URL, headers and cookies into a new request
-    (`httpx2.AsyncClient.build_request`), an auth flow, a redirect loop
-    (the channel follows redirects itself), event hooks, a log line and a
-    timer per request. For a request to the channel's endpoint, this builds
-    the `httpx2.Request` from parts made once (the endpoint's parsed URL,
-    the client's default headers merged with the user's, the client's
-    timeouts) and hands it to the transport, the same public
-    `httpx2.AsyncBaseTransport.handle_async_request` the client calls.
+    client's URL, headers and cookies into a new `httpx2.Request`
+    (`httpx2.AsyncClient.build_request`, which checks and encodes every
+    header again), an auth flow, a redirect loop (the channel follows
+    redirects itself), event hooks, a log line and a timer per request. For
+    a request to the channel's endpoint with its whole body, this gives the
+    pool the request's parts (`LeanTransport.send_whole`): the endpoint's
+    parsed URL, and the headers httpx2 would send (``Host``, the client's
+    default headers merged with the user's, encoded once; the protocol's;
+    ``Content-Length``), with the client's timeouts.
 
-    It stands aside (`request` gives `None`, and the client sends as ever)
-    for any other URL (a redirect's target), once the client has cookies
+    It stands aside (`ready` is false, and the client sends as ever) for
+    any other URL (a redirect's target), once the client has cookies
     (httpx2 merges them into requests), when the client has an ``auth`` or
-    the URL user info (httpx2 turns it into basic auth), and once the client
-    is closed. A response that sets cookies has them stored in the client's
-    jar, as httpx2 does; from then on the client sends. Only the channel's
-    own client, with no ``auth`` given to the channel, gets one: a client
-    of the user's is always used through its ``send``.
+    the URL user info (httpx2 turns it into basic auth), and once the
+    client is closed. A response that sets cookies has them stored in the
+    client's jar, as httpx2 does; from then on the client sends. Only the
+    channel's own client on a `LeanTransport`, with no ``auth`` given to
+    the channel, gets one: a client of the user's is always used through
+    its ``send``.
 
     What it does not do that the client does: log each request at the
-    ``INFO`` level of httpx2's logger, and time the response
-    (``Response.elapsed``).
+    ``INFO`` level of httpx2's logger, time the response
+    (``Response.elapsed``), and tie the response to a `httpx2.Request`
+    (``Response.request``) unless it set cookies.
 
-    Measured gain (trio_mcp's ``call_tool`` one call at a time against the
-    fast Node server of ``benchmarks/http_bench.py``): see the HTTP section
-    of the design notes.
+    Measured gain: see the HTTP transport's speed tricks in the design notes.
     """
 
-    __slots__ = ("_base", "_client", "_extensions", "_transport", "_url", "_url_text", "_usable")
+    __slots__ = ("_base", "_client", "_timeouts", "_transport", "_url", "_url_text", "_usable")
 
     def __init__(
         self,
         client: httpx2.AsyncClient,
-        transport: httpx2.AsyncBaseTransport,
+        transport: LeanTransport,
         url: str,
         headers: httpx2.Headers,
         protocol_names: Collection[str],
@@ -217,30 +218,31 @@ class DirectSend:
         merged.update(headers)
         for name in protocol_names:
             merged.pop(name, None)
-        self._base = merged.multi_items()
-        self._extensions = {"timeout": client.timeout.as_dict()}
+        self._base = [(b"Host", self._url.netloc), *merged.raw]
+        self._timeouts = client.timeout.as_dict()
         self._usable = client.auth is None and not self._url.userinfo
 
-    def request(
-        self, method: str, url: str, protocol: Mapping[str, str], content: bytes | None
-    ) -> httpx2.Request | None:
-        """The request to send directly, or `None` when the client must send it."""
+    def ready(self, url: str) -> bool:
+        """Whether a request to ``url`` may be sent directly (else the client must send it)."""
         client = self._client
-        if url != self._url_text or not self._usable or client.cookies or client.is_closed:
-            return None
-        return httpx2.Request(
-            method,
-            self._url,
-            headers=[*self._base, *protocol.items()],
-            content=content,
-            extensions=self._extensions,
-        )
+        return url == self._url_text and self._usable and not client.cookies and not client.is_closed
 
-    async def send(self, request: httpx2.Request) -> httpx2.Response:
-        """Send ``request`` (from `request`) through the transport; its response, streaming."""
-        response = await self._transport.handle_async_request(request)
-        response.request = request
+    async def send(self, method: str, protocol: Mapping[str, str], content: bytes) -> httpx2.Response:
+        """Send a request to the endpoint (`ready` said so) with ``protocol``'s headers and its
+        body ``content``; its response, streaming.
+
+        Raises:
+            httpx2.HTTPError: As httpx2's client raises them (no response).
+            UnicodeEncodeError: A header of ``protocol`` that is not ASCII, as httpx2 refuses it.
+        """
+        headers = [
+            *self._base,
+            *[(name.encode("ascii"), value.encode("ascii")) for name, value in protocol.items()],
+            (b"Content-Length", b"%d" % len(content)),
+        ]
+        response = await self._transport.send_whole(self._url, method, headers, content, self._timeouts)
         if "set-cookie" in response.headers:
+            response.request = httpx2.Request(method, self._url, headers=headers, content=content)
             self._client.cookies.extract_cookies(response)
         return response
 
@@ -295,10 +297,44 @@ class LeanTransport(httpx2.AsyncBaseTransport):
             raise httpx2.UnsupportedProtocol(f"Request URL has an unsupported protocol '{url.scheme}://'.")
         origin = (scheme, url.raw_host, url.port or (443 if scheme == b"https" else 80))
         timeouts: Mapping[str, float | None] = request.extensions.get("timeout", {})
+        return await self._exchange(origin, request.extensions.get("sni_hostname"), timeouts, request, None)
+
+    async def send_whole(
+        self,
+        url: httpx2.URL,
+        method: str,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        timeouts: Mapping[str, float | None],
+    ) -> httpx2.Response:
+        """A request given as its parts, with its whole body, for `DirectSend`: its response, streaming.
+
+        ``url`` is ``http`` or ``https``; ``headers`` are all of them
+        (``Host`` and ``Content-Length`` too).
+        """
+        if self._closed:
+            raise httpx2.ConnectError("the connection pool is closed")
+        scheme = url.raw_scheme
+        origin = (scheme, url.raw_host, url.port or (443 if scheme == b"https" else 80))
+        return await self._exchange(origin, None, timeouts, None, (method, url.raw_path, headers, body))
+
+    async def _exchange(
+        self,
+        origin: _Origin,
+        sni_hostname: object,
+        timeouts: Mapping[str, float | None],
+        request: httpx2.Request | None,
+        parts: tuple[str, bytes, list[tuple[bytes, bytes]], bytes] | None,
+    ) -> httpx2.Response:
         connection: _Connection | None = None
         try:
-            connection = await self._take(origin, request, timeouts)
-            event = await connection.send(request, timeouts)
+            connection = await self._take(origin, sni_hostname, timeouts)
+            if request is not None:
+                event = await connection.send(request, timeouts)
+            else:
+                assert parts is not None
+                method, target, headers, body = parts
+                event = await connection.send_parts(method, target, headers, body, None, timeouts)
         except BaseException as exc:
             if connection is not None:
                 await self._give_back(origin, connection)
@@ -317,7 +353,7 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         )
 
     async def _take(
-        self, origin: _Origin, request: httpx2.Request, timeouts: Mapping[str, float | None]
+        self, origin: _Origin, sni_hostname: object, timeouts: Mapping[str, float | None]
     ) -> _Connection:
         """The most recently used good idle connection to ``origin``, or a new one."""
         stack = self._idle.get(origin)
@@ -334,7 +370,9 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         if scheme == b"https":
             if self._ssl_context is None:
                 self._ssl_context = httpx2.create_ssl_context(trust_env=self._trust_env)
-            server_hostname = request.extensions.get("sni_hostname") or host.decode("ascii")
+            server_hostname = (
+                sni_hostname if isinstance(sni_hostname, str) and sni_hostname else host.decode("ascii")
+            )
             try:
                 stream = await stream.start_tls(
                     self._ssl_context, server_hostname=server_hostname, timeout=connect
@@ -476,19 +514,30 @@ class _Connection:
 
     async def send(self, request: httpx2.Request, timeouts: Mapping[str, float | None]) -> h11.Response:
         """Write ``request`` and read the head of its response (the body is left to `receive_body`)."""
-        write = timeouts.get("write")
-        target = request.url.raw_path
-        try:
-            data = self._h11.send(
-                h11.Request(method=request.method, target=target, headers=request.headers.raw)
-            )
-        except h11.LocalProtocolError as exc:
-            raise httpx2.LocalProtocolError(str(exc)) from exc
         try:
             # One write for a whole small request: the head and a body known in advance.
             body = request.content if isinstance(request.stream, httpx2.ByteStream) else None
         except httpx2.RequestNotRead:  # pragma: no cover - a ByteStream is always read
             body = None
+        return await self.send_parts(
+            request.method, request.url.raw_path, request.headers.raw, body, request.stream, timeouts
+        )
+
+    async def send_parts(
+        self,
+        method: str,
+        target: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes | None,
+        stream: object,
+        timeouts: Mapping[str, float | None],
+    ) -> h11.Response:
+        """`send` a request given as its parts: ``body`` when known in advance, else ``stream``."""
+        write = timeouts.get("write")
+        try:
+            data = self._h11.send(h11.Request(method=method, target=target, headers=headers))
+        except h11.LocalProtocolError as exc:
+            raise httpx2.LocalProtocolError(str(exc)) from exc
         try:
             if body is not None:
                 data = (data or b"") + (self._h11.send(h11.Data(data=body)) if body else b"")
@@ -496,8 +545,8 @@ class _Connection:
                 await self._write(data, write)
             else:
                 await self.stream.write(data or b"", timeout=write)
-                assert isinstance(request.stream, httpx2.AsyncByteStream)
-                async for chunk in request.stream:
+                assert isinstance(stream, httpx2.AsyncByteStream)
+                async for chunk in stream:
                     await self.stream.write(self._h11.send(h11.Data(data=chunk)) or b"", timeout=write)
                 await self.stream.write(self._h11.send(h11.EndOfMessage()) or b"", timeout=write)
         except httpcore2.WriteError:

@@ -184,11 +184,9 @@ async def exchange(
     """
     hops = 0
     while True:
-        request = direct[0].request(method, url, direct[1], content) if direct is not None else None
         try:
-            if request is not None:
-                assert direct is not None
-                response = await direct[0].send(request)
+            if direct is not None and content is not None and direct[0].ready(url):
+                response = await direct[0].send(method, direct[1], content)
             else:
                 request = client.build_request(
                     method, url, headers=headers, content=content, timeout=request_timeout
