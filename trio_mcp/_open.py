@@ -338,11 +338,11 @@ async def open_client(target: Target, *, options: ClientOptions | None = None) -
         RequestTimeout: The handshake got no answer in ``handshake_timeout``.
         TypeError: ``target`` or ``options`` is of the wrong type.
     """
-    from ._client import release
-
     options = _client_options(options)
     session, client = await _connect(target, options, _Running(None), handshake_too=True)
     assert client is not None
+    from ._client import release  # loaded by _connect, once the server was starting
+
     async with _owned(session):
         try:
             yield client

@@ -1319,6 +1319,63 @@ def test_a_call_imports_only_its_own_path() -> None:
     assert unneeded.isdisjoint(loaded), sorted(unneeded.intersection(loaded))
 
 
+#: What a call must not load: the HTTP stack (and the HTTP wire's email
+#: parser), logins, configuration files and server groups.
+HTTP_AND_FRIENDS = (
+    "httpx2",
+    "httpcore2",
+    "h11",
+    "email",
+    "http",
+    "trio_mcp._core.http_wire",
+    "trio_mcp._core.streamable_http",
+    "trio_mcp._transports.http",
+    "trio_mcp.auth",
+    "trio_mcp._config",
+    "trio_mcp._group",
+)
+
+#: What loads once the server is starting, while it starts: the client, the
+#: models it returns, and their converter.
+AFTER_THE_SPAWN = ("trio_mcp._client", "trio_mcp._models", "cattrs")
+
+
+def _loaded(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if m in names or m.startswith(tuple(f"{name}." for name in names)))
+
+
+def test_a_call_starts_its_server_before_loading_the_client() -> None:
+    """The server starts first; the client and the models load while it starts, the HTTP stack never.
+
+    The speed trick of the command's start (see docs/design.rst): in a fresh
+    interpreter, what is loaded at the moment the server is spawned, and
+    after the whole call.
+    """
+    code = (
+        "import json, sys, trio\n"
+        "spawn = trio.lowlevel.open_process\n"
+        "at_spawn = []\n"
+        "async def open_process(*args, **kwargs):\n"
+        "    at_spawn.append(sorted(sys.modules))\n"
+        "    return await spawn(*args, **kwargs)\n"
+        "trio.lowlevel.open_process = open_process\n"
+        "import trio_mcp.cli as cli\n"
+        "status = cli.run(['call', 'echo', 'text=hi'])\n"
+        "print(json.dumps([status, at_spawn, sorted(sys.modules)]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=LIMIT, check=True
+    )
+    status, at_spawn, after = json.loads(out.stdout.splitlines()[-1])
+    assert status == 0, out.stderr
+    assert out.stdout.startswith("hi\n")
+    [before] = at_spawn  # one server, started once
+    assert "trio_mcp._transports.process" in before
+    assert _loaded(before, AFTER_THE_SPAWN) == []
+    assert _loaded(after, AFTER_THE_SPAWN) != []
+    assert _loaded(after, HTTP_AND_FRIENDS) == []
+
+
 def test_a_listing_is_prepared_only_once_the_command_waits() -> None:
     """`prepare_listing` does its work only when no task is ready to run.
 
@@ -1355,6 +1412,8 @@ async def test_a_failed_preparation_is_no_failure(monkeypatch: pytest.MonkeyPatc
     def broken(data: object, cls: object) -> object:
         raise RuntimeError("not today")
 
-    monkeypatch.setattr(_run, "structure", broken)
+    from trio_mcp._models import codec
+
+    monkeypatch.setattr(codec, "structure", broken)
     with trio.fail_after(LIMIT):
         await _run.prepare_listing()  # this test's task waits: the run is idle at once

@@ -2,7 +2,10 @@
 
 `trio_mcp.cli` parses the command line (`._args`), and imports this module
 (and with it Trio and the client) only when a command is to be run, so that
-``--help`` and usage errors come back at once.
+``--help`` and usage errors come back at once. This module imports what
+starts the server; the client and the models it returns load once the
+server is starting, their import overlapping with its start-up (the
+functions that look into the models import them; see ``docs/design.rst``).
 """
 
 from __future__ import annotations
@@ -22,8 +25,6 @@ from .._errors import (
     OutputValidationError,
     RpcError,
 )
-from .._models import CallToolResult, GetPromptResult, ListToolsResult, ReadResourceResult
-from .._models.codec import structure
 from .._open import open_client
 from .._options import ClientOptions
 from .._targets import HTTPTarget, ProcessTarget
@@ -71,7 +72,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
     from .._client import Client
-    from .._models import Tool
+    from .._models import CallToolResult, ReadResourceResult, Tool
 
 _Item = TypeVar("_Item")
 
@@ -421,6 +422,8 @@ async def _call(session: Command, client: Client) -> int:
         result = await client.call_tool(options.target, arguments, on_progress=session.console.progress)
     except OutputValidationError as exc:
         # The tool ran: its result is shown, and the mismatch said after it.
+        from .._models import CallToolResult
+
         violation = exc
         result = exc.result
         assert isinstance(result, CallToolResult)
@@ -492,6 +495,8 @@ async def _read(session: Command, client: Client) -> int:
     session.stage = "resources/read"
     session.mark_stderr()
     result = await client.read_resource(session.options.target, on_progress=session.console.progress)
+    from .._models import ReadResourceResult
+
     assert isinstance(result, ReadResourceResult)  # not manual: input is answered through the hooks
     session.console.clear()
     if session.options.json_output:
@@ -513,6 +518,8 @@ def write_binary(session: Command, result: CallToolResult | ReadResourceResult) 
     """
     import base64
     import binascii
+
+    from .._models import CallToolResult
 
     path = session.options.output
     assert path is not None
@@ -578,6 +585,8 @@ async def _prompt(session: Command, client: Client) -> int:
     result = await client.get_prompt(
         options.target, options.arguments or None, on_progress=session.console.progress
     )
+    from .._models import GetPromptResult
+
     assert isinstance(result, GetPromptResult)  # not manual: input is answered through the hooks
     session.console.clear()
     if options.json_output:
@@ -762,6 +771,9 @@ async def prepare_listing() -> None:
     finally:
         trio.lowlevel.remove_instrument(instrument)
     with contextlib.suppress(Exception):  # a head start only: the real listing reports any problem
+        from .._models import ListToolsResult
+        from .._models.codec import structure
+
         structure({"tools": [{"name": "-", "inputSchema": {"type": "object"}}]}, ListToolsResult)
 
 
