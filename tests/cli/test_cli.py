@@ -1385,6 +1385,7 @@ def test_a_listing_is_prepared_only_once_the_command_waits() -> None:
     """
     code = (
         "import sys, trio\n"
+        "import trio_mcp._models  # as the client loads them, once the server is starting\n"
         "from trio_mcp.cli._run import prepare_listing\n"
         "seen = []\n"
         "async def main():\n"
@@ -1406,6 +1407,40 @@ def test_a_listing_is_prepared_only_once_the_command_waits() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=LIMIT, check=True
     )
     assert out.stdout.split() == ["False", "True"], out.stderr
+
+
+def test_a_listing_is_prepared_only_once_the_client_has_loaded() -> None:
+    """`prepare_listing` waits for the models, which load with the client once the server is starting.
+
+    The run's first wait is the spawn itself (Trio starts the process from
+    a worker thread): work done then would compete with it. In a fresh
+    interpreter, the run idles without the models and nothing is prepared;
+    once they are loaded, the preparation runs at the next wait.
+    """
+    code = (
+        "import importlib, sys, trio\n"
+        "from trio_mcp.cli._run import _idle, prepare_listing\n"
+        "seen = []\n"
+        "async def main():\n"
+        "    prepared = trio.Event()\n"
+        "    async def prepare():\n"
+        "        await prepare_listing()\n"
+        "        prepared.set()\n"
+        "    async with trio.open_nursery() as nursery:\n"
+        "        nursery.start_soon(prepare)\n"
+        "        for _ in range(3):\n"
+        "            await _idle()\n"
+        "            seen.append(('trio_mcp._models' in sys.modules, 'cattrs' in sys.modules))\n"
+        "        importlib.import_module('trio_mcp._models')\n"
+        "        with trio.fail_after(20):\n"
+        "            await prepared.wait()\n"
+        "trio.run(main)\n"
+        "print(any(cattrs for _, cattrs in seen), any(models for models, _ in seen), 'cattrs' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=LIMIT, check=True
+    )
+    assert out.stdout.split() == ["False", "False", "True"], out.stderr
 
 
 async def test_a_failed_preparation_is_no_failure(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -750,6 +750,21 @@ class _Idle(trio.abc.Instrument):
             self.token.run_sync_soon(self.event.set, idempotent=True)
 
 
+async def _idle() -> None:
+    """Return once the run is about to wait with no task ready to run."""
+    idle = trio.Event()
+    instrument = _Idle(idle)
+    trio.lowlevel.add_instrument(instrument)
+    try:
+        await idle.wait()
+    finally:
+        trio.lowlevel.remove_instrument(instrument)
+
+
+#: The module whose presence says that the client has loaded (`prepare_listing`).
+_LOADED_WITH_THE_CLIENT: Final = "trio_mcp._models"
+
+
 async def prepare_listing() -> None:
     """Pay a tool listing's one-time costs while the server starts.
 
@@ -760,16 +775,15 @@ async def prepare_listing() -> None:
     that it overlaps with the server's start-up: the command's wall time
     drops by as much, its CPU time does not change. The moment is the
     scheduler's own: an instrument (`trio.abc.Instrument.before_io_wait`)
-    says when it is about to block. Never fails: a head start only, the
+    says when it is about to block; and only once the client (with the
+    models) has loaded, which it does once the server is starting: the
+    first wait is the spawn itself, whose worker thread must not compete
+    with this work for the interpreter. Never fails: a head start only, the
     real listing reports any problem. See docs/design.rst for what it buys.
     """
-    idle = trio.Event()
-    instrument = _Idle(idle)
-    trio.lowlevel.add_instrument(instrument)
-    try:
-        await idle.wait()
-    finally:
-        trio.lowlevel.remove_instrument(instrument)
+    await _idle()
+    while _LOADED_WITH_THE_CLIENT not in sys.modules:
+        await _idle()
     with contextlib.suppress(Exception):  # a head start only: the real listing reports any problem
         from .._models import ListToolsResult
         from .._models.codec import structure
