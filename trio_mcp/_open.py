@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 __all__ = [
     "connect_client",
     "connect_session",
+    "keyword_options",
+    "keyword_options_async",
     "open_client",
     "open_http_client",
     "open_session",
@@ -57,7 +59,7 @@ _R = TypeVar("_R")
 
 
 class _Misplaced:
-    """Tells a caller how to pass the options an opener refused (see `_keyword_options`).
+    """Tells a caller how to pass the options an opener refused (see `keyword_options`).
 
     The opener's signature is read when a call has failed, never at import.
     """
@@ -88,7 +90,7 @@ class _Misplaced:
         return None
 
 
-def _keyword_options(
+def keyword_options(
     options_class: type[ConnectionOptions],
 ) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
     """An opener (a context manager) whose misplaced options get a `TypeError` that says how to pass them.
@@ -117,10 +119,10 @@ def _keyword_options(
     return decorate
 
 
-def _keyword_options_async(
+def keyword_options_async(
     options_class: type[ConnectionOptions],
 ) -> Callable[[Callable[_P, Coroutine[Any, Any, _R]]], Callable[_P, Coroutine[Any, Any, _R]]]:
-    """`_keyword_options` for an opener that is a coroutine function (and stays one)."""
+    """`keyword_options` for an opener that is a coroutine function (and stays one)."""
 
     def decorate(opener: Callable[_P, Coroutine[Any, Any, _R]]) -> Callable[_P, Coroutine[Any, Any, _R]]:
         misplaced = _Misplaced(opener, options_class)
@@ -299,7 +301,7 @@ async def _owned(session: Session) -> AsyncIterator[None]:
         await session.__aexit__(None, None, None)
 
 
-@_keyword_options(ClientOptions)
+@keyword_options(ClientOptions)
 @asynccontextmanager
 async def open_client(target: Target, *, options: ClientOptions | None = None) -> AsyncIterator[Client]:
     """Connect to the server ``target`` names; the ``async with`` block owns the connection.
@@ -350,7 +352,7 @@ async def open_client(target: Target, *, options: ClientOptions | None = None) -
             release(client)
 
 
-@_keyword_options_async(ClientOptions)
+@keyword_options_async(ClientOptions)
 async def connect_client(
     nursery: trio.Nursery, target: Target, *, options: ClientOptions | None = None
 ) -> Client:
@@ -370,7 +372,7 @@ async def connect_client(
     return client
 
 
-@_keyword_options(SessionOptions)
+@keyword_options(SessionOptions)
 @asynccontextmanager
 async def open_session(target: Target, *, options: SessionOptions | None = None) -> AsyncIterator[Session]:
     """A bare JSON-RPC session with the server ``target`` names; the ``async with`` block owns it.
@@ -395,7 +397,7 @@ async def open_session(target: Target, *, options: SessionOptions | None = None)
         yield session
 
 
-@_keyword_options_async(SessionOptions)
+@keyword_options_async(SessionOptions)
 async def connect_session(
     nursery: trio.Nursery, target: Target, *, options: SessionOptions | None = None
 ) -> Session:
@@ -409,7 +411,7 @@ async def connect_session(
     return session
 
 
-@_keyword_options(ClientOptions)
+@keyword_options(ClientOptions)
 @asynccontextmanager
 async def open_stdio_client(
     command: str | os.PathLike[str],
@@ -434,7 +436,7 @@ async def open_stdio_client(
         yield client
 
 
-@_keyword_options(ClientOptions)
+@keyword_options(ClientOptions)
 @asynccontextmanager
 async def open_http_client(
     url: str,

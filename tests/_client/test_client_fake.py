@@ -36,7 +36,7 @@ async def test_cancelling_the_caller_before_the_acknowledgement_withdraws_the_li
 
 async def test_a_listen_never_acknowledged_times_out_and_is_withdrawn(autojump_clock):
     server = FakeServer(tools=["a"], manual=True)
-    async with open_fake_client(server, trio_mcp.ClientOptions(request_timeout=3)) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(request_timeout=3)) as client:
         with pytest.raises(RequestTimeout, match="not acknowledged"):
             async with client.listen(tools=True):
                 pytest.fail("never acknowledged, so never entered")
@@ -54,7 +54,7 @@ async def test_a_failing_on_notification_does_not_break_a_listen(autojump_clock)
     server = FakeServer(tools=["a"], manual=True)
     server.on_tool("a", lambda request: "done")
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(on_notification=broken, on_log=logged.append)
+        server, options=trio_mcp.ClientOptions(on_notification=broken, on_log=logged.append)
     ) as client:
         got: list[str] = []
         async with trio.open_nursery() as nursery:

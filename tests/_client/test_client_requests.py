@@ -643,12 +643,13 @@ async def test_legacy_logs_and_set_logging_level():
                 "log", {"level": "error", "message": "two"}, on_notification=per_call.append
             )
             await got.wait_until(lambda notes: len(notes) >= 2)
-            with pytest.raises(RpcError):
-                await client.set_logging_level("loud")
+            # A level MCP does not have is the caller's mistake: refused before it is sent.
+            with pytest.raises(ValueError, match=r"level must be one of \['debug', .*not 'loud'"):
+                await client.set_logging_level("loud")  # type: ignore[arg-type]
             sent = await wire(client)
     assert [n["params"]["data"] for n in got] == ["one", "two"]
     assert per_call == []
-    (set_level, _) = requests(sent, "logging/setLevel")
+    (set_level,) = requests(sent, "logging/setLevel")
     assert set_level["params"] == {"level": "error"}
 
 

@@ -503,7 +503,7 @@ async def test_the_handshake_timeout_bounds_the_probe_too(autojump_clock):
     start = trio.current_time()
     options = trio_mcp.ClientOptions(probe_timeout=10, handshake_timeout=4)
     with pytest.raises(RequestTimeout) as caught:
-        async with open_fake_client(server, options):
+        async with open_fake_client(server, options=options):
             pass
     assert trio.current_time() - start == 4
     assert "server/discover" in str(caught.value)

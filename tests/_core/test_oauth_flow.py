@@ -1,4 +1,4 @@
-"""The order of a login (trio_mcp._core.oauth.AuthFlow), driven by a scripted server in memory.
+"""The order of a login (trio_mcp._core.oauth_flow.AuthFlow), driven by a scripted server in memory.
 
 `Scripted` is a protected MCP server and its authorization server in one
 object: it answers each action the flow yields (its own requests, the MCP
@@ -20,8 +20,9 @@ import attrs
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from trio_mcp._core import oauth
-from trio_mcp._core.oauth import AuthFlow, AuthorizationFailed, ClientInfo, FlowSettings, Tokens
+from trio_mcp._core import oauth, oauth_flow
+from trio_mcp._core.oauth import AuthorizationFailed, ClientInfo, Tokens
+from trio_mcp._core.oauth_flow import AuthFlow, FlowSettings
 
 MCP = "https://mcp.example.com/mcp"
 AS = "https://as.example.com"
@@ -63,36 +64,36 @@ class Scripted:
 
     # ------------------------------------------------------------ the MCP server
 
-    def resource(self, headers: dict[str, str], tools_call: bool) -> oauth.Answer:
+    def resource(self, headers: dict[str, str], tools_call: bool) -> oauth_flow.Answer:
         answer = self._resource(headers, tools_call)
         self.statuses.append(answer.status)
         return answer
 
-    def _resource(self, headers: dict[str, str], tools_call: bool) -> oauth.Answer:
+    def _resource(self, headers: dict[str, str], tools_call: bool) -> oauth_flow.Answer:
         auth = headers.get("authorization", "")
         scheme, _, token = auth.partition(" ")
         grant = self.access.get(token)
         challenge_scheme = "DPoP" if self.resource_dpop == "challenge" else "Bearer"
         challenge = f'{challenge_scheme} resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="read"'
         if grant is None or (grant["expires"] is not None and grant["expires"] <= self.now):
-            return oauth.Answer(401, {"www-authenticate": challenge})
+            return oauth_flow.Answer(401, {"www-authenticate": challenge})
         if grant["dpop"]:
             if scheme != "DPoP" or "dpop" not in headers:
-                return oauth.Answer(401, {"www-authenticate": 'DPoP error="invalid_token"'})
+                return oauth_flow.Answer(401, {"www-authenticate": 'DPoP error="invalid_token"'})
         elif scheme != "Bearer":
-            return oauth.Answer(401, {"www-authenticate": challenge})
+            return oauth_flow.Answer(401, {"www-authenticate": challenge})
         if grant["dpop"] and self.resource_dpop == "no":
             # A Bearer-only resource refuses a DPoP-bound token.
-            return oauth.Answer(401, {"www-authenticate": 'Bearer error="invalid_token"'})
+            return oauth_flow.Answer(401, {"www-authenticate": 'Bearer error="invalid_token"'})
         if tools_call and self.tool_scope and self.tool_scope not in grant["scope"].split():
-            return oauth.Answer(
+            return oauth_flow.Answer(
                 403, {"www-authenticate": f'Bearer error="insufficient_scope", scope="{self.tool_scope}"'}
             )
-        return oauth.Answer(200)
+        return oauth_flow.Answer(200)
 
     # ------------------------------------------------------------ the authorization server
 
-    def http(self, action: oauth.Send) -> oauth.Answer:
+    def http(self, action: oauth_flow.Send) -> oauth_flow.Answer:
         path = urlsplit(action.url).path
         if path == "/.well-known/oauth-protected-resource/mcp":
             doc: dict[str, Any] = {
@@ -127,8 +128,8 @@ class Scripted:
             return self.token(dict(action.form or {}), "dpop" in action.headers)
         if path == "/revoke":
             self.revoked.append(dict(action.form or {})["token"])
-            return oauth.Answer(200)
-        return oauth.Answer(404)
+            return oauth_flow.Answer(200)
+        return oauth_flow.Answer(404)
 
     def authorize(self, url: str) -> dict[str, str]:
         query = dict(parse_qsl(urlsplit(url).query))
@@ -142,7 +143,7 @@ class Scripted:
         self.refresh[code] = {"scope": query.get("scope", ""), "client": query["client_id"]}
         return {"code": code, "state": query["state"]}
 
-    def token(self, form: dict[str, str], proof: bool) -> oauth.Answer:
+    def token(self, form: dict[str, str], proof: bool) -> oauth_flow.Answer:
         if proof:
             self.proofs_to_as += 1
         client = form.get("client_id", "")
@@ -182,8 +183,8 @@ class Scripted:
         self.clients.clear()
 
 
-def _json(status: int, doc: Any) -> oauth.Answer:
-    return oauth.Answer(status, {"content-type": "application/json"}, json.dumps(doc).encode())
+def _json(status: int, doc: Any) -> oauth_flow.Answer:
+    return oauth_flow.Answer(status, {"content-type": "application/json"}, json.dumps(doc).encode())
 
 
 @attrs.define
@@ -214,11 +215,11 @@ class Driver:
                 action = steps.send(answer)
             except StopIteration:
                 return status
-            if isinstance(action, oauth.SendResource):
+            if isinstance(action, oauth_flow.SendResource):
                 result = self.server.resource(dict(action.headers), tools_call)
                 status = result.status
                 answer = result
-            elif isinstance(action, oauth.Renew):
+            elif isinstance(action, oauth_flow.Renew):
                 if action.kind != "restore" and flow.tokens is not action.used:
                     answer = "changed"
                 else:
@@ -238,38 +239,38 @@ class Driver:
 
     def act(self, action: Any) -> Any:
         store = self.store
-        if isinstance(action, oauth.Send):
+        if isinstance(action, oauth_flow.Send):
             return self.server.http(action)
-        if isinstance(action, oauth.Sign):
+        if isinstance(action, oauth_flow.Sign):
             if action.key == "dpop":
                 self.dpop_signed += 1
             return "signed." + json.dumps(dict(action.claims), sort_keys=True)
-        if isinstance(action, oauth.Listen):
+        if isinstance(action, oauth_flow.Listen):
             return REDIRECT
-        if isinstance(action, oauth.Browse):
+        if isinstance(action, oauth_flow.Browse):
             return self.server.authorize(action.url)
-        if isinstance(action, oauth.LoadClient):
+        if isinstance(action, oauth_flow.LoadClient):
             return store.get(("client", action.resource, action.issuer))
-        if isinstance(action, oauth.KeepClient):
+        if isinstance(action, oauth_flow.KeepClient):
             store["client", action.resource, action.issuer] = action.client
             return None
-        if isinstance(action, oauth.LoadTokens):
+        if isinstance(action, oauth_flow.LoadTokens):
             return store.get(("tokens", action.resource, action.issuer, action.client_id))
-        if isinstance(action, oauth.KeepTokens):
+        if isinstance(action, oauth_flow.KeepTokens):
             store["tokens", action.resource, action.issuer, action.client_id] = action.tokens
             return None
-        if isinstance(action, oauth.Forget):
+        if isinstance(action, oauth_flow.Forget):
             for key in [k for k in store if k[1:3] == (action.resource, action.issuer)]:
                 del store[key]
             return None
-        if isinstance(action, oauth.Restore):
+        if isinstance(action, oauth_flow.Restore):
             for key, client in store.items():
-                if key[0] == "client" and oauth.covers(key[1], action.server_url):
+                if key[0] == "client" and oauth_flow.covers(key[1], action.server_url):
                     tokens = store.get(("tokens", key[1], key[2], client.client_id))
                     if tokens is not None:
-                        return oauth.Kept(key[1], key[2], client, tokens)
+                        return oauth_flow.Kept(key[1], key[2], client, tokens)
             return None
-        if isinstance(action, oauth.Assertion):
+        if isinstance(action, oauth_flow.Assertion):
             return "assertion"
         raise AssertionError(action)
 
@@ -502,7 +503,7 @@ def _play(server: Scripted, script: list[tuple[str, Any]], dpop: bool | None) ->
 @given(servers, events, st.sampled_from([None, True, False]))
 def test_logins_per_request_are_bounded(server, script, dpop):
     for logins, _refreshes, _flow in _play(server, script, dpop):
-        assert logins <= oauth.MAX_LOGINS + oauth.MAX_STEP_UPS
+        assert logins <= oauth_flow.MAX_LOGINS + oauth_flow.MAX_STEP_UPS
 
 
 @pytest.mark.property
@@ -532,7 +533,7 @@ def test_a_refused_refresh_leads_to_one_login_at_most(server, script, dpop):
     server.refuse_refresh = True
     for logins, refreshes, _flow in _play(server, script, dpop):
         if refreshes:
-            assert logins <= 1 + oauth.MAX_STEP_UPS
+            assert logins <= 1 + oauth_flow.MAX_STEP_UPS
         assert refreshes <= 1
 
 

@@ -226,7 +226,7 @@ async def test_warn_reports_a_mismatch_and_returns_the_result(era, autojump_cloc
     server = fake(era)
     server.on_tool("weather", lambda request: answer(BAD))
     logged = []
-    async with open_fake_client(server, trio_mcp.ClientOptions(on_log=logged.append)) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(on_log=logged.append)) as client:
         await client.list_tools()
         result = await client.call_tool("weather")
         assert result.structured_content == BAD
@@ -240,7 +240,7 @@ async def test_warn_reports_a_mismatch_and_returns_the_result(era, autojump_cloc
 async def test_strict_raises_naming_the_tool_and_the_path(era, autojump_clock):
     server = fake(era)
     server.on_tool("weather", lambda request: answer(BAD))
-    async with open_fake_client(server, trio_mcp.ClientOptions(validate_output="strict")) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(validate_output="strict")) as client:
         await client.list_tools()
         with pytest.raises(trio_mcp.OutputValidationError) as caught:
             await client.call_tool("weather")
@@ -261,7 +261,7 @@ async def test_a_matching_result_passes_in_every_mode(era, autojump_clock):
         server.on_tool("weather", lambda request: answer(GOOD))
         logged = []
         async with open_fake_client(
-            server, trio_mcp.ClientOptions(validate_output=mode, on_log=logged.append)
+            server, options=trio_mcp.ClientOptions(validate_output=mode, on_log=logged.append)
         ) as client:
             await client.list_tools()
             assert (await client.call_tool("weather")).structured_content == GOOD
@@ -274,7 +274,7 @@ async def test_off_checks_nothing(era, autojump_clock):
     server.on_tool("weather", lambda request: answer(BAD))
     logged = []
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(validate_output="off", on_log=logged.append)
+        server, options=trio_mcp.ClientOptions(validate_output="off", on_log=logged.append)
     ) as client:
         await client.list_tools()
         assert (await client.call_tool("weather")).structured_content == BAD
@@ -285,7 +285,7 @@ async def test_off_checks_nothing(era, autojump_clock):
 async def test_error_results_are_never_checked(era, autojump_clock):
     server = fake(era)
     server.on_tool("weather", lambda request: answer({"error": "no such city"}, is_error=True))
-    async with open_fake_client(server, trio_mcp.ClientOptions(validate_output="strict")) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(validate_output="strict")) as client:
         await client.list_tools()
         result = await client.call_tool("weather")
     assert result.is_error
@@ -295,7 +295,7 @@ async def test_error_results_are_never_checked(era, autojump_clock):
 async def test_a_missing_structured_content_is_a_failure(era, autojump_clock):
     server = fake(era)
     server.on_tool("weather", lambda request: answer(None))
-    async with open_fake_client(server, trio_mcp.ClientOptions(validate_output="strict")) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(validate_output="strict")) as client:
         await client.list_tools()
         with pytest.raises(trio_mcp.OutputValidationError, match="no structuredContent") as caught:
             await client.call_tool("weather")
@@ -306,7 +306,7 @@ async def test_a_missing_structured_content_is_a_failure(era, autojump_clock):
 async def test_strict_lists_the_tools_once_when_none_were_listed(era, autojump_clock):
     server = fake(era)
     server.on_tool("weather", lambda request: answer(BAD))
-    async with open_fake_client(server, trio_mcp.ClientOptions(validate_output="strict")) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(validate_output="strict")) as client:
         with pytest.raises(trio_mcp.OutputValidationError):
             await client.call_tool("weather")
         with pytest.raises(trio_mcp.OutputValidationError):
@@ -318,7 +318,7 @@ async def test_strict_lists_the_tools_once_when_none_were_listed(era, autojump_c
 async def test_concurrent_strict_calls_share_one_listing(autojump_clock):
     server = fake("legacy")
     server.on_tool("weather", lambda request: answer(GOOD))
-    async with open_fake_client(server, trio_mcp.ClientOptions(validate_output="strict")) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(validate_output="strict")) as client:
         async with trio.open_nursery() as nursery:
             for _ in range(5):
                 nursery.start_soon(client.call_tool, "weather")
@@ -330,7 +330,7 @@ async def test_warn_never_lists_by_itself(era, autojump_clock):
     server = fake(era)
     server.on_tool("weather", lambda request: answer(BAD))
     logged = []
-    async with open_fake_client(server, trio_mcp.ClientOptions(on_log=logged.append)) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(on_log=logged.append)) as client:
         assert (await client.call_tool("weather")).structured_content == BAD
     assert [r.method for r in server.requests if r.method != "server/discover"].count("tools/list") == 0
     assert logged == []
@@ -341,7 +341,7 @@ async def test_a_tool_missing_from_the_listing_is_reported_once(autojump_clock):
     server.on_tool("secret", lambda request: answer(BAD))
     logged = []
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(validate_output="strict", on_log=logged.append)
+        server, options=trio_mcp.ClientOptions(validate_output="strict", on_log=logged.append)
     ) as client:
         await client.list_tools()
         for _ in range(3):
@@ -365,7 +365,7 @@ async def test_an_unusable_schema_is_reported_once_and_never_fails_a_call(schema
     server.on_tool("weather", lambda request: answer(GOOD))
     logged = []
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(validate_output="strict", on_log=logged.append)
+        server, options=trio_mcp.ClientOptions(validate_output="strict", on_log=logged.append)
     ) as client:
         await client.list_tools()
         for _ in range(3):
@@ -378,7 +378,7 @@ async def test_an_unusable_schema_is_reported_once_and_never_fails_a_call(schema
 async def test_list_changed_forgets_the_schemas(autojump_clock):
     server = fake("legacy")
     server.on_tool("weather", lambda request: answer(GOOD))
-    async with open_fake_client(server, trio_mcp.ClientOptions(validate_output="strict")) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(validate_output="strict")) as client:
         await client.list_tools()
         await client.call_tool("weather")
         # The tool now promises something else, and says so.
@@ -393,7 +393,7 @@ async def test_list_changed_forgets_the_schemas(autojump_clock):
 async def test_a_new_listing_replaces_the_schemas(autojump_clock):
     server = fake("legacy")
     server.on_tool("weather", lambda request: answer(GOOD))
-    async with open_fake_client(server, trio_mcp.ClientOptions(validate_output="strict")) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(validate_output="strict")) as client:
         await client.list_tools()
         await client.call_tool("weather")
         server.tools = [weather_tool(schema={"type": "object", "required": ["city"]})]
@@ -405,7 +405,7 @@ async def test_a_new_listing_replaces_the_schemas(autojump_clock):
 async def test_modern_non_object_structured_content(autojump_clock):
     server = fake("modern", weather_tool(schema={"type": "array", "items": {"type": "string"}}))
     server.on_tool("weather", lambda request: answer(["a", 3]))
-    async with open_fake_client(server, trio_mcp.ClientOptions(validate_output="strict")) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(validate_output="strict")) as client:
         await client.list_tools()
         with pytest.raises(trio_mcp.OutputValidationError) as caught:
             await client.call_tool("weather")
@@ -423,7 +423,7 @@ async def test_results_of_an_input_required_call_are_checked(autojump_clock):
 
     server.on_tool("weather", tool)
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(validate_output="strict", on_roots=list)
+        server, options=trio_mcp.ClientOptions(validate_output="strict", on_roots=list)
     ) as client:
         await client.list_tools()
         with pytest.raises(trio_mcp.OutputValidationError):
@@ -434,7 +434,7 @@ async def test_revisions_before_structured_output_are_not_checked(autojump_clock
     server = FakeServer(era="legacy", tools=[weather_tool()], protocol_version="2025-03-26")
     server.on_tool("weather", lambda request: answer(BAD))
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(validate_output="strict", protocol="2025-03-26")
+        server, options=trio_mcp.ClientOptions(validate_output="strict", protocol="2025-03-26")
     ) as client:
         await client.call_tool("weather")
     assert [r for r in server.requests if r.method == "tools/list"] == []
@@ -446,7 +446,7 @@ async def test_without_the_validator_warn_says_so_once_and_strict_refuses(monkey
     server.on_tool("weather", lambda request: answer(BAD))
     server.on_tool("plain", lambda request: answer(None))
     logged = []
-    async with open_fake_client(server, trio_mcp.ClientOptions(on_log=logged.append)) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(on_log=logged.append)) as client:
         await client.call_tool("weather")  # nothing listed: nothing to check, nothing to say
         await client.list_tools()
         await client.call_tool("plain")  # no outputSchema: nothing to say either
@@ -457,7 +457,7 @@ async def test_without_the_validator_warn_says_so_once_and_strict_refuses(monkey
     assert len([line for line in logged if "validation extra" in line]) == 1
     server = fake("legacy")
     server.on_tool("weather", lambda request: answer(GOOD))
-    async with open_fake_client(server, trio_mcp.ClientOptions(validate_output="strict")) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(validate_output="strict")) as client:
         with pytest.raises(trio_mcp.OutputValidationError, match=r"trio-mcp\[validation\]"):
             await client.call_tool("weather")
 
@@ -518,7 +518,7 @@ async def test_a_failed_listing_is_reported_once_and_not_repeated(autojump_clock
     server.on_request("tools/list", refuse)
     logged = []
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(validate_output="strict", on_log=logged.append)
+        server, options=trio_mcp.ClientOptions(validate_output="strict", on_log=logged.append)
     ) as client:
         for _ in range(3):
             assert (await client.call_tool("weather")).structured_content == BAD
@@ -531,7 +531,7 @@ async def test_reports_are_once_per_listing(autojump_clock):
     server = fake("legacy", weather_tool(schema={"type": 12}))
     server.on_tool("weather", lambda request: answer(GOOD))
     logged = []
-    async with open_fake_client(server, trio_mcp.ClientOptions(on_log=logged.append)) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(on_log=logged.append)) as client:
         for _ in range(2):
             await client.list_tools()
             await client.call_tool("weather")

@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 
+import attrs
 import pytest
 import trio
 from client_support import LIMIT, open_client, server_args, wire
@@ -26,6 +27,7 @@ import trio_mcp
 from trio_mcp._session import Session
 from trio_mcp._telemetry import configured
 from trio_mcp._telemetry.otel import DURATION_BUCKETS, TracedSession, _with_meta, safe_url
+from trio_mcp.testing import FakeServer, open_fake_client
 
 
 @pytest.fixture
@@ -267,9 +269,18 @@ async def test_no_span_stays_open_whatever_ends_the_calls(otel):
     assert {None, "Cancelled", "tool_error", "ServerGone"} <= kinds
 
 
-async def test_a_request_timeout(otel):
+async def test_a_request_timeout(otel, autojump_clock):
+    # In memory, under virtual time: the budget runs out on the call, never
+    # on the handshake of a slow machine.
+    server = FakeServer(tools=["hang"])
+
+    async def hang(request):
+        await trio.sleep_forever()
+
+    server.on_tool("hang", hang)
+    options = trio_mcp.ClientOptions(request_timeout=0.3)
     with trio.fail_after(LIMIT):
-        async with open_client(request_timeout=0.3) as client:
+        async with open_fake_client(server, options=options) as client:
             with pytest.raises(trio_mcp.RequestTimeout):
                 await client.call_tool("hang")
     span = otel.span("tools/call hang")
@@ -538,6 +549,18 @@ async def test_a_group_restart_is_a_span(otel):
     assert otel.span("tools/call die").attributes["error.type"] == "ServerGone"
     whoamis = otel.spans("tools/call whoami")
     assert whoamis[-1].status.status_code == StatusCode.UNSET
+
+
+async def test_a_group_with_telemetry_off_records_no_restart(otel):
+    from tests._group.test_group import FAST, PINNED, spec, whoami
+
+    off = attrs.evolve(PINNED, telemetry=False)
+    with trio.fail_after(30):
+        async with trio_mcp.open_servers([spec("fragile")], restart=FAST, options=off) as servers:
+            with pytest.raises(trio_mcp.ServerGone):
+                await servers.call_tool("fragile__die", {"code": 7})
+            await whoami(servers, "fragile")
+    assert otel.spans() == []
 
 
 # -------------------------------------------------------------------- tasks

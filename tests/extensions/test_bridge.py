@@ -76,7 +76,7 @@ async def test_the_lifecycle_of_one_view(autojump_clock) -> None:
         return params["url"].startswith("https://")
 
     options = trio_mcp.ClientOptions(extensions=[apps_extension()])
-    async with open_fake_client(server, options) as client:
+    async with open_fake_client(server, options=options) as client:
         async with open_app_bridge(
             view,
             AppServer(client),

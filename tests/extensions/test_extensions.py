@@ -35,7 +35,7 @@ async def test_modern_every_request_declares_the_extension_listings_included(aut
     server.on_request("com.example/custom", lambda request: {})
     raw = {"org.raw/flag": {"on": True}}
     options = trio_mcp.ClientOptions(extensions=[NOTES], capabilities={"extensions": raw})
-    async with open_fake_client(server, options) as client:
+    async with open_fake_client(server, options=options) as client:
         await client.list_tools()
         await client.list_prompts()
         await client.list_resources()
@@ -66,7 +66,7 @@ async def test_modern_raw_extensions_alone_ride_on_listings_too(autojump_clock) 
     options = trio_mcp.ClientOptions(
         capabilities={"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["x"]}}}
     )
-    async with open_fake_client(server, options) as client:
+    async with open_fake_client(server, options=options) as client:
         await client.list_tools()
     listing = next(r for r in server.requests if r.method == "tools/list")
     assert declared(listing) == {"io.modelcontextprotocol/ui": {"mimeTypes": ["x"]}}
@@ -83,7 +83,7 @@ async def test_modern_without_extensions_plain_requests_declare_nothing(autojump
 async def test_an_extension_limited_to_some_methods_rides_on_those(autojump_clock) -> None:
     server = FakeServer(tools=["echo"], prompts=["p"])
     only_tools = Extension(identifier="com.example/tools-only", methods={"tools/list"})
-    async with open_fake_client(server, trio_mcp.ClientOptions(extensions=[only_tools])) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(extensions=[only_tools])) as client:
         await client.list_tools()
         await client.list_prompts()
     by_method = {r.method: r for r in server.requests}
@@ -96,7 +96,7 @@ async def test_legacy_initialize_declares_typed_and_raw_extensions(autojump_cloc
     options = trio_mcp.ClientOptions(
         extensions=[NOTES], capabilities={"extensions": {"org.raw/flag": {}}}, on_roots=list
     )
-    async with open_fake_client(server, options) as client:
+    async with open_fake_client(server, options=options) as client:
         assert client.era == "legacy"
         await client.list_tools()
     initialize = next(r for r in server.requests if r.method == "initialize")
@@ -127,7 +127,7 @@ async def test_a_claimed_result_type_is_resolved_by_its_extension(autojump_clock
             "content": [{"type": "text", "text": request.params["ticket"]}],
         },
     )
-    async with open_fake_client(server, trio_mcp.ClientOptions(extensions=[later])) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(extensions=[later])) as client:
         result = await client.call_tool("slow", {"x": 1})
     assert result.text == "t-1"
     assert [ctx.method for ctx in seen] == ["tools/call"]
@@ -151,7 +151,7 @@ async def test_an_unclaimed_result_type_is_still_a_protocol_error(autojump_clock
     async with open_fake_client(server) as client:
         with pytest.raises(trio_mcp.ProtocolError, match="unknown resultType"):
             await client.call_tool("slow")
-    async with open_fake_client(server, trio_mcp.ClientOptions(extensions=[later])) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(extensions=[later])) as client:
         with pytest.raises(trio_mcp.ProtocolError, match="unknown resultType"):
             await client.get_prompt("p")
 
@@ -166,7 +166,7 @@ async def test_a_resolver_must_answer_with_a_result_object(autojump_clock) -> No
     )
     server = FakeServer(tools=["slow"])
     server.on_tool("slow", lambda request: {"resultType": "com.example/deferred"})
-    async with open_fake_client(server, trio_mcp.ClientOptions(extensions=[later])) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(extensions=[later])) as client:
         with pytest.raises(trio_mcp.ProtocolError, match=r"'com\.example/later' resolved .* to a list"):
             await client.call_tool("slow")
 
@@ -181,7 +181,7 @@ async def test_claims_are_not_read_in_the_initialize_era(autojump_clock) -> None
     )
     server = FakeServer(era="legacy", tools=["slow"])
     server.on_tool("slow", lambda request: {"resultType": "com.example/deferred", "content": []})
-    async with open_fake_client(server, trio_mcp.ClientOptions(extensions=[later])) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(extensions=[later])) as client:
         result = await client.call_tool("slow")
     assert result.content == []
 
@@ -212,7 +212,7 @@ async def test_bound_notifications_go_to_their_extension(autojump_clock, era: st
     )
     server = FakeServer(era=era, tools=["echo"])  # type: ignore[arg-type]
     options = trio_mcp.ClientOptions(extensions=[ext], on_notification=other, on_log=logs.append)
-    async with open_fake_client(server, options):
+    async with open_fake_client(server, options=options):
         await server.notify("com.example/changed", {"n": 1})
         await server.notify("com.example/changed")
         await server.notify("com.example/broken", {})
@@ -232,7 +232,7 @@ async def test_bound_server_requests_are_answered_by_their_extension(autojump_cl
         identifier="com.example/ask", requests=[RequestBinding(method="com.example/ask", handler=answer)]
     )
     server = FakeServer(era="legacy", tools=["echo"])
-    async with open_fake_client(server, trio_mcp.ClientOptions(extensions=[ext])):
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(extensions=[ext])):
         assert await server.send_request("com.example/ask", {"q": 1}) == {"echo": {"q": 1}}
         with pytest.raises(trio_mcp.RpcError) as caught:
             await server.send_request("com.example/other", {})
@@ -255,6 +255,6 @@ async def test_a_missing_capability_error_for_an_extension_is_retried_once_with_
         return {"prompts": []}
 
     server.on_request("prompts/list", listing)
-    async with open_fake_client(server, trio_mcp.ClientOptions(extensions=[ext])) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(extensions=[ext])) as client:
         assert await client.list_prompts() == []
     assert calls == [None, {"com.example/x": {}}]

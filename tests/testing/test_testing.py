@@ -144,7 +144,9 @@ async def test_modern_handshake_from_the_description(autojump_clock):
         server_info=("weather", "2.0"),
         instructions="Be brief.",
     )
-    async with open_fake_client(server, trio_mcp.ClientOptions(client_info=("my-app", "1.2"))) as client:
+    async with open_fake_client(
+        server, options=trio_mcp.ClientOptions(client_info=("my-app", "1.2"))
+    ) as client:
         assert client.era == "modern"
         assert client.protocol_version == "2026-07-28"
         assert client.server_info is not None
@@ -180,7 +182,7 @@ async def test_legacy_handshake_probe_then_initialize(autojump_clock):
 
 async def test_legacy_version_follows_the_offer_or_the_constructor(autojump_clock):
     async with open_fake_client(
-        FakeServer(era="legacy"), trio_mcp.ClientOptions(protocol="2025-06-18")
+        FakeServer(era="legacy"), options=trio_mcp.ClientOptions(protocol="2025-06-18")
     ) as client:
         assert client.protocol_version == "2025-06-18"
     async with open_fake_client(FakeServer(era="legacy", protocol_version="2025-03-26")) as client:
@@ -189,10 +191,14 @@ async def test_legacy_version_follows_the_offer_or_the_constructor(autojump_cloc
 
 async def test_era_mismatches_fail_as_with_real_servers(autojump_clock):
     with pytest.raises(VersionMismatch):
-        async with open_fake_client(FakeServer(era="modern"), trio_mcp.ClientOptions(protocol="2025-11-25")):
+        async with open_fake_client(
+            FakeServer(era="modern"), options=trio_mcp.ClientOptions(protocol="2025-11-25")
+        ):
             pass  # pragma: no cover
     with pytest.raises(VersionMismatch):
-        async with open_fake_client(FakeServer(era="legacy"), trio_mcp.ClientOptions(protocol="2026-07-28")):
+        async with open_fake_client(
+            FakeServer(era="legacy"), options=trio_mcp.ClientOptions(protocol="2026-07-28")
+        ):
             pass  # pragma: no cover
     with pytest.raises(VersionMismatch):
         async with open_fake_client(FakeServer(protocol_version="2027-01-01")):
@@ -234,7 +240,7 @@ async def test_silent_probe_times_out_in_virtual_time_then_initialize(autojump_c
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(script)
-        async with open_fake_client(server, trio_mcp.ClientOptions(probe_timeout=3)) as client:
+        async with open_fake_client(server, options=trio_mcp.ClientOptions(probe_timeout=3)) as client:
             assert client.protocol_version == "2025-06-18"
     assert server.received[-1] == {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
@@ -364,7 +370,9 @@ async def test_expect_request_names_what_came_instead(autojump_clock):
 async def test_legacy_notifications_reach_the_sink_and_invalidate_the_cache(autojump_clock):
     server = FakeServer(era="legacy", tools=["a"])
     seen = []
-    async with open_fake_client(server, trio_mcp.ClientOptions(on_notification=seen.append)) as client:
+    async with open_fake_client(
+        server, options=trio_mcp.ClientOptions(on_notification=seen.append)
+    ) as client:
         await server.notify("notifications/message", {"level": "info", "data": "hello"})
         await server.notify("notifications/tools/list_changed")
         await client.list_tools()
@@ -439,10 +447,13 @@ async def test_modern_logs_follow_the_requests_log_level(autojump_clock):
     logs = []
     # (Whichever of the call's and the client's callbacks a log reaches.)
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(log_level="info", on_notification=logs.append)
+        server, options=trio_mcp.ClientOptions(log_level="info", on_notification=logs.append)
     ) as client:
         await client.call_tool("work", on_notification=logs.append)
         assert server.requests[-1].log_level == "info"
+        with pytest.raises(ValueError, match="log_level must be None or one of"):
+            client.log_level = "loud"  # type: ignore[assignment]
+        assert client.log_level == "info"
         client.log_level = None
         await client.call_tool("work")
     assert sent == [False, True, False, False]
@@ -467,7 +478,7 @@ async def test_legacy_logs_follow_set_level(autojump_clock):
     server.on_tool("work", work)
     seen = []
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(log_level="warning", on_notification=seen.append)
+        server, options=trio_mcp.ClientOptions(log_level="warning", on_notification=seen.append)
     ) as client:
         assert server.log_level == "warning"
         await client.call_tool("work")
@@ -507,7 +518,7 @@ async def test_input_required_rounds_through_the_hooks(autojump_clock):
         return f"hello {answer['content']['name']}"
 
     server.on_tool("greet", greet)
-    async with open_fake_client(server, trio_mcp.ClientOptions(on_elicitation=answer_name)) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(on_elicitation=answer_name)) as client:
         assert (await client.call_tool("greet", {"formal": True})).text == "hello Ada"
     first, second = (r for r in server.requests if r.method == "tools/call")
     assert first.meta["io.modelcontextprotocol/clientCapabilities"]["elicitation"] == {"form": {}, "url": {}}
@@ -543,7 +554,7 @@ async def test_one_round_asking_for_every_kind_of_input(autojump_clock):
     server.on_tool("plan", plan)
     async with open_fake_client(
         server,
-        trio_mcp.ClientOptions(
+        options=trio_mcp.ClientOptions(
             on_elicitation=answer_name, on_sampling=sample, on_roots=lambda: [{"uri": "file:///w"}]
         ),
     ) as client:
@@ -554,7 +565,7 @@ async def test_one_round_asking_for_every_kind_of_input(autojump_clock):
 async def test_input_required_in_manual_mode(autojump_clock):
     server = FakeServer(tools=["greet"])
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(capabilities={"elicitation": {"form": {}}})
+        server, options=trio_mcp.ClientOptions(capabilities={"elicitation": {"form": {}}})
     ) as client:
         async with trio.open_nursery() as nursery:
             results = []
@@ -599,7 +610,7 @@ async def test_input_timeout_bounds_the_rounds_in_virtual_time(autojump_clock):
         await trio.sleep(1000)
 
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(on_elicitation=slow_user, input_timeout=120)
+        server, options=trio_mcp.ClientOptions(on_elicitation=slow_user, input_timeout=120)
     ) as client:
         start = trio.current_time()
         with pytest.raises(RequestTimeout):
@@ -632,7 +643,10 @@ async def test_legacy_server_requests_reach_the_hooks(autojump_clock):
 
     server.on_tool("ask", ask)
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(on_elicitation=answer_name, on_roots=lambda: [{"uri": "file:///work"}])
+        server,
+        options=trio_mcp.ClientOptions(
+            on_elicitation=answer_name, on_roots=lambda: [{"uri": "file:///work"}]
+        ),
     ) as client:
         assert (await client.call_tool("ask")).text == "Ada at file:///work"
         assert (await server.send_request("ping")) == {}
@@ -655,7 +669,7 @@ async def test_legacy_server_request_withdrawn_by_cancellation(autojump_clock):
             hook["cancelled"] = True
             raise
 
-    async with open_fake_client(server, trio_mcp.ClientOptions(on_elicitation=patient_user)):
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(on_elicitation=patient_user)):
         with trio.move_on_after(10):
             await server.send_request("elicitation/create", {"message": "?", "requestedSchema": NAME_SCHEMA})
         await trio.sleep(1)
@@ -677,7 +691,7 @@ async def test_request_timeout_in_virtual_time_and_the_late_answer(autojump_cloc
     server = FakeServer(tools=["hang"])
     diagnostics = []
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(request_timeout=60, on_log=diagnostics.append)
+        server, options=trio_mcp.ClientOptions(request_timeout=60, on_log=diagnostics.append)
     ) as client:
         async with trio.open_nursery() as nursery:
             errors = []
@@ -910,7 +924,7 @@ async def test_garbage_and_oversized_lines_go_through_the_real_framing(autojump_
     server.on_tool("big", lambda request: "x" * 5000)
     diagnostics = []
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(max_message_bytes=4096, on_log=diagnostics.append)
+        server, options=trio_mcp.ClientOptions(max_message_bytes=4096, on_log=diagnostics.append)
     ) as client:
         await server.send_raw(b"Server starting...\n")
         await server.send_message({"jsonrpc": "2.0", "id": 999, "result": {}})
@@ -922,7 +936,7 @@ async def test_garbage_and_oversized_lines_go_through_the_real_framing(autojump_
 
 async def test_send_raw_over_max_message_bytes_fails_its_request_in_the_real_framer(autojump_clock):
     server = FakeServer(tools=["big"])
-    async with open_fake_client(server, trio_mcp.ClientOptions(max_message_bytes=4096)) as client:
+    async with open_fake_client(server, options=trio_mcp.ClientOptions(max_message_bytes=4096)) as client:
         async with trio.open_nursery() as nursery:
             caught = []
 
@@ -958,7 +972,7 @@ async def test_every_line_goes_through_the_real_stream_channel(autojump_clock):
     server.on_tool("count", count)
     wire: list[tuple[str, bytes]] = []
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(on_wire=lambda direction, line: wire.append((direction, line)))
+        server, options=trio_mcp.ClientOptions(on_wire=lambda direction, line: wire.append((direction, line)))
     ) as client:
         assert isinstance(client.session._channel, StreamChannel)
         assert (await client.call_tool("count", on_progress=lambda *args: None)).text == "counted"
@@ -1000,7 +1014,7 @@ async def test_every_line_goes_through_the_real_stream_channel(autojump_clock):
 
 async def test_open_fake_transport_then_open_fake_client(autojump_clock):
     server = FakeServer(era="legacy", tools=["a"], manual=True)
-    async with open_fake_transport(server, trio_mcp.SessionOptions(request_timeout=5)) as transport:
+    async with open_fake_transport(server, options=trio_mcp.SessionOptions(request_timeout=5)) as transport:
         raw = await transport.request("ping")
         assert raw == {}
         # As a process's: the fake's "pid" of this connection.
@@ -1081,7 +1095,7 @@ async def test_one_call_announces_a_change_in_the_legacy_era_too(autojump_clock)
     seen: list[str] = []
     server = FakeServer(era="legacy", tools=["a"], resources=["file:///a"])
     async with open_fake_client(
-        server, trio_mcp.ClientOptions(on_notification=lambda note: seen.append(note["method"]))
+        server, options=trio_mcp.ClientOptions(on_notification=lambda note: seen.append(note["method"]))
     ) as client:
         await server.list_changed("tools", ["z"])
         await server.resource_updated("file:///a")
@@ -1169,7 +1183,7 @@ def _survives(misbehaviour: Misbehaviour, era: str) -> str:
     async def main() -> str:
         server = FakeServer(era=era, tools=["forecast"])
         answers: list[str] = []
-        async with open_fake_client(server, trio_mcp.ClientOptions(request_timeout=10)) as client:
+        async with open_fake_client(server, options=trio_mcp.ClientOptions(request_timeout=10)) as client:
             async with trio.open_nursery() as nursery:
 
                 async def app() -> None:
@@ -1257,3 +1271,25 @@ async def test_a_test_kills_a_fake_server_with_exit(autojump_clock):
         with pytest.raises(trio_mcp.ServerGone) as caught:
             await servers.call_tool("weather__a", {})
     assert caught.value.signal == signal.SIGKILL
+
+
+# ------------------------------------------------------------- the openers' options
+
+
+@pytest.mark.parametrize(
+    ("opener", "kind"),
+    [(open_fake_client, trio_mcp.ClientOptions), (open_fake_transport, trio_mcp.SessionOptions)],
+    ids=["open_fake_client", "open_fake_transport"],
+)
+def test_a_fake_opener_takes_its_options_as_the_real_ones_do(opener, kind):
+    # As the real openers: keyword-only, and an option given loose names its class.
+    with pytest.raises(TypeError) as caught:
+        opener(FakeServer(), request_timeout=5)
+    assert str(caught.value) == (
+        f"{opener.__name__}(): request_timeout is a {kind.__name__} field:"
+        f" pass options={kind.__name__}(request_timeout=5)"
+    )
+    with pytest.raises(
+        TypeError, match=rf"options are keyword-only, pass options={kind.__name__}\(\.\.\.\)$"
+    ):
+        opener(FakeServer(), kind())

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 import trio
 
 from .._core.cache import TtlCache
-from .._core.eras import MISSING_CLIENT_CAPABILITY
+from .._core.eras import LOG_LEVELS, MISSING_CLIENT_CAPABILITY
 from .._core.extensions import ClaimContext, ExtensionSet
 from .._core.tasks import needs_extension
 from .._errors import MCPError, ProtocolError, RpcError
@@ -57,6 +57,7 @@ from .tasks import ClientTasks, TaskHost, ToolTask
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
+    from .._core.eras import LogLevel
     from .._core.tasks import Task, TaskRef
     from .._options import ClientOptions, NotificationCallback
     from .._session import Attachment, Session, SessionStatistics
@@ -212,12 +213,18 @@ class Client:
         return self._requests.client_info
 
     @property
-    def log_level(self) -> str | None:
-        """The ``logLevel`` every 2026-07-28 request asks for, or `None` for no logs (settable)."""
-        return self._requests.log_level
+    def log_level(self) -> LogLevel | None:
+        """The ``logLevel`` every 2026-07-28 request asks for, or `None` for no logs (settable).
+
+        Setting a level MCP does not have raises `ValueError`, as the
+        ``log_level`` option does.
+        """
+        return self._requests.log_level  # type: ignore[return-value]  # checked when set
 
     @log_level.setter
-    def log_level(self, value: str | None) -> None:
+    def log_level(self, value: LogLevel | None) -> None:
+        if value is not None and value not in LOG_LEVELS:
+            raise ValueError(f"log_level must be None or one of {list(LOG_LEVELS)}, not {value!r}")
         self._requests.log_level = value
 
     @property
@@ -946,15 +953,19 @@ class Client:
         await self._requests.require("legacy", "ping")
         await self.session.request("ping")
 
-    async def set_logging_level(self, level: str) -> None:
+    async def set_logging_level(self, level: LogLevel) -> None:
         """Ask the server for log messages at ``level`` and above (``logging/setLevel``).
 
         Log messages then reach the ``on_notification`` sink. In the
         2026-07-28 era set `log_level` instead (logs are per request there).
 
         Raises:
+            ValueError: ``level`` is not one of the eight syslog levels of MCP
+                (``"debug"`` to ``"emergency"``); nothing is sent.
             NotSupported: The server speaks the 2026-07-28 era.
         """
+        if level not in LOG_LEVELS:
+            raise ValueError(f"level must be one of {list(LOG_LEVELS)}, not {level!r}")
         await self._requests.require("legacy", "logging/setLevel")
         await self.session.request("logging/setLevel", {"level": level})
 

@@ -34,7 +34,8 @@ HTTP:
 * `~trio_mcp._core.http_sse`: the state of the HTTP+SSE fallback of 2024-11-05;
 * `~trio_mcp._core.param_headers`: tool arguments mirrored into HTTP headers;
 * `~trio_mcp._core.redirects`: which HTTP redirects are followed (the same origin only);
-* `~trio_mcp._core.oauth`: MCP authorization (OAuth 2.1), its decisions and its login flow;
+* `~trio_mcp._core.oauth`: MCP authorization (OAuth 2.1), its decisions;
+* `~trio_mcp._core.oauth_flow`: the login as a flow of steps over those decisions;
 * `~trio_mcp._core.server_cards`: server cards and their catalogs, read and checked.
 
 Groups and apps:

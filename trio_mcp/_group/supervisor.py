@@ -242,7 +242,8 @@ class Supervisor:
                 await member.sleep()
                 continue
             self._set(member, "restarting", error=error, delay=decision.delay)
-            restarting(member.name, member.tracker.restarts, error, decision.delay)
+            if self._settings.options.telemetry:
+                restarting(member.name, member.tracker.restarts, error, decision.delay)
             await member.sleep(decision.delay)
         self._set(member, "stopped")
 

@@ -4,7 +4,7 @@
 `ClientCredentials`, `JWTBearer` and `EnterpriseManaged` obtain tokens for a
 program. Every decision of the flow (discovery order and fallbacks,
 registration, the grant, refresh, step-up, DPoP, every budget) is made by
-the pure `trio_mcp._core.oauth.AuthFlow`; this module only carries its
+the pure `trio_mcp._core.oauth_flow.AuthFlow`; this module only carries its
 actions out:
 
 * the MCP request goes out with the headers the flow gives; its response
@@ -32,8 +32,9 @@ import attrs
 import httpx2
 import trio
 
-from .._core import oauth, redirects
-from .._core.oauth import AuthorizationFailed, FlowSettings
+from .._core import oauth, oauth_flow, redirects
+from .._core.oauth import AuthorizationFailed
+from .._core.oauth_flow import FlowSettings
 from .._telemetry import token_refreshed
 from ._protocols import ClientInfo, MemoryTokenStorage, RedirectHandler, Tokens, TokenStorage
 
@@ -111,7 +112,7 @@ class _Flow(httpx2.Auth):
         if private_key is not None:
             self._client_key()  # a bad key is the caller's error, said at once
         has_key = private_key is not None or signer is not None
-        self._core = oauth.AuthFlow(
+        self._core = oauth_flow.AuthFlow(
             attrs.evolve(settings, has_key=has_key, can_dpop=_can_sign()),
             now=time.time,
             random=secrets.token_bytes,
@@ -152,7 +153,7 @@ class _Flow(httpx2.Auth):
                 action = steps.send(answer)
             except StopIteration:
                 return
-            if isinstance(action, oauth.SendResource):
+            if isinstance(action, oauth_flow.SendResource):
                 for name in ("authorization", "dpop"):
                     if name in request.headers:
                         del request.headers[name]
@@ -160,18 +161,18 @@ class _Flow(httpx2.Auth):
                 if response is not None:
                     response.stream = _Unread(response.stream)
                 response = yield request
-                answer = oauth.Answer(response.status_code, _headers(response.headers))
-            elif isinstance(action, oauth.Sign):
+                answer = oauth_flow.Answer(response.status_code, _headers(response.headers))
+            elif isinstance(action, oauth_flow.Sign):
                 answer = self._sign(action)
                 await trio.lowlevel.checkpoint()
-            elif isinstance(action, oauth.Renew):
+            elif isinstance(action, oauth_flow.Renew):
                 answer = await self._single_flight(action)
             else:  # pragma: no cover - the request flow yields nothing else
                 raise AssertionError(f"unexpected action {action!r}")
 
     # ------------------------------------------------------------ one grant at a time
 
-    async def _single_flight(self, renew: oauth.Renew) -> str:
+    async def _single_flight(self, renew: oauth_flow.Renew) -> str:
         """Run the grant ``renew`` asks for, unless another task replaced ``renew.used`` meanwhile."""
         while self._busy is not None:
             await self._busy.wait()
@@ -195,7 +196,7 @@ class _Flow(httpx2.Auth):
             busy.set()
         return outcome
 
-    async def _drive(self, steps: Generator[oauth.Action, Any, Any], http: httpx2.AsyncClient) -> Any:
+    async def _drive(self, steps: Generator[oauth_flow.Action, Any, Any], http: httpx2.AsyncClient) -> Any:
         """Carry out a grant's actions; its result."""
         async with contextlib.AsyncExitStack() as stack:
             pending: Any = None
@@ -205,45 +206,45 @@ class _Flow(httpx2.Auth):
                     action = steps.send(answer)
                 except StopIteration as stop:
                     return stop.value
-                if isinstance(action, oauth.Send):
+                if isinstance(action, oauth_flow.Send):
                     answer = await self._send(http, action)
-                elif isinstance(action, oauth.Sign):
+                elif isinstance(action, oauth_flow.Sign):
                     answer = self._sign(action)
                     await trio.lowlevel.checkpoint()
-                elif isinstance(action, oauth.Listen):
+                elif isinstance(action, oauth_flow.Listen):
                     if self._redirect is None:  # pragma: no cover - the flow knows it is not interactive
                         raise AuthorizationFailed("no redirect handler to log in with", reason="no_redirect")
                     pending = await stack.enter_async_context(self._redirect.listen())
                     answer = pending.redirect_uri
-                elif isinstance(action, oauth.Browse):
+                elif isinstance(action, oauth_flow.Browse):
                     answer = await pending.complete(action.url)
                 else:
                     answer = await self._store(action)
 
-    async def _store(self, action: oauth.Action) -> Any:
+    async def _store(self, action: oauth_flow.Action) -> Any:
         storage = self._storage
-        if isinstance(action, oauth.KeepTokens):
+        if isinstance(action, oauth_flow.KeepTokens):
             # A cancellation cannot stop the store half-way: a rotated refresh token must not be lost.
             with trio.CancelScope(shield=True), trio.move_on_after(STORE_TIMEOUT):
                 await storage.set_tokens(action.resource, action.issuer, action.client_id, action.tokens)
             if action.refreshed:
                 token_refreshed(action.issuer)
             return None
-        if isinstance(action, oauth.KeepClient):
+        if isinstance(action, oauth_flow.KeepClient):
             with trio.CancelScope(shield=True), trio.move_on_after(STORE_TIMEOUT):
                 await storage.set_client(action.resource, action.issuer, action.client)
             return None
-        if isinstance(action, oauth.Forget):
+        if isinstance(action, oauth_flow.Forget):
             with trio.CancelScope(shield=True), trio.move_on_after(STORE_TIMEOUT):
                 await storage.forget(action.resource, action.issuer)
             return None
-        if isinstance(action, oauth.LoadClient):
+        if isinstance(action, oauth_flow.LoadClient):
             return await storage.get_client(action.resource, action.issuer)
-        if isinstance(action, oauth.LoadTokens):
+        if isinstance(action, oauth_flow.LoadTokens):
             return await storage.get_tokens(action.resource, action.issuer, action.client_id)
-        if isinstance(action, oauth.Restore):
+        if isinstance(action, oauth_flow.Restore):
             return await kept_login(storage, action.server_url)
-        if isinstance(action, oauth.Assertion):
+        if isinstance(action, oauth_flow.Assertion):
             return await self._assertion(action.kind)
         raise AssertionError(f"unexpected action {action!r}")  # pragma: no cover
 
@@ -262,7 +263,7 @@ class _Flow(httpx2.Auth):
             self._key = load_private_key(self._private_key, self._alg, kid=self._kid)
         return self._key
 
-    def _sign(self, action: oauth.Sign) -> str:
+    def _sign(self, action: oauth_flow.Sign) -> str:
         claims = dict(action.claims)
         if action.key == "dpop":
             if self._dpop_key is None:
@@ -282,18 +283,18 @@ class _Flow(httpx2.Auth):
 
     # ------------------------------------------------------------ HTTP
 
-    async def _send(self, http: httpx2.AsyncClient, action: oauth.Send) -> oauth.Answer:
+    async def _send(self, http: httpx2.AsyncClient, action: oauth_flow.Send) -> oauth_flow.Answer:
         """One request of the flow's own, within one deadline: redirects, body and all."""
         with trio.move_on_after(self._request_timeout) as deadline:
             return await self._exchange(http, action)
         assert deadline.cancelled_caught
         raise AuthorizationFailed(
-            f"{action.method} {oauth._where(action.url)} took over {self._request_timeout:g} s"
+            f"{action.method} {oauth_flow.shown_url(action.url)} took over {self._request_timeout:g} s"
             " (the flow's request_timeout)",
             reason="timeout",
         )
 
-    async def _exchange(self, http: httpx2.AsyncClient, action: oauth.Send) -> oauth.Answer:
+    async def _exchange(self, http: httpx2.AsyncClient, action: oauth_flow.Send) -> oauth_flow.Answer:
         method, url, hops = action.method, action.url, 0
         while True:
             request = http.build_request(
@@ -308,7 +309,7 @@ class _Flow(httpx2.Auth):
                 response = await http.send(request, stream=True, follow_redirects=False)
             except httpx2.HTTPError as exc:
                 raise AuthorizationFailed(
-                    f"{method} {oauth._where(url)} failed: {type(exc).__name__}", reason="metadata"
+                    f"{method} {oauth_flow.shown_url(url)} failed: {type(exc).__name__}", reason="metadata"
                 ) from None
             try:
                 # The package's one rule: the same origin only, and so many in a row.
@@ -324,10 +325,10 @@ class _Flow(httpx2.Auth):
                     continue
                 if isinstance(decision, redirects.NotFollowed):
                     raise AuthorizationFailed(
-                        f"{method} {oauth._where(url)} was redirected, not followed: {decision.reason}",
+                        f"{method} {oauth_flow.shown_url(url)} was redirected, not followed: {decision.reason}",
                         reason="metadata",
                     )
-                return oauth.Answer(
+                return oauth_flow.Answer(
                     response.status_code, _headers(response.headers), await self._body(response, method, url)
                 )
             finally:
@@ -337,7 +338,7 @@ class _Flow(httpx2.Auth):
     async def _body(self, response: httpx2.Response, method: str, url: str) -> bytes:
         """The body of one of the flow's own responses, at most `MAX_BODY` bytes."""
         too_big = AuthorizationFailed(
-            f"{method} {oauth._where(url)} answered with over {MAX_BODY} bytes", reason="metadata"
+            f"{method} {oauth_flow.shown_url(url)} answered with over {MAX_BODY} bytes", reason="metadata"
         )
         body = bytearray()
         try:
@@ -352,7 +353,7 @@ class _Flow(httpx2.Auth):
                 raise too_big from None
         except httpx2.HTTPError as exc:
             raise AuthorizationFailed(
-                f"{method} {oauth._where(url)} failed: {type(exc).__name__}", reason="metadata"
+                f"{method} {oauth_flow.shown_url(url)} failed: {type(exc).__name__}", reason="metadata"
             ) from None
         return bytes(body)
 
@@ -361,7 +362,7 @@ def _headers(headers: httpx2.Headers) -> dict[str, str]:
     return {name.lower(): value for name, value in headers.items()}
 
 
-async def kept_login(storage: TokenStorage, server_url: str) -> oauth.Kept | None:
+async def kept_login(storage: TokenStorage, server_url: str) -> oauth_flow.Kept | None:
     """The login ``storage`` keeps for the server at ``server_url``, if it can list what it keeps.
 
     A storage with a ``resources()`` method (`FileTokenStorage`,
@@ -372,14 +373,14 @@ async def kept_login(storage: TokenStorage, server_url: str) -> oauth.Kept | Non
     if listing is None:
         await trio.lowlevel.checkpoint()
         return None
-    found = [(r, i) for r, i in await listing() if oauth.covers(r, server_url)]
+    found = [(r, i) for r, i in await listing() if oauth_flow.covers(r, server_url)]
     for resource, issuer in sorted(found, key=lambda pair: len(pair[0]), reverse=True):
         client = await storage.get_client(resource, issuer)
         if client is None:
             continue
         tokens = await storage.get_tokens(resource, issuer, client.client_id)
         if tokens is not None:
-            return oauth.Kept(resource, issuer, client, tokens)
+            return oauth_flow.Kept(resource, issuer, client, tokens)
     return None
 
 
@@ -508,7 +509,7 @@ class OAuth(_Flow):
         listing = getattr(self._storage, "resources", None)
         pairs: list[tuple[str, str]] = list(await listing()) if listing is not None else []
         for resource, issuer in pairs:
-            if not oauth.covers(resource, self._server_url):
+            if not oauth_flow.covers(resource, self._server_url):
                 continue
             client = await self._storage.get_client(resource, issuer)
             tokens = (

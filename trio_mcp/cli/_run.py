@@ -14,7 +14,7 @@ import contextlib
 import os
 import sys
 from collections import deque
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import attrs
 import trio
@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
     from .._client import Client
+    from .._core.eras import LogLevel
     from .._models import CallToolResult, ReadResourceResult, Tool
 
 _Item = TypeVar("_Item")
@@ -631,7 +632,7 @@ async def _complete(session: Command, client: Client) -> int:
 async def _log_level(session: Command, client: Client) -> int:
     """``log-level LEVEL``: ask for the server's log messages from LEVEL up, and show them."""
     options = session.options
-    level = options.target
+    level = cast("LogLevel", options.target)  # one of the parser's choices
     _require(session, client, "logging", client.server_capabilities.logging)
     session.stage = "logging/setLevel"
     session.mark_stderr()

@@ -12,14 +12,14 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from .._open import open_client, open_session
+from .._open import keyword_options, open_client, open_session
+from .._options import ClientOptions, SessionOptions
 from ._connection import FakeTarget
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
     from .._client import Client
-    from .._options import ClientOptions, SessionOptions
     from .._session import Session
     from ._server import FakeServer
 
@@ -36,11 +36,12 @@ def raise_handler_errors(target: FakeTarget, exc: BaseException | None) -> None:
         exc.add_note(f"(a handler of the fake server raised {error!r})")
 
 
+@keyword_options(SessionOptions)
 @asynccontextmanager
 async def open_fake_transport(
     server: FakeServer,
-    options: SessionOptions | None = None,
     *,
+    options: SessionOptions | None = None,
     on_stderr: Callable[[str], object] | None = None,
     stderr_tail_bytes: int = 8 * 1024,
 ) -> AsyncIterator[Session]:
@@ -60,7 +61,9 @@ async def open_fake_transport(
         stderr_tail_bytes: As `trio_mcp.ProcessTarget.stderr_tail_bytes`.
 
     Raises:
-        TypeError, ValueError: A bad value.
+        TypeError, ValueError: A bad value; an option of `trio_mcp.SessionOptions`
+            given as a keyword of its own, or ``options`` by position (the
+            message says how to pass it).
     """
     target = FakeTarget(server, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
     try:
@@ -72,11 +75,12 @@ async def open_fake_transport(
     raise_handler_errors(target, None)
 
 
+@keyword_options(ClientOptions)
 @asynccontextmanager
 async def open_fake_client(
     server: FakeServer,
-    options: ClientOptions | None = None,
     *,
+    options: ClientOptions | None = None,
     on_stderr: Callable[[str], object] | None = None,
     stderr_tail_bytes: int = 8 * 1024,
 ) -> AsyncIterator[Client]:
@@ -84,7 +88,7 @@ async def open_fake_client(
 
     ::
 
-        async with open_fake_client(server, trio_mcp.ClientOptions(on_elicitation=answer)) as client:
+        async with open_fake_client(server, options=trio_mcp.ClientOptions(on_elicitation=answer)) as client:
             result = await client.call_tool("ask")
 
     The client negotiates the era with the fake, as with a real server, and
@@ -104,7 +108,9 @@ async def open_fake_client(
     Raises:
         RuntimeError: ``server`` already has a client.
         trio_mcp.VersionMismatch: ``protocol`` names a version of the other era.
-        TypeError, ValueError: A bad value.
+        TypeError, ValueError: A bad value; an option of `trio_mcp.ClientOptions`
+            given as a keyword of its own, or ``options`` by position (the
+            message says how to pass it).
     """
     target = FakeTarget(server, on_stderr=on_stderr, stderr_tail_bytes=stderr_tail_bytes)
     try:
