@@ -565,3 +565,44 @@ async def test_sampling_with_tools_is_not_declared():
     (error,) = result.structured_content["error"].values()
     assert error["code"] == -32602
     assert hooks.samplings == []
+
+
+# ------------------------------------------------------- the complete answer
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"content": [{"type": "text", "text": "a"}]},
+        {"content": [{"type": "text", "text": "a"}], "resultType": "complete"},
+    ],
+)
+def test_a_complete_answer_is_typed_without_the_rounds(result):
+    """`InputHandler.complete` types the common answer itself, as `run_rounds` would have."""
+    from trio_mcp import ClientOptions
+    from trio_mcp._client.input import InputHandler
+
+    handler = InputHandler(ClientOptions(), server="server 's'")
+    assert handler.complete("tools/call", CallToolResult, result) == CallToolResult(
+        content=[TextContent(text="a")]
+    )
+
+
+@pytest.mark.parametrize("kind", ["input_required", None, "task", "weird"])
+def test_any_other_answer_is_left_to_the_rounds(kind):
+    """Input asked for, a claim of an extension's, a ``resultType`` to refuse (even null): all
+    go to `run_rounds`, which answers, resolves or refuses them."""
+    from trio_mcp import ClientOptions
+    from trio_mcp._client.input import InputHandler
+
+    handler = InputHandler(ClientOptions(), server="server 's'")
+    assert handler.complete("tools/call", CallToolResult, {"content": [], "resultType": kind}) is None
+
+
+def test_a_complete_answer_of_a_bad_shape_is_a_protocol_error():
+    from trio_mcp import ClientOptions
+    from trio_mcp._client.input import InputHandler
+
+    handler = InputHandler(ClientOptions(), server="server 's'")
+    with pytest.raises(ProtocolError, match="CallToolResult"):
+        handler.complete("tools/call", CallToolResult, {"content": "not a list"})

@@ -113,7 +113,9 @@ def test_only_ui_uris_are_apps() -> None:
 async def test_a_view_call_refused_sends_nothing(autojump_clock) -> None:
     hidden = {"name": "secret", "inputSchema": {"type": "object"}, "_meta": {"ui": {"visibility": ["model"]}}}
     server = FakeServer(tools=[TOOL, hidden])
-    async with open_fake_client(server, options=trio_mcp.ClientOptions(extensions=[apps_extension()])) as client:
+    async with open_fake_client(
+        server, options=trio_mcp.ClientOptions(extensions=[apps_extension()])
+    ) as client:
         view = AppServer(client)
         with pytest.raises(AppCallRefused):
             await view.call_tool("secret")

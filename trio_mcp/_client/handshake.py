@@ -480,6 +480,35 @@ class Requests:
             await trio.lowlevel.checkpoint()
             raise RuntimeError("use the client inside 'async with open_stdio_client(...)'")
 
+        round_params, start = self._input.first_round(params, input_responses, request_state)
+        if on_progress is None and on_notification is None:
+            # The common call's first round goes from here straight to the session: a coroutine
+            # frame fewer for every resume while it waits (measured: calls in flight).
+            body = self._body(method, round_params, None, meta, True)
+            refused: RpcError | None = None
+            try:
+                first: dict[str, JSON] | None = await self.session.request(
+                    method, body, headers=self._headers(method, body)
+                )
+            except RpcError as exc:
+                first, refused = None, exc
+            if refused is not None:
+                first = await self._refused(method, body, None, True, refused)
+            assert first is not None
+        else:
+            first = await self.request(
+                method,
+                round_params,
+                on_progress=on_progress,
+                on_notification=on_notification,
+                meta=meta,
+                for_input=True,
+            )
+        # The common answer, complete at once, is typed here: no coroutine of
+        # the rounds, no sender made for rounds that never come.
+        complete = self._input.complete(method, model, first)
+        if complete is not None:
+            return complete, 1
         send = partial(
             self.request,
             method,
@@ -488,20 +517,6 @@ class Requests:
             meta=meta,
             for_input=True,
         )
-        round_params, start = self._input.first_round(params, input_responses, request_state)
-        if on_progress is None and on_notification is None:
-            # The common call's first round goes from here straight to the session: a coroutine
-            # frame fewer for every resume while it waits (measured: calls in flight).
-            body = self._body(method, round_params, None, meta, True)
-            try:
-                first = await self.session.request(method, body, headers=self._headers(method, body))
-            except RpcError as exc:
-                refused = exc
-            else:
-                return await self._input.run_rounds(method, params, model, send, first, start, manual)
-            first = await self._refused(method, body, None, True, refused)
-        else:
-            first = await send(round_params)
         return await self._input.run_rounds(method, params, model, send, first, start, manual)
 
     async def _tools_call(

@@ -212,6 +212,18 @@ class InputHandler:
         )
         return round_params, trio.current_time() if self.input_timeout is not None else 0.0
 
+    def complete(self, method: str, model: type[M], result: dict[str, JSON]) -> M | None:
+        """``result`` as ``model`` when it is complete as it came (by far the common answer),
+        else `None`: `run_rounds` then takes it from there (input asked for, an extension's
+        claim, a ``resultType`` to refuse).
+
+        Raises:
+            ProtocolError: The result does not have the model's shape.
+        """
+        if result.get("resultType", "complete") == "complete":
+            return structure(result, model)
+        return None
+
     async def run_rounds(
         self,
         method: str,
