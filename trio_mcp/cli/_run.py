@@ -738,28 +738,41 @@ _LISTING_COMMANDS: Final = frozenset({"call", "tools"})
 
 
 class _Idle(trio.abc.Instrument):
-    """Sets an event the first time the run is about to wait with no task ready to run."""
+    """Sets an event the first time the run is about to wait with no task ready to run, once ``ready()``."""
 
-    def __init__(self, event: trio.Event) -> None:
+    def __init__(self, event: trio.Event, ready: Callable[[], bool]) -> None:
         self.event = event
+        self.ready = ready
         self.token = trio.lowlevel.current_trio_token()
 
     def before_io_wait(self, timeout: float) -> None:
-        if timeout > 0 and not self.event.is_set():
+        if timeout > 0 and not self.event.is_set() and self.ready():
             # Nothing to run: the scheduler is about to block. The event is
             # set through the run's wake-up, which cuts the wait short.
             self.token.run_sync_soon(self.event.set, idempotent=True)
 
 
-async def _idle() -> None:
-    """Return once the run is about to wait with no task ready to run."""
+def _always() -> bool:
+    return True
+
+
+async def _idle(ready: Callable[[], bool] = _always) -> None:
+    """Return once the run is about to wait with no task ready to run, at a moment when ``ready()``.
+
+    ``ready`` is asked at each wait, until it says yes: a wait while it
+    says no is left alone, so that waiting for it never keeps the run busy.
+    """
     idle = trio.Event()
-    instrument = _Idle(idle)
+    instrument = _Idle(idle, ready)
     trio.lowlevel.add_instrument(instrument)
     try:
         await idle.wait()
     finally:
         trio.lowlevel.remove_instrument(instrument)
+
+
+def _client_loaded() -> bool:
+    return _LOADED_WITH_THE_CLIENT in sys.modules
 
 
 #: The module whose presence says that the client has loaded (`prepare_listing`).
@@ -782,9 +795,7 @@ async def prepare_listing() -> None:
     with this work for the interpreter. Never fails: a head start only, the
     real listing reports any problem. See docs/design.rst for what it buys.
     """
-    await _idle()
-    while _LOADED_WITH_THE_CLIENT not in sys.modules:
-        await _idle()
+    await _idle(_client_loaded)
     with contextlib.suppress(Exception):  # a head start only: the real listing reports any problem
         from .._models import ListToolsResult
         from .._models.codec import structure
