@@ -215,14 +215,16 @@ async def _connect(
         await running.start(session)
         return session, None
     assert isinstance(options, ClientOptions)
-    # Before the server starts, so that none of its budgets pays for the import.
-    from ._client import handshake, make_client
-
     first: ServerGone | None = None
     for attempt in range(2):
         session = make_session(_channel(target, options), options, target)
         await running.start(session)
         try:
+            # Once the server is starting, so that the import overlaps with
+            # its start-up, and before the handshake, so that none of its
+            # budgets pays for it.
+            from ._client import handshake, make_client
+
             client = make_client(session, options)
             await handshake(client, restarted=attempt == 1)
         except BaseException as exc:
@@ -338,11 +340,11 @@ async def open_client(target: Target, *, options: ClientOptions | None = None) -
         RequestTimeout: The handshake got no answer in ``handshake_timeout``.
         TypeError: ``target`` or ``options`` is of the wrong type.
     """
-    from ._client import release
-
     options = _client_options(options)
     session, client = await _connect(target, options, _Running(None), handshake_too=True)
     assert client is not None
+    from ._client import release  # loaded by _connect, once the server was starting
+
     async with _owned(session):
         try:
             yield client

@@ -1319,6 +1319,63 @@ def test_a_call_imports_only_its_own_path() -> None:
     assert unneeded.isdisjoint(loaded), sorted(unneeded.intersection(loaded))
 
 
+#: What a call must not load: the HTTP stack (and the HTTP wire's email
+#: parser), logins, configuration files and server groups.
+HTTP_AND_FRIENDS = (
+    "httpx2",
+    "httpcore2",
+    "h11",
+    "email",
+    "http",
+    "trio_mcp._core.http_wire",
+    "trio_mcp._core.streamable_http",
+    "trio_mcp._transports.http",
+    "trio_mcp.auth",
+    "trio_mcp._config",
+    "trio_mcp._group",
+)
+
+#: What loads once the server is starting, while it starts: the client, the
+#: models it returns, and their converter.
+AFTER_THE_SPAWN = ("trio_mcp._client", "trio_mcp._models", "cattrs")
+
+
+def _loaded(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if m in names or m.startswith(tuple(f"{name}." for name in names)))
+
+
+def test_a_call_starts_its_server_before_loading_the_client() -> None:
+    """The server starts first; the client and the models load while it starts, the HTTP stack never.
+
+    The speed trick of the command's start (see docs/design.rst): in a fresh
+    interpreter, what is loaded at the moment the server is spawned, and
+    after the whole call.
+    """
+    code = (
+        "import json, sys, trio\n"
+        "spawn = trio.lowlevel.open_process\n"
+        "at_spawn = []\n"
+        "async def open_process(*args, **kwargs):\n"
+        "    at_spawn.append(sorted(sys.modules))\n"
+        "    return await spawn(*args, **kwargs)\n"
+        "trio.lowlevel.open_process = open_process\n"
+        "import trio_mcp.cli as cli\n"
+        "status = cli.run(['call', 'echo', 'text=hi'])\n"
+        "print(json.dumps([status, at_spawn, sorted(sys.modules)]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=LIMIT, check=True
+    )
+    status, at_spawn, after = json.loads(out.stdout.splitlines()[-1])
+    assert status == 0, out.stderr
+    assert out.stdout.startswith("hi\n")
+    [before] = at_spawn  # one server, started once
+    assert "trio_mcp._transports.process" in before
+    assert _loaded(before, AFTER_THE_SPAWN) == []
+    assert _loaded(after, AFTER_THE_SPAWN) != []
+    assert _loaded(after, HTTP_AND_FRIENDS) == []
+
+
 def test_a_listing_is_prepared_only_once_the_command_waits() -> None:
     """`prepare_listing` does its work only when no task is ready to run.
 
@@ -1328,6 +1385,7 @@ def test_a_listing_is_prepared_only_once_the_command_waits() -> None:
     """
     code = (
         "import sys, trio\n"
+        "import trio_mcp._models  # as the client loads them, once the server is starting\n"
         "from trio_mcp.cli._run import prepare_listing\n"
         "seen = []\n"
         "async def main():\n"
@@ -1351,10 +1409,46 @@ def test_a_listing_is_prepared_only_once_the_command_waits() -> None:
     assert out.stdout.split() == ["False", "True"], out.stderr
 
 
+def test_a_listing_is_prepared_only_once_the_client_has_loaded() -> None:
+    """`prepare_listing` waits for the models, which load with the client once the server is starting.
+
+    The run's first wait is the spawn itself (Trio starts the process from
+    a worker thread): work done then would compete with it. In a fresh
+    interpreter, the run idles without the models and nothing is prepared;
+    once they are loaded, the preparation runs at the next wait.
+    """
+    code = (
+        "import importlib, sys, trio\n"
+        "from trio_mcp.cli._run import _idle, prepare_listing\n"
+        "seen = []\n"
+        "async def main():\n"
+        "    prepared = trio.Event()\n"
+        "    async def prepare():\n"
+        "        await prepare_listing()\n"
+        "        prepared.set()\n"
+        "    async with trio.open_nursery() as nursery:\n"
+        "        nursery.start_soon(prepare)\n"
+        "        for _ in range(3):\n"
+        "            await _idle()\n"
+        "            seen.append(('trio_mcp._models' in sys.modules, 'cattrs' in sys.modules))\n"
+        "        importlib.import_module('trio_mcp._models')\n"
+        "        with trio.fail_after(20):\n"
+        "            await prepared.wait()\n"
+        "trio.run(main)\n"
+        "print(any(cattrs for _, cattrs in seen), any(models for models, _ in seen), 'cattrs' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=LIMIT, check=True
+    )
+    assert out.stdout.split() == ["False", "False", "True"], out.stderr
+
+
 async def test_a_failed_preparation_is_no_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(data: object, cls: object) -> object:
         raise RuntimeError("not today")
 
-    monkeypatch.setattr(_run, "structure", broken)
+    from trio_mcp._models import codec
+
+    monkeypatch.setattr(codec, "structure", broken)
     with trio.fail_after(LIMIT):
         await _run.prepare_listing()  # this test's task waits: the run is idle at once

@@ -30,8 +30,6 @@ from typing import Any, Final, TypeVar
 
 import attrs
 
-from .http_wire import header_value
-
 __all__ = [
     "MAX_SAFE_INTEGER",
     "HeaderParam",
@@ -255,6 +253,10 @@ def _header_text(param: HeaderParam, value: object) -> str:
             )
         return str(value)
     if isinstance(value, str):
+        # Only a string goes through HTTP's header encoding: the HTTP wire
+        # (and the email parser behind it) stays out of a stdio client.
+        from .http_wire import header_value
+
         return header_value(value)
     raise ValueError(
         f"argument {where} goes in header {param.name}, so it must be a string, an integer or a boolean,"

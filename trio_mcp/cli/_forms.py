@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
-from .._models import ElicitFormParams, ElicitUrlParams
 from ._render import compact, number
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from .._models import ElicitFormParams, ElicitUrlParams
     from ._console import Console
 
 JSON = Any
@@ -280,6 +280,8 @@ class Asker:
         self._lock = trio.Lock()
 
     async def __call__(self, params: ElicitFormParams | ElicitUrlParams) -> dict[str, JSON]:
+        from .._models import ElicitUrlParams  # loaded by the client by then
+
         async with self._lock:
             if not self.interactive or self._ended:
                 return self._decline(params, "end of input" if self._ended else "stdin is not a terminal")

@@ -1,6 +1,10 @@
 """What ``trio-mcp`` shows: results, lists, capabilities and notifications, as text or JSON.
 
 Pure functions of what the server sent; nothing here writes or waits.
+
+The models are imported by the functions that look into them, not with
+this module: the command imports it before it starts the server, and the
+models load while the server starts (see ``docs/design.rst``).
 """
 
 from __future__ import annotations
@@ -9,29 +13,23 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
-from .._models import (
-    AudioContent,
-    BlobResourceContents,
-    CallToolResult,
-    EmbeddedResource,
-    GetPromptResult,
-    ImageContent,
-    ReadResourceResult,
-    ResourceLink,
-    ServerCapabilities,
-    TextContent,
-    TextResourceContents,
-    ToolResultContent,
-    ToolUseContent,
-    UnknownContent,
-    unstructure,
-)
-
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from .._client import Client
-    from .._models import ContentBlock, Prompt, Resource, ResourceTemplate, Tool
+    from .._models import (
+        BlobResourceContents,
+        CallToolResult,
+        ContentBlock,
+        GetPromptResult,
+        Prompt,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        ServerCapabilities,
+        TextResourceContents,
+        Tool,
+    )
 
 JSON = Any
 
@@ -89,6 +87,17 @@ def render_block(block: ContentBlock) -> str:
     header line and its text, a binary one a header line; anything else is
     one line of JSON.
     """
+    from .._models import (
+        AudioContent,
+        EmbeddedResource,
+        ImageContent,
+        ResourceLink,
+        TextContent,
+        ToolResultContent,
+        ToolUseContent,
+        UnknownContent,
+    )
+
     if isinstance(block, TextContent):
         return block.text
     if isinstance(block, ImageContent | AudioContent):
@@ -114,6 +123,8 @@ def render_block(block: ContentBlock) -> str:
 
 def render_contents(item: TextResourceContents | BlobResourceContents, *, header: bool) -> str:
     """A resource's contents: its text (after a header line, if asked), or its type and size."""
+    from .._models import TextResourceContents
+
     if isinstance(item, TextResourceContents):
         if not header:
             return item.text
@@ -130,6 +141,8 @@ def _duplicates_text(result: CallToolResult) -> bool:
     (filesystem's ``read_text_file``: ``{"content": TEXT}``) or as JSON
     (memory's ``create_entities``: ``{"entities": [...]}`` beside the list).
     """
+    from .._models import TextContent
+
     texts = [block.text for block in result.content if isinstance(block, TextContent)]
     if not texts:
         return False
@@ -171,6 +184,8 @@ def render_call_result(result: CallToolResult, *, structured: bool = False) -> s
 
 def render_read_result(result: ReadResourceResult) -> str:
     """A resource's contents; with several items, each after a header line."""
+    from .._models import BlobResourceContents
+
     many = len(result.contents) > 1
     return join_lines(
         render_contents(item, header=many or isinstance(item, BlobResourceContents))
@@ -260,6 +275,8 @@ def render_capabilities(caps: ServerCapabilities) -> str:
 
 def wire_json(model: Any) -> dict[str, JSON]:
     """A result or list item as the server sent it, but for its ``resultType``."""
+    from .._models import unstructure
+
     out = unstructure(model)
     out.pop("resultType", None)
     return out
@@ -267,6 +284,8 @@ def wire_json(model: Any) -> dict[str, JSON]:
 
 def call_result_wire(result: CallToolResult) -> dict[str, JSON]:
     """The result's wire JSON; plain text results are built by hand (no converter to load)."""
+    from .._models import TextContent
+
     if not result.extra and all(
         type(block) is TextContent and block.annotations is None and block.meta is None and not block.extra
         for block in result.content
@@ -354,6 +373,8 @@ def template_lines(template: ResourceTemplate) -> list[str]:
 
 def info_wire(client: Client) -> dict[str, JSON]:
     """What ``info --json`` prints: the era, the versions, the server's description of itself."""
+    from .._models import unstructure
+
     discover = client.discover_result
     info = client.server_info
     return {
@@ -489,6 +510,14 @@ def binary_parts(result: CallToolResult | ReadResourceResult) -> list[tuple[str,
     In the order they came; a tool's embedded blob resources count, its
     resource links do not (they are not contents).
     """
+    from .._models import (
+        AudioContent,
+        BlobResourceContents,
+        EmbeddedResource,
+        ImageContent,
+        ReadResourceResult,
+    )
+
     parts: list[tuple[str, str]] = []
     if isinstance(result, ReadResourceResult):
         return [

@@ -2,7 +2,10 @@
 
 `trio_mcp.cli` parses the command line (`._args`), and imports this module
 (and with it Trio and the client) only when a command is to be run, so that
-``--help`` and usage errors come back at once.
+``--help`` and usage errors come back at once. This module imports what
+starts the server; the client and the models it returns load once the
+server is starting, their import overlapping with its start-up (the
+functions that look into the models import them; see ``docs/design.rst``).
 """
 
 from __future__ import annotations
@@ -22,8 +25,6 @@ from .._errors import (
     OutputValidationError,
     RpcError,
 )
-from .._models import CallToolResult, GetPromptResult, ListToolsResult, ReadResourceResult
-from .._models.codec import structure
 from .._open import open_client
 from .._options import ClientOptions
 from .._targets import HTTPTarget, ProcessTarget
@@ -72,7 +73,7 @@ if TYPE_CHECKING:
 
     from .._client import Client
     from .._core.eras import LogLevel
-    from .._models import Tool
+    from .._models import CallToolResult, ReadResourceResult, Tool
 
 _Item = TypeVar("_Item")
 
@@ -422,6 +423,8 @@ async def _call(session: Command, client: Client) -> int:
         result = await client.call_tool(options.target, arguments, on_progress=session.console.progress)
     except OutputValidationError as exc:
         # The tool ran: its result is shown, and the mismatch said after it.
+        from .._models import CallToolResult
+
         violation = exc
         result = exc.result
         assert isinstance(result, CallToolResult)
@@ -493,6 +496,8 @@ async def _read(session: Command, client: Client) -> int:
     session.stage = "resources/read"
     session.mark_stderr()
     result = await client.read_resource(session.options.target, on_progress=session.console.progress)
+    from .._models import ReadResourceResult
+
     assert isinstance(result, ReadResourceResult)  # not manual: input is answered through the hooks
     session.console.clear()
     if session.options.json_output:
@@ -514,6 +519,8 @@ def write_binary(session: Command, result: CallToolResult | ReadResourceResult) 
     """
     import base64
     import binascii
+
+    from .._models import CallToolResult
 
     path = session.options.output
     assert path is not None
@@ -579,6 +586,8 @@ async def _prompt(session: Command, client: Client) -> int:
     result = await client.get_prompt(
         options.target, options.arguments or None, on_progress=session.console.progress
     )
+    from .._models import GetPromptResult
+
     assert isinstance(result, GetPromptResult)  # not manual: input is answered through the hooks
     session.console.clear()
     if options.json_output:
@@ -729,17 +738,45 @@ _LISTING_COMMANDS: Final = frozenset({"call", "tools"})
 
 
 class _Idle(trio.abc.Instrument):
-    """Sets an event the first time the run is about to wait with no task ready to run."""
+    """Sets an event the first time the run is about to wait with no task ready to run, once ``ready()``."""
 
-    def __init__(self, event: trio.Event) -> None:
+    def __init__(self, event: trio.Event, ready: Callable[[], bool]) -> None:
         self.event = event
+        self.ready = ready
         self.token = trio.lowlevel.current_trio_token()
 
     def before_io_wait(self, timeout: float) -> None:
-        if timeout > 0 and not self.event.is_set():
+        if timeout > 0 and not self.event.is_set() and self.ready():
             # Nothing to run: the scheduler is about to block. The event is
             # set through the run's wake-up, which cuts the wait short.
             self.token.run_sync_soon(self.event.set, idempotent=True)
+
+
+def _always() -> bool:
+    return True
+
+
+async def _idle(ready: Callable[[], bool] = _always) -> None:
+    """Return once the run is about to wait with no task ready to run, at a moment when ``ready()``.
+
+    ``ready`` is asked at each wait, until it says yes: a wait while it
+    says no is left alone, so that waiting for it never keeps the run busy.
+    """
+    idle = trio.Event()
+    instrument = _Idle(idle, ready)
+    trio.lowlevel.add_instrument(instrument)
+    try:
+        await idle.wait()
+    finally:
+        trio.lowlevel.remove_instrument(instrument)
+
+
+def _client_loaded() -> bool:
+    return _LOADED_WITH_THE_CLIENT in sys.modules
+
+
+#: The module whose presence says that the client has loaded (`prepare_listing`).
+_LOADED_WITH_THE_CLIENT: Final = "trio_mcp._models"
 
 
 async def prepare_listing() -> None:
@@ -752,17 +789,17 @@ async def prepare_listing() -> None:
     that it overlaps with the server's start-up: the command's wall time
     drops by as much, its CPU time does not change. The moment is the
     scheduler's own: an instrument (`trio.abc.Instrument.before_io_wait`)
-    says when it is about to block. Never fails: a head start only, the
+    says when it is about to block; and only once the client (with the
+    models) has loaded, which it does once the server is starting: the
+    first wait is the spawn itself, whose worker thread must not compete
+    with this work for the interpreter. Never fails: a head start only, the
     real listing reports any problem. See docs/design.rst for what it buys.
     """
-    idle = trio.Event()
-    instrument = _Idle(idle)
-    trio.lowlevel.add_instrument(instrument)
-    try:
-        await idle.wait()
-    finally:
-        trio.lowlevel.remove_instrument(instrument)
+    await _idle(_client_loaded)
     with contextlib.suppress(Exception):  # a head start only: the real listing reports any problem
+        from .._models import ListToolsResult
+        from .._models.codec import structure
+
         structure({"tools": [{"name": "-", "inputSchema": {"type": "object"}}]}, ListToolsResult)
 
 
