@@ -76,3 +76,12 @@ def test_whatever_the_answer_a_followed_redirect_stays_on_the_origin_and_counts(
         assert same_origin(URL, step.url)
         assert step.hops == hops + 1 <= MAX_REDIRECTS
         assert status in (307, 308) or method in ("GET", "HEAD")
+
+
+def test_same_origin_reads_a_scheme_in_any_case_and_refuses_an_unreadable_url():
+    # The default port of a scheme written in capitals is still its own.
+    assert same_origin("HTTPS://h.example/mcp", "https://h.example:443/other")
+    assert same_origin("http://h.example:80/", "HTTP://h.example/")
+    # An unreadable URL (a bracket left open, a port out of range) shares no origin: no exception.
+    assert not same_origin("http://[::1/mcp", "http://[::1]/mcp")
+    assert not same_origin("http://h.example:99999/", "http://h.example/")

@@ -196,12 +196,12 @@ def valid_session_id(value: str) -> bool:
 
 
 def same_origin(a: str, b: str) -> bool:
-    """Whether two absolute URLs share scheme, host and port."""
-    first, second = urlsplit(a), urlsplit(b)
+    """Whether two absolute URLs share scheme, host and port (an unreadable URL shares none)."""
     defaults = {"http": 80, "https": 443}
     try:
-        port_a = first.port or defaults.get(first.scheme)
-        port_b = second.port or defaults.get(second.scheme)
+        first, second = urlsplit(a), urlsplit(b)
+        port_a = first.port or defaults.get(first.scheme.lower())
+        port_b = second.port or defaults.get(second.scheme.lower())
     except ValueError:
         return False
     return (

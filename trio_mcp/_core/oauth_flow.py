@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from .._errors import AuthorizationFailed
-from .http_wire import parse_challenge
+from .http_wire import parse_challenge, same_origin
 from .oauth import (
     JSON,
     REVISIONS,
@@ -387,25 +387,10 @@ def shown_url(url: str) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
-def _same_origin(a: str, b: str) -> bool:
-    defaults = {"http": 80, "https": 443}
-    try:
-        first, second = urlsplit(a), urlsplit(b)
-        port_a = first.port or defaults.get(first.scheme.lower())
-        port_b = second.port or defaults.get(second.scheme.lower())
-    except ValueError:
-        return False
-    return (
-        first.scheme.lower() == second.scheme.lower()
-        and (first.hostname or "") == (second.hostname or "")
-        and port_a == port_b
-    )
-
-
 def covers(resource: str, url: str) -> bool:
     """Whether a login kept for ``resource`` is one for the server at ``url``: same origin, and a prefix of its path."""
     try:
-        if not _same_origin(resource, url):
+        if not same_origin(resource, url):
             return False
         prefix = urlsplit(resource).path.rstrip("/")
         path = urlsplit(url).path.rstrip("/")
@@ -477,7 +462,7 @@ class AuthFlow:
         """The MCP request ``method url``: its headers, and what its answers lead to."""
         if version in REVISIONS:
             self.revision = version
-        ours = _same_origin(url, self.settings.server_url)
+        ours = same_origin(url, self.settings.server_url)
         if ours and not self.restored and self.settings.grant == "authorization_code":
             yield Renew("restore")
         tokens = self.tokens
@@ -924,7 +909,7 @@ class AuthFlow:
         headers = {"mcp-protocol-version": self.revision, "accept": "application/json"}
         prm: ProtectedResource | None = None
         hint = challenge.params.get("resource_metadata") if challenge is not None else None
-        if hint is not None and not _same_origin(hint, server_url) and not hint.startswith("https://"):
+        if hint is not None and not same_origin(hint, server_url) and not hint.startswith("https://"):
             hint = None
         for url in prm_urls(server_url, hint):
             answer: Answer = yield Send("GET", url, headers)
