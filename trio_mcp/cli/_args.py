@@ -11,7 +11,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
-from .._core.eras import LEGACY_VERSIONS, MODERN_VERSIONS
+from .._core.eras import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
 from .._version import __version__
 from ._values import guess_value
 
@@ -102,8 +102,6 @@ COMMANDS: Final = (
     "tasks",
     "completion",
 )
-#: The levels of ``log-level`` (the protocol's ``LoggingLevel``), least severe first.
-LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 #: What ``complete`` completes the arguments of (and the wire ``ref`` type of each).
 REFS: Final = {"prompt": "ref/prompt", "template": "ref/resource"}
 #: The commands about configuration files, which take no server command.

@@ -26,7 +26,8 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Final
 
-from ._args import COMMANDS, LOG_LEVELS, PROG
+from .._core.eras import LOG_LEVELS
+from ._args import COMMANDS, PROG
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import trio
 
+from .._core.eras import LOG_LEVELS
 from .._errors import MCPError, RpcError, ServerGone, TransportClosed
 from ._args import (
     COMMAND_HELP,
@@ -45,7 +46,6 @@ from ._args import (
     EXIT_OK,
     EXIT_TIMEOUT,
     EXIT_USAGE,
-    LOG_LEVELS,
     LOGIN_COMMANDS,
     PROG,
     TASK_ACTIONS,
