@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -23,6 +24,14 @@ from hypothesis import HealthCheck, settings
 # modules of this folder (http_support, paths, ...) by name.
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# Several tests send Ctrl-C (SIGINT) to a command they start. A shell that runs
+# the suite in the background, without job control, starts it with SIGINT
+# ignored, and an ignored signal stays ignored in every child: then those
+# children would rightly ignore the test's Ctrl-C too. Python's own handler
+# here makes the children start with the default disposition, as from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Each profile starts from Hypothesis's own defaults, not from whatever profile
 # is loaded (Hypothesis loads a built-in "ci" profile of its own when CI is set).
