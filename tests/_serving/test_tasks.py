@@ -490,3 +490,34 @@ async def test_start_soon_refuses_a_connection_not_served():
     with pytest.raises(trio.BrokenResourceError):
         server.start_soon(trio.sleep, 0, name="x")
     await trio.lowlevel.checkpoint()
+
+
+async def test_a_modern_question_is_in_place_before_the_status_says_input_required():
+    # What a tasks/get served at any point sees: never input_required without its question.
+    from trio_mcp._serving.tasks import ServedTask, TaskContext, Tasks
+
+    tasks = Tasks(server=None)  # type: ignore[arg-type]  # the 2026-07-28 era notifies nobody
+    task = ServedTask("t1", "modern", 1, ttl_ms=None, poll_interval_ms=100, progress_token=None)
+    seen = []
+
+    class Watching(trio.abc.Instrument):
+        def after_task_step(self, _task: trio.lowlevel.Task) -> None:
+            if task.status == "input_required":
+                seen.append(task.detailed()["inputRequests"])
+
+    async def answer():
+        while not task.input_requests:
+            await task.wait_changed()
+        (key,) = task.input_requests
+        assert task.take_answers({key: {"action": "decline"}, "never-asked": {}}) == [key]
+        assert task.status == "working"
+
+    trio.lowlevel.add_instrument(Watching())
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(answer)
+        assert await TaskContext(tasks, task).ask("elicitation/create", {"message": "?"}) == {
+            "action": "decline"
+        }
+    assert seen
+    assert all(seen)
+    assert task.status == "working"

@@ -148,6 +148,22 @@ class ServedTask:
         self._changed.set()
         self._changed = trio.Event()
 
+    def take_answers(self, responses: dict[str, JSON]) -> list[str]:
+        """Take the answers to outstanding questions (2026-07-28 ``tasks/update``); return their keys.
+
+        When no question is left outstanding, the task is ``working`` again at
+        once: a ``tasks/get`` never sees ``input_required`` without a question.
+        """
+        taken = [key for key in responses if key in self.input_requests]
+        for key in taken:
+            del self.input_requests[key]
+            self.responses[key] = responses[key]
+        if taken:
+            if not self.input_requests and self.status == "input_required":
+                self.status = "working"
+            self.touch()
+        return taken
+
     async def wait_changed(self) -> None:
         """Wait for the next change."""
         await self._changed.wait()
@@ -251,15 +267,17 @@ class TaskContext:
         task = self._task
         self._asked += 1
         before = task.status_message
-        await self._tasks.set_status(task, "input_required", message)
         if task.era == "legacy":
+            await self._tasks.set_status(task, "input_required", message)
             await task.wait_reader()
             meta = {**params.get("_meta", {}), RELATED_TASK: {"taskId": task.task_id}}
             answer = await self._tasks.server.request(method, {**params, "_meta": meta})
         else:
+            # The question is in place before the status says there is one: a
+            # tasks/get served meanwhile never sees input_required without it.
             key = f"{method.replace('/', '-')}-{self._asked}"
             task.input_requests[key] = {"method": method, "params": params}
-            task.touch()
+            await self._tasks.set_status(task, "input_required", message)
             while key not in task.responses:
                 await task.wait_changed()
             answer = task.responses.pop(key)
@@ -491,13 +509,8 @@ class Tasks:
         responses = request.params.get("inputResponses")
         if not isinstance(responses, dict):
             raise RpcError(INVALID_PARAMS, "inputResponses is required (an object)")
-        taken = [key for key in responses if key in task.input_requests]
-        for key in taken:
-            del task.input_requests[key]
-            task.responses[key] = responses[key]
+        taken = task.take_answers(responses)
         ignored = sorted(set(responses) - set(taken))
         if ignored:
             self._log(f"task {task.task_id}: ignored answers to {ignored} (not outstanding)")
-        if taken:
-            task.touch()
         return {}
