@@ -141,26 +141,33 @@ async def test_a_cut_body_is_an_httpx_error_and_the_next_request_works():
                 assert listed.json()["result"]["tools"][0]["name"] == "echo"
 
 
+async def cancelled_while_reading(http, base):
+    """Initialize, then a call whose stream the caller's scope cancels while it is read.
+
+    The server's request comes, and then nothing (it waits for the answer):
+    cancelled while reading, as the channel cancels a request.
+    """
+    headers = {"content-type": "application/json"}
+    initialize = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'
+    answer = await http.post(base + "/mcp", content=initialize, headers=headers)
+    session = {"mcp-session-id": answer.headers["mcp-session-id"]}
+    body = call("asked", 2)
+    with trio.move_on_after(0.5) as scope:
+        async with http.stream(
+            "POST", base + "/mcp", content=body["content"], headers=headers | session
+        ) as response:
+            async for chunk in response.aiter_bytes():
+                assert b"ping" in chunk
+    assert scope.cancelled_caught
+
+
 async def test_a_cancelled_exchange_closes_its_connection():
     """A stream left half-read by cancellation is closed, never handed to the next request."""
     async with chaos("--only", "ask") as base:
         transport = LeanTransport(trust_env=False)
         with trio.fail_after(LIMIT):
             async with client_on(transport) as http:
-                headers = {"content-type": "application/json"}
-                initialize = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'
-                answer = await http.post(base + "/mcp", content=initialize, headers=headers)
-                session = {"mcp-session-id": answer.headers["mcp-session-id"]}
-                body = call("asked", 2)
-                with trio.move_on_after(0.5) as scope:
-                    async with http.stream(
-                        "POST", base + "/mcp", content=body["content"], headers=headers | session
-                    ) as response:
-                        # The server's request comes, and then nothing (it waits for the
-                        # answer): cancelled while reading, as the channel cancels a request.
-                        async for chunk in response.aiter_bytes():
-                            assert b"ping" in chunk
-                assert scope.cancelled_caught
+                await cancelled_while_reading(http, base)
                 # It was initialize's connection, taken again: now closed, not kept.
                 assert transport.connections == transport.idle_connections == 0
             while (await stats(base))["open"]:  # noqa: ASYNC110 - another process
@@ -206,18 +213,8 @@ async def test_direct_io_reads_a_cut_body_as_an_httpx_error_and_is_cancellable()
         transport = LeanTransport(trust_env=False)
         with trio.fail_after(LIMIT):
             async with channel_client_on(transport) as http:
-                headers = {"content-type": "application/json"}
-                initialize = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'
-                answer = await http.post(base + "/mcp", content=initialize, headers=headers)
-                session = {"mcp-session-id": answer.headers["mcp-session-id"]}
-                body = call("asked", 2)
-                with trio.move_on_after(0.5) as scope:
-                    async with http.stream(
-                        "POST", base + "/mcp", content=body["content"], headers=headers | session
-                    ) as response:
-                        async for chunk in response.aiter_bytes():
-                            assert b"ping" in chunk
-                assert scope.cancelled_caught  # waiting on the descriptor is a checkpoint
+                # Waiting on the descriptor is a checkpoint: the cancellation gets through.
+                await cancelled_while_reading(http, base)
                 assert transport.connections == 0
 
 
