@@ -668,7 +668,8 @@ def test_shell_across_servers_goes_on_when_a_server_dies(tmp_path):
     terminal.expect_count("trio-mcp> ", 2)
     # The group starts it again: a call fails while the death is noticed, then works.
     prompts = 2
-    while b"back-again\r\n" not in terminal.output:
+    # The answer on a line of its own (the terminal's echo of the command ends "text=back-again").
+    while b"\nback-again\r\n" not in terminal.output:
         terminal.send("call mem__echo text=back-again\r")
         prompts += 1
         terminal.expect_count("trio-mcp> ", prompts)
