@@ -35,7 +35,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,9 @@ from trio_mcp._core.outputs import compile_schema
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "echo_server.py"
 SERVER_ARGV = [sys.executable, str(SERVER)]
+#: While the throughput is measured, the clients run on this CPU and every
+#: echo server on the other (see `pinned`).
+CLIENT_CPU, SERVER_CPU = 0, 1
 OFFICIAL_CLIENT = HERE / "official_client.py"
 
 OURS = "trio_mcp"
@@ -217,8 +221,8 @@ class OfficialClient:
         self.about = about
 
     @classmethod
-    async def start(cls, python: str, width: int) -> OfficialClient:
-        argv = [python, str(OFFICIAL_CLIENT), "--serve", "--width", str(width), "--", *SERVER_ARGV]
+    async def start(cls, python: str, width: int, server_argv: list[str] = SERVER_ARGV) -> OfficialClient:
+        argv = [python, str(OFFICIAL_CLIENT), "--serve", "--width", str(width), "--", *server_argv]
         process = await trio.lowlevel.open_process(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_child_env()
         )
@@ -336,7 +340,40 @@ def _text(result: Any) -> str:
     return result["content"][0]["text"] if isinstance(result, dict) else result.text
 
 
+@contextmanager
+def pinned(enabled: bool) -> Iterator[list[str]]:
+    """Keep this process (and the official client's, which it starts) on `CLIENT_CPU`, and every echo
+    server on `SERVER_CPU`; yield the server's extra arguments (none when not pinned).
+
+    One call at a time, a call's wall time depends on where the kernel runs
+    the server: on another CPU, the server works while the client waits for
+    it, and each of them is woken from idle once per call; on the client's
+    own CPU (the other one busy, or the kernel putting them together), the
+    server runs during the client's write and its answer is there at the
+    first read. Which happens changes from run to run and from server to
+    server, so that two contenders measured in turns could each be in a
+    different case. Pinned, every contender is in the first case: the one
+    of a machine with a core to spare, in every run.
+    """
+    if not enabled or not hasattr(os, "sched_setaffinity") or (os.cpu_count() or 1) < 2:
+        yield []
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {CLIENT_CPU})
+    try:
+        yield ["--cpu", str(SERVER_CPU)]
+    finally:
+        os.sched_setaffinity(0, before)
+
+
 async def throughput(config: argparse.Namespace, official_python: str | None) -> dict[str, Any]:
+    with pinned(not config.no_pin) as extra:
+        return await _throughput(config, official_python, [*SERVER_ARGV, *extra])
+
+
+async def _throughput(
+    config: argparse.Namespace, official_python: str | None, server_argv: list[str]
+) -> dict[str, Any]:
     """Measure every throughput metric for every contender, taking turns.
 
     Returns ``{"rate": ..., "cpu": ..., "official": ..., "client": ...}``;
@@ -378,11 +415,11 @@ async def throughput(config: argparse.Namespace, official_python: str | None) ->
     }
     # trio_mcp is opened with its defaults: nothing here depends on its request_timeout.
     async with (
-        open_sequential_client(SERVER_ARGV) as raw_one_task,
-        open_raw_client(SERVER_ARGV, "send_all") as raw_send_all,
-        open_raw_client(SERVER_ARGV, "os.write") as raw_os_write,
-        trio_mcp.open_session(trio_mcp.ProcessTarget(sys.executable, [str(SERVER)])) as wire,
-        trio_mcp.open_stdio_client(sys.executable, [str(SERVER)]) as client,
+        open_sequential_client(server_argv) as raw_one_task,
+        open_raw_client(server_argv, "send_all") as raw_send_all,
+        open_raw_client(server_argv, "os.write") as raw_os_write,
+        trio_mcp.open_session(trio_mcp.ProcessTarget(server_argv[0], server_argv[1:])) as wire,
+        trio_mcp.open_stdio_client(server_argv[0], server_argv[1:]) as client,
     ):
         pipelined = [
             (f"{RAW_PREFIX} ({WRITE_MODES[0]})", raw_send_all),
@@ -430,7 +467,9 @@ async def throughput(config: argparse.Namespace, official_python: str | None) ->
         switches: dict[str, dict[str, list[float]]] = {}
         preemptions: dict[str, dict[str, list[float]]] = {}
         loads: dict[str, float] = {}
-        official = await OfficialClient.start(official_python, width) if official_python else None
+        official = (
+            await OfficialClient.start(official_python, width, server_argv) if official_python else None
+        )
         try:
             if official is not None:
                 for metric, (command, calls) in official_commands.items():
@@ -1381,6 +1420,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help=f"an interpreter that has the official client, mcp=={OFFICIAL_PIN} (default: this one)",
     )
     parser.add_argument("--no-official", action="store_true", help="leave the official client out")
+    parser.add_argument(
+        "--no-pin",
+        action="store_true",
+        help="measure the throughput without keeping the clients and the servers on CPUs of their own",
+    )
     parser.add_argument("--memory-child", choices=[RAW_PREFIX, OURS], help=argparse.SUPPRESS)
     parser.add_argument("--memory-count", type=int, default=10_000, help="requests in flight for peak RSS")
     config = parser.parse_args(argv)
@@ -1414,6 +1458,13 @@ def main(argv: list[str] | None = None) -> int:
         f" load average {', '.join(f'{load:.2f}' for load in os.getloadavg())} (1, 5, 15 minutes)"
     )
     print(f"{config.reps} repetitions{' (quick run)' if config.quick else ''}; measuring...", flush=True)
+    if config.no_pin:
+        print("Throughput: clients and servers run wherever the kernel puts them (--no-pin).")
+    else:
+        print(
+            f"Throughput: the clients run on CPU {CLIENT_CPU} and every echo server on CPU {SERVER_CPU}"
+            " (see pinned(); --no-pin to leave them to the kernel)."
+        )
     started = time.perf_counter()
     measured = trio.run(throughput, config, find_official(config))
     samples = measured["rate"]

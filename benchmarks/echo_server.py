@@ -43,6 +43,9 @@ them); an unknown version there gets error -32022. ``ping`` is echoed.
 
 Notifications (messages without an id) are read and ignored. Only the
 standard library is needed; orjson is used when it is importable.
+
+``--cpu N`` runs the server on CPU N only (``bench.py`` keeps the clients on
+another: see its ``pinned``).
 """
 
 from __future__ import annotations
@@ -276,7 +279,17 @@ def main() -> None:
             _write_all(out[0] if len(out) == 1 else b"".join(out))
 
 
+def _pin(argv: list[str]) -> None:
+    """``--cpu N``: run on CPU N only (the benchmark keeps its clients on another)."""
+    if len(argv) >= 2 and argv[0] == "--cpu" and hasattr(os, "sched_setaffinity"):
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {int(argv[1])})
+
+
 if __name__ == "__main__":
+    import sys
+
+    _pin(sys.argv[1:])
     # The client may go away first: then leave quietly.
     with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
         main()
