@@ -12,6 +12,7 @@ import sys
 from contextlib import asynccontextmanager
 from functools import partial
 
+import h11
 import pytest
 import trio
 from http_support import HttpServer, send_json
@@ -430,3 +431,58 @@ async def test_whole_requests_on_the_lean_pool_reuse_one_connection():
             assert transport.connections == 1
         with pytest.raises(httpx2.ConnectError):
             await transport.send_whole(url, "POST", headers, body, DEFAULT_TIMEOUT.as_dict())
+
+
+async def direct_calls(base, count):
+    """``count`` calls sent by a `DirectSend` on a fresh pool: their answers, and the pool."""
+    client, transport = lean_client()
+    answers = []
+    async with client:
+        direct = DirectSend(client, transport, base + "/mcp", httpx2.Headers(), OWN)
+        for i in range(count):
+            response = await direct.send("POST", PROTOCOL, call(f"quick {i}", i)["content"])
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            answers.append(text_of(response))
+        open_after = transport.connections
+    return answers, open_after
+
+
+async def test_a_plain_answer_to_a_direct_request_is_read_without_h11(monkeypatch):
+    """The quick exchange: the head written and the whole answer read without h11 (which would fail here)."""
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("h11 was used")
+
+    async with chaos("--calm") as base:
+        with trio.fail_after(LIMIT):
+            monkeypatch.setattr(h11.Connection, "send", refuse)
+            monkeypatch.setattr(h11.Connection, "next_event", refuse)
+            answers, open_after = await direct_calls(base, 5)
+            monkeypatch.undo()
+            assert answers == [f"quick {i}" for i in range(5)]
+            assert open_after == 1
+            assert (await stats(base))["accepted"] == 1
+
+
+@pytest.mark.parametrize("how", ["extra", "sse", "drip"])
+async def test_an_answer_that_is_not_plain_is_read_by_h11_after_a_quick_head(how):
+    """Bytes past the answer, a chunked event stream, an answer in pieces: h11 reads them,
+    told of the request already written; a connection with bytes past its answer is not reused."""
+    async with chaos("--only", how) as base:
+        with trio.fail_after(LIMIT):
+            client, transport = lean_client()
+            async with client:
+                direct = DirectSend(client, transport, base + "/mcp", httpx2.Headers(), OWN)
+                for i in range(3):
+                    response = await direct.send("POST", PROTOCOL, call(f"n{i}", i)["content"])
+                    try:
+                        body = await response.aread()
+                    finally:
+                        await response.aclose()
+                    assert f"n{i}".encode() in body
+                    assert transport.connections == (0 if how == "extra" else 1)
+            accepted = (await stats(base))["accepted"]
+    assert accepted == (3 if how == "extra" else 1)
