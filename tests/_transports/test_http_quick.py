@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import h11
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from trio_mcp._transports.http_quick import QuickHead, read_whole
 
@@ -45,8 +45,11 @@ def test_a_plain_head_is_what_h11_writes():
     assert head + body == h11_bytes("POST", b"/mcp?x=1", all_headers(BASE, PROTOCOL, body), body)
 
 
+tokens = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyz-ABCXYZ0123456789!#$%&'*+.^_`|~", min_size=1, max_size=12
+)
 names = st.one_of(
-    st.text(alphabet="abcdefghijklmnopqrstuvwxyz-ABCXYZ0123456789!#$%&'*+.^_`|~", min_size=1, max_size=12),
+    tokens,
     st.lists(st.sampled_from(["mcp-a", ": ", " ", "\r\n", "b", "\n"]), min_size=1, max_size=4).map("".join),
 )
 values = st.one_of(
@@ -57,6 +60,7 @@ values = st.one_of(
 )
 
 
+@settings(max_examples=1000)
 @given(st.dictionaries(names, values, max_size=6), st.binary(max_size=40))
 def test_a_head_it_writes_is_what_h11_writes(protocol, body):
     """Random headers, control characters and stray spaces included: when it writes a head, h11 writes the same."""
@@ -71,6 +75,8 @@ def test_a_head_it_writes_is_what_h11_writes(protocol, body):
     [
         {"mcp-name": " echo"},  # a value with a space at its edge
         {"mcp-name": "a\r\nx-injected: 1"},  # a line break in a value
+        {"mcp-name": "a\nb", "mcp-method": "c"},  # a bare line feed in a value
+        {"mcp-name\nx": "a", "mcp-method": "c"},  # ... in a name
         {"mcp-name": "a\tb"},  # a tab (h11 takes it: it writes it)
         {"mcp name": "echo"},  # a name that is no token
         {"mcp-name": ""},  # an empty value
@@ -191,7 +197,20 @@ def test_anything_else_is_left_to_h11(data):
 
 
 statuses = st.sampled_from(
-    [b"200 OK", b"202 Accepted", b"204 No Content", b"404 Not Found", b"500 Oops", b"100 Go", b"200"]
+    [
+        b"200 OK",
+        b"202 Accepted",
+        b"204 No Content",
+        b"404 Not Found",
+        b"500 Oops",
+        b"100 Go",
+        b"200",
+        b"200 \tOK",
+    ]
+)
+printable = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12)
+plain_lines = st.tuples(tokens, printable, st.sampled_from([":", ": ", ":\t", " :"])).map(
+    lambda parts: f"{parts[0]}{parts[2]}{parts[1]}".encode()
 )
 lines = st.lists(
     st.one_of(
@@ -202,10 +221,11 @@ lines = st.lists(
                 b"Connection: close",
                 b"Transfer-Encoding: chunked",
                 b"Content-Length: 2",
-                b"Content-Length: 3",
                 b"content-length:2",
+                b" folded",
             ]
         ),
+        plain_lines,
         st.binary(max_size=20).map(lambda raw: b"X-Any: " + raw),
         st.binary(max_size=20),
     ),
@@ -213,10 +233,25 @@ lines = st.lists(
 )
 
 
-@given(statuses, lines, st.binary(max_size=6), st.binary(max_size=4))
-def test_a_response_it_reads_is_what_h11_reads(status, headers, body, extra):
+@st.composite
+def responses(draw):
+    """Mostly well framed (a true Content-Length somewhere), with hostile lines, bytes past the end, cuts."""
+    body = draw(st.binary(max_size=8))
+    headers = draw(lines if draw(st.booleans()) else st.lists(plain_lines, max_size=4))
+    if draw(st.integers(0, 3)):
+        headers.insert(draw(st.integers(0, len(headers))), b"Content-Length: %d" % len(body))
+    data = response(draw(st.one_of(st.just(b"200 OK"), statuses)), headers, body)
+    if not draw(st.integers(0, 3)):
+        data += draw(st.binary(min_size=1, max_size=4))
+    if not draw(st.integers(0, 5)):
+        data = data[: draw(st.integers(0, len(data)))]
+    return data
+
+
+@settings(max_examples=1000)
+@given(responses())
+def test_a_response_it_reads_is_what_h11_reads(data):
     """Hostile heads and bodies: when it reads a response, h11 reads the same, ending cleanly."""
-    data = response(status, headers, body) + extra
     quick = read_whole(data)
     if quick is None:
         return

@@ -101,12 +101,16 @@ class QuickHead:
         if not self.usable:
             return None
         if protocol:
-            # Names and values each checked whole, in one pass each: neither
-            # grammar allows a line break, so each piece is checked alone.
+            # Names and values each checked in one pass, one a line: as many
+            # line breaks as separators means none came from a name or value.
             names = "\n".join(protocol)
+            values = "\n".join(protocol.values())
+            breaks = len(protocol) - 1
             if (
-                _NAMES.fullmatch(names.encode("ascii")) is None
-                or _VALUES.fullmatch("\n".join(protocol.values()).encode("ascii")) is None
+                names.count("\n") != breaks
+                or values.count("\n") != breaks
+                or _NAMES.fullmatch(names.encode("ascii")) is None
+                or _VALUES.fullmatch(values.encode("ascii")) is None
                 or not _FRAMING.isdisjoint(names.lower().split("\n"))
             ):
                 return None
