@@ -587,3 +587,42 @@ async def test_a_quick_exchange_over_tls(tmp_path, monkeypatch):
                 assert transport.connections == 1
         nursery.cancel_scope.cancel()
     assert accepted == 1
+
+
+async def test_a_plain_answer_to_a_request_the_client_sent_is_read_without_h11(monkeypatch):
+    """The quick exchange's reading half, for requests through the client (an auth, cookies):
+    h11 writes the request, the whole plain answer is read without it, the connection is reused."""
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("h11 read the answer")
+
+    async with chaos("--calm") as base:
+        transport = LeanTransport(trust_env=False)
+        with trio.fail_after(LIMIT):
+            async with client_on(transport) as http:
+                monkeypatch.setattr(h11.Connection, "next_event", refuse)
+                for i in range(5):
+                    response = await http.post(
+                        base + "/mcp", auth=httpx2.BasicAuth("u", "p"), **call(f"n{i}", i)
+                    )
+                    assert text_of(response) == f"n{i}"
+                monkeypatch.undo()
+                assert transport.connections == 1
+            assert (await stats(base))["accepted"] == 1
+
+
+@pytest.mark.parametrize("quick_read", [True, False])
+async def test_a_request_that_closes_its_connection_is_not_read_quick(quick_read):
+    """``Connection: close`` asked by the request: its connection carries nothing more, quick reading or not."""
+    async with chaos("--calm") as base:
+        transport = LeanTransport(trust_env=False, quick_read=quick_read)
+        with trio.fail_after(LIMIT):
+            async with client_on(transport) as http:
+                for i in range(3):
+                    request = call(f"n{i}", i)
+                    request["headers"]["connection"] = "close"
+                    assert text_of(await http.post(base + "/mcp", **request)) == f"n{i}"
+                    assert transport.connections == 0
+                assert text_of(await http.post(base + "/mcp", **call("kept", 9))) == "kept"
+                assert transport.connections == 1
+            assert (await stats(base))["accepted"] == 4

@@ -19,7 +19,8 @@ response) is never reused, because h11 would read those bytes as the answer
 to the next request (`h11.Connection.trailing_data` says so; httpcore2 does
 not show it). The channel's own plain ``POST`` and its whole plain answer
 skip h11 altogether (`trio_mcp._transports.http_quick`, the quick exchange);
-h11 reads anything else, told of the request already written.
+a whole plain answer to a request h11 wrote is read without it too; h11
+reads anything else, told of the request already written.
 
 Measured gain (``benchmarks/http_bench.py --fast-only``: the fast Node
 server, raw clients on Trio posting the same bodies and decoding the answers
@@ -265,6 +266,9 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         max_idle: How many idle connections are kept per origin.
         keepalive_expiry: How long, in seconds, an idle connection is kept.
         direct_io: Whether plain (not TLS) connections use `DirectIO`.
+        quick_read: Whether a whole plain answer to a request h11 wrote is
+            read as the quick exchange reads it
+            (`trio_mcp._transports.http_quick`), not through h11.
     """
 
     def __init__(
@@ -274,9 +278,11 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         max_idle: int = MAX_IDLE,
         keepalive_expiry: float = KEEPALIVE_EXPIRY,
         direct_io: bool = True,
+        quick_read: bool = True,
     ) -> None:
         self._trust_env = trust_env
         self._direct_io = direct_io
+        self._quick_read = quick_read
         self._max_idle = max_idle
         self._keepalive_expiry = keepalive_expiry
         self._ssl_context: ssl.SSLContext | None = None
@@ -344,14 +350,16 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         try:
             connection = await self._take(origin, sni_hostname, timeouts)
             if request is not None:
-                event = await connection.send(request, timeouts)
+                event = await connection.send(request, timeouts, self._quick_read)
             else:
                 assert parts is not None
                 method, target, headers, body = parts
                 if head is not None:
                     event = await connection.send_quick(head, method, target, headers, body, timeouts)
                 else:
-                    event = await connection.send_parts(method, target, headers, body, None, timeouts)
+                    event = await connection.send_parts(
+                        method, target, headers, body, None, timeouts, self._quick_read
+                    )
         except BaseException as exc:
             if connection is not None:
                 await self._give_back(origin, connection)
@@ -542,15 +550,18 @@ class _Connection:
         """Whether the socket has something to read (on an idle connection: the server closed it)."""
         return bool(self.stream.get_extra_info("is_readable"))
 
-    async def send(self, request: httpx2.Request, timeouts: Mapping[str, float | None]) -> h11.Response:
-        """Write ``request`` and read the head of its response (the body is left to `receive_body`)."""
+    async def send(
+        self, request: httpx2.Request, timeouts: Mapping[str, float | None], quick: bool = False
+    ) -> h11.Response | QuickResponse:
+        """Write ``request`` and read the head of its response (the body is left to `receive_body`,
+        unless the answer was a quick one: see `send_parts`)."""
         try:
             # One write for a whole small request: the head and a body known in advance.
             body = request.content if isinstance(request.stream, httpx2.ByteStream) else None
         except httpx2.RequestNotRead:  # pragma: no cover - a ByteStream is always read
             body = None
         return await self.send_parts(
-            request.method, request.url.raw_path, request.headers.raw, body, request.stream, timeouts
+            request.method, request.url.raw_path, request.headers.raw, body, request.stream, timeouts, quick
         )
 
     async def send_parts(
@@ -561,8 +572,13 @@ class _Connection:
         body: bytes | None,
         stream: object,
         timeouts: Mapping[str, float | None],
-    ) -> h11.Response:
-        """`send` a request given as its parts: ``body`` when known in advance, else ``stream``."""
+        quick: bool = False,
+    ) -> h11.Response | QuickResponse:
+        """`send` a request given as its parts: ``body`` when known in advance, else ``stream``.
+
+        ``quick``: a whole plain answer to a whole request may be read as
+        the quick exchange reads it (`read_whole`), not through h11.
+        """
         write = timeouts.get("write")
         try:
             data = self._h11.send(h11.Request(method=method, target=target, headers=headers))
@@ -582,14 +598,39 @@ class _Connection:
         except httpcore2.WriteError:
             # The server may have answered (a refusal) and closed before reading
             # the whole request: its answer is read below, as httpcore2 does.
-            pass
+            quick = False
         read = timeouts.get("read")
+        connection = self._h11
+        if (
+            quick
+            and body is not None
+            and method not in ("HEAD", "CONNECT")
+            and connection.our_state is h11.DONE
+            and connection.their_state is h11.SEND_RESPONSE
+        ):
+            # The quick exchange's reading half: a whole plain answer to a
+            # request h11 wrote, that left the connection fit to carry another.
+            data = await self._read(read)
+            if (whole := read_whole(data)) is not None:
+                self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD)
+                self._quick_done = True
+                return whole
+            self._receive_first(data)
+        return await self._response_head(read)
+
+    def _receive_first(self, data: bytes) -> None:
+        """Give h11 the first bytes read after a request (not a quick answer)."""
+        if not data:
+            raise httpx2.RemoteProtocolError("Server disconnected without sending a response.")
+        self._h11.receive_data(data)
+
+    async def _response_head(self, read_timeout: float | None) -> h11.Response:
+        """Read the final response's head through h11."""
         while True:
-            event = await self._next_event(read)
+            event = await self._next_event(read_timeout)
             if isinstance(event, h11.Response):
-                break
+                return event
             # Informational (1xx) answers go by: the final one follows.
-        return event
 
     async def send_quick(
         self,
@@ -628,14 +669,8 @@ class _Connection:
             connection.send(h11.EndOfMessage())
         except h11.LocalProtocolError as exc:  # pragma: no cover - QuickHead writes plain heads only
             raise httpx2.LocalProtocolError(str(exc)) from exc
-        if not data:
-            raise httpx2.RemoteProtocolError("Server disconnected without sending a response.")
-        connection.receive_data(data)
-        while True:
-            event = await self._next_event(read)
-            if isinstance(event, h11.Response):
-                return event
-            # Informational (1xx) answers go by: the final one follows.
+        self._receive_first(data)
+        return await self._response_head(read)
 
     async def receive_body(self, read_timeout: float | None) -> AsyncIterator[bytes]:
         while True:
