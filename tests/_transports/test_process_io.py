@@ -35,9 +35,11 @@ from trio_mcp import (
     MCPError,
     MessageTooLarge,
     ProtocolError,
+    RequestTimeout,
     RpcError,
     SpawnFailed,
 )
+from trio_mcp._transports import _pipes
 from trio_mcp._transports.process import ProcessChannel
 
 SERVER = SERVERS_DIR / "io_server.py"
@@ -523,6 +525,56 @@ async def test_statistics_count_what_crossed_the_wire():
     assert stats.requests_in_flight == 0
     assert stats.notifications_received == 2
     assert stats.messages_dropped == 2
+
+
+# ---------------------------------------------- a lone request reads its answer
+
+
+@pytest.fixture
+def held_lease(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stdout stays lent for the whole test: only a request that reads its own answer gets one."""
+    monkeypatch.setattr(_pipes, "LEASE", 60.0)
+
+
+@pytest.mark.usefixtures("held_lease")
+async def test_a_lone_request_with_request_timeout_reads_its_own_answer():
+    """With ``request_timeout`` set, a request alone in flight still reads its
+    answer itself: it does not wait for the reader task to take stdout back."""
+    with trio.fail_after(LIMIT):
+        async with open_server(request_timeout=30) as wire:
+            for n in range(5):
+                assert await wire.request("x", ops(out(answer(b'{"n":%d}' % n)))) == {"n": n}
+
+
+@pytest.mark.usefixtures("held_lease")
+async def test_a_lone_request_with_a_callback_reads_its_own_answer_and_notifications():
+    """A request alone in flight with ``on_notification`` reads what comes
+    itself, the notifications before its answer too, each given to the
+    callback in order."""
+    got: list[int] = []
+    with trio.fail_after(LIMIT):
+        async with open_server() as wire:
+            assert await wire.request("first", ops(out(answer()))) == {"ok": True}
+            for n in range(3):
+                notes = note(index=2 * n) + note(index=2 * n + 1)
+                params = ops(out(notes), out(answer()))
+                result = await wire.request(
+                    "x", params, on_notification=lambda m: got.append(m["params"]["index"])
+                )
+                assert result == {"ok": True}
+            assert got == list(range(6))
+
+
+@pytest.mark.usefixtures("held_lease")
+async def test_a_lone_request_reading_its_own_answer_still_times_out():
+    """The request's own deadline ends its read: `RequestTimeout`, and the
+    next request is answered (the reader task reads again)."""
+    with trio.fail_after(LIMIT):
+        async with open_server(request_timeout=0.5) as wire:
+            assert await wire.request("first", ops(out(answer()))) == {"ok": True}
+            with pytest.raises(RequestTimeout):
+                await wire.request("held", ops(HOLD))
+            assert await wire.request("next", ops(out(answer(b'{"n":1}')))) == {"n": 1}
 
 
 # ------------------------------------------------------------- notifications

@@ -60,6 +60,10 @@ class Mailbox(Parking):
     def is_done(self) -> bool:
         return self.done
 
+    def has_news(self) -> bool:
+        """Whether the request is done, or a notification waits for its callback."""
+        return self.done or bool(self.notes)
+
     def put(self, note: dict[str, JSON]) -> bool:
         notes = self.notes
         if notes is None:

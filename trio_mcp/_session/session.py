@@ -522,11 +522,18 @@ class Session:
             self._wire("out", data)
         self._channel.send(data, Outgoing(method, request_id, params, headers), batch=len(calls) > 1)
         try:
+            if len(calls) == 1 and not box.done:
+                # Alone in flight: read the answer in this task, if the
+                # channel can (until a notification for the callback comes,
+                # or the request's own deadline: the watcher of deadlines
+                # cannot reach a task that reads).
+                done = box.is_done if on_notification is None else box.has_news
+                if timeout is None:
+                    await self._channel.read_until(done)
+                else:
+                    with trio.move_on_at(box.deadline):
+                        await self._channel.read_until(done)
             if on_notification is None:
-                if len(calls) == 1 and timeout is None and not box.done:
-                    # Alone in flight: read the answer in this task, if the
-                    # channel can.
-                    await self._channel.read_until(box.is_done)
                 while not box.done:
                     await box.park()
             else:
