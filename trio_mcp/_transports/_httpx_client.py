@@ -529,7 +529,7 @@ class _Connection:
         self.stream = stream
         self._direct = direct
         self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD)
-        #: Whether the last exchange was a quick one (h11 not used, so still idle).
+        #: Whether the last exchange was a quick one (h11 idle: untouched, or made afresh).
         self._quick_done = False
 
     async def _write(self, data: bytes, write_timeout: float | None) -> None:
