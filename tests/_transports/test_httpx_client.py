@@ -6,12 +6,14 @@ answered with plain JSON) or ``--only NAME`` (every call answered one way).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
 from contextlib import asynccontextmanager
 from functools import partial
 
+import h11
 import pytest
 import trio
 from http_support import HttpServer, send_json
@@ -430,3 +432,197 @@ async def test_whole_requests_on_the_lean_pool_reuse_one_connection():
             assert transport.connections == 1
         with pytest.raises(httpx2.ConnectError):
             await transport.send_whole(url, "POST", headers, body, DEFAULT_TIMEOUT.as_dict())
+
+
+async def direct_calls(base, count):
+    """``count`` calls sent by a `DirectSend` on a fresh pool: their answers, and the pool."""
+    client, transport = lean_client()
+    answers = []
+    async with client:
+        direct = DirectSend(client, transport, base + "/mcp", httpx2.Headers(), OWN)
+        for i in range(count):
+            response = await direct.send("POST", PROTOCOL, call(f"quick {i}", i)["content"])
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            answers.append(text_of(response))
+        open_after = transport.connections
+    return answers, open_after
+
+
+async def test_a_plain_answer_to_a_direct_request_is_read_without_h11(monkeypatch):
+    """The quick exchange: the head written and the whole answer read without h11 (which would fail here)."""
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("h11 was used")
+
+    async with chaos("--calm") as base:
+        with trio.fail_after(LIMIT):
+            monkeypatch.setattr(h11.Connection, "send", refuse)
+            monkeypatch.setattr(h11.Connection, "next_event", refuse)
+            answers, open_after = await direct_calls(base, 5)
+            monkeypatch.undo()
+            assert answers == [f"quick {i}" for i in range(5)]
+            assert open_after == 1
+            assert (await stats(base))["accepted"] == 1
+
+
+@pytest.mark.parametrize("how", ["extra", "sse", "drip"])
+async def test_an_answer_that_is_not_plain_is_read_by_h11_after_a_quick_head(how):
+    """Bytes past the answer, a chunked event stream, an answer in pieces: h11 reads them,
+    told of the request already written; a connection with bytes past its answer is not reused."""
+    async with chaos("--only", how) as base:
+        with trio.fail_after(LIMIT):
+            client, transport = lean_client()
+            async with client:
+                direct = DirectSend(client, transport, base + "/mcp", httpx2.Headers(), OWN)
+                for i in range(3):
+                    response = await direct.send("POST", PROTOCOL, call(f"n{i}", i)["content"])
+                    try:
+                        body = await response.aread()
+                    finally:
+                        await response.aclose()
+                    assert f"n{i}".encode() in body
+                    assert transport.connections == (0 if how == "extra" else 1)
+            accepted = (await stats(base))["accepted"]
+    assert accepted == (3 if how == "extra" else 1)
+
+
+def self_signed(directory):
+    """A certificate for 127.0.0.1 that is its own authority, and its key: their files."""
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(hours=1))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return cert_file, key_file
+
+
+async def test_a_quick_exchange_over_tls(tmp_path, monkeypatch):
+    """Over TLS (the network stream, not the descriptor) plain answers are quick, and one connection carries them."""
+    import ssl
+
+    cert_file, key_file = self_signed(tmp_path)
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_context.load_cert_chain(cert_file, key_file)
+    accepted = 0
+
+    async def serve(stream):
+        nonlocal accepted
+        accepted += 1
+        buffer = b""
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            while True:
+                while b"\r\n\r\n" not in buffer:
+                    data = await stream.receive_some()
+                    if not data:
+                        return
+                    buffer += data
+                head, _, buffer = buffer.partition(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                while len(buffer) < length:
+                    buffer += await stream.receive_some()
+                body, buffer = buffer[:length], buffer[length:]
+                text = json.loads(body)["params"]["arguments"]["text"]
+                answer = json.dumps(
+                    {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"text": text}]}}
+                ).encode()
+                await stream.send_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
+                    % (len(answer), answer)
+                )
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("h11 was used")
+
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(
+            partial(trio.serve_ssl_over_tcp, serve, 0, server_context, host="127.0.0.1")
+        )
+        port = listeners[0].transport_listener.socket.getsockname()[1]
+        with trio.fail_after(LIMIT):
+            transport = LeanTransport(trust_env=True)
+            client = httpx2.AsyncClient(transport=transport, timeout=DEFAULT_TIMEOUT, trust_env=True)
+            async with client:
+                url = f"https://127.0.0.1:{port}/mcp"
+                direct = DirectSend(client, transport, url, httpx2.Headers(), OWN)
+                monkeypatch.setattr(h11.Connection, "next_event", refuse)
+                for i in range(3):
+                    response = await direct.send("POST", PROTOCOL, call(f"tls {i}", i)["content"])
+                    try:
+                        await response.aread()
+                    finally:
+                        await response.aclose()
+                    assert text_of(response) == f"tls {i}"
+                monkeypatch.undo()
+                assert transport.connections == 1
+        nursery.cancel_scope.cancel()
+    assert accepted == 1
+
+
+async def test_a_plain_answer_to_a_request_the_client_sent_is_read_without_h11(monkeypatch):
+    """The quick exchange's reading half, for requests through the client (an auth, cookies):
+    h11 writes the request, the whole plain answer is read without it, the connection is reused."""
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("h11 read the answer")
+
+    async with chaos("--calm") as base:
+        transport = LeanTransport(trust_env=False)
+        with trio.fail_after(LIMIT):
+            async with client_on(transport) as http:
+                monkeypatch.setattr(h11.Connection, "next_event", refuse)
+                for i in range(5):
+                    response = await http.post(
+                        base + "/mcp", auth=httpx2.BasicAuth("u", "p"), **call(f"n{i}", i)
+                    )
+                    assert text_of(response) == f"n{i}"
+                monkeypatch.undo()
+                assert transport.connections == 1
+            assert (await stats(base))["accepted"] == 1
+
+
+@pytest.mark.parametrize("quick_read", [True, False])
+async def test_a_request_that_closes_its_connection_is_not_read_quick(quick_read):
+    """``Connection: close`` asked by the request: its connection carries nothing more, quick reading or not."""
+    async with chaos("--calm") as base:
+        transport = LeanTransport(trust_env=False, quick_read=quick_read)
+        with trio.fail_after(LIMIT):
+            async with client_on(transport) as http:
+                for i in range(3):
+                    request = call(f"n{i}", i)
+                    request["headers"]["connection"] = "close"
+                    assert text_of(await http.post(base + "/mcp", **request)) == f"n{i}"
+                    assert transport.connections == 0
+                assert text_of(await http.post(base + "/mcp", **call("kept", 9))) == "kept"
+                assert transport.connections == 1
+            assert (await stats(base))["accepted"] == 4

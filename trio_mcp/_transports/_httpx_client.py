@@ -17,7 +17,10 @@ one rule httpcore2's pool cannot keep is kept: a connection on which the
 server sent bytes past the end of a response (a second, unasked-for
 response) is never reused, because h11 would read those bytes as the answer
 to the next request (`h11.Connection.trailing_data` says so; httpcore2 does
-not show it).
+not show it). The channel's own plain ``POST`` and its whole plain answer
+skip h11 altogether (`trio_mcp._transports.http_quick`, the quick exchange);
+a whole plain answer to a request h11 wrote is read without it too; h11
+reads anything else, told of the request already written.
 
 Measured gain (``benchmarks/http_bench.py --fast-only``: the fast Node
 server, raw clients on Trio posting the same bodies and decoding the answers
@@ -50,6 +53,8 @@ import h11
 import httpcore2
 import httpx2
 import trio
+
+from .http_quick import QuickHead, QuickResponse, read_whole
 
 if TYPE_CHECKING:
     import ssl
@@ -198,7 +203,7 @@ class DirectSend:
     Measured gain: see the HTTP transport's speed tricks in the design notes.
     """
 
-    __slots__ = ("_base", "_client", "_timeouts", "_transport", "_url", "_url_text", "_usable")
+    __slots__ = ("_base", "_client", "_quick", "_timeouts", "_transport", "_url", "_url_text", "_usable")
 
     def __init__(
         self,
@@ -220,6 +225,9 @@ class DirectSend:
             merged.pop(name, None)
         self._base = [(b"Host", self._url.netloc), *merged.raw]
         self._timeouts = client.timeout.as_dict()
+        # The heads of its requests, written without h11 when they are plain (`QuickHead`).
+        quick = QuickHead("POST", self._url.raw_path, self._base)
+        self._quick = quick if quick.usable else None
         self._usable = client.auth is None and not self._url.userinfo
 
     def ready(self, url: str) -> bool:
@@ -240,7 +248,9 @@ class DirectSend:
             *[(name.encode("ascii"), value.encode("ascii")) for name, value in protocol.items()],
             (b"Content-Length", b"%d" % len(content)),
         ]
-        response = await self._transport.send_whole(self._url, method, headers, content, self._timeouts)
+        quick = self._quick
+        head = quick.head(protocol, len(content)) if quick is not None and method == "POST" else None
+        response = await self._transport.send_whole(self._url, method, headers, content, self._timeouts, head)
         if "set-cookie" in response.headers:
             response.request = httpx2.Request(method, self._url, headers=headers, content=content)
             self._client.cookies.extract_cookies(response)
@@ -256,6 +266,9 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         max_idle: How many idle connections are kept per origin.
         keepalive_expiry: How long, in seconds, an idle connection is kept.
         direct_io: Whether plain (not TLS) connections use `DirectIO`.
+        quick_read: Whether a whole plain answer to a request h11 wrote is
+            read as the quick exchange reads it
+            (`trio_mcp._transports.http_quick`), not through h11.
     """
 
     def __init__(
@@ -265,9 +278,11 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         max_idle: int = MAX_IDLE,
         keepalive_expiry: float = KEEPALIVE_EXPIRY,
         direct_io: bool = True,
+        quick_read: bool = True,
     ) -> None:
         self._trust_env = trust_env
         self._direct_io = direct_io
+        self._quick_read = quick_read
         self._max_idle = max_idle
         self._keepalive_expiry = keepalive_expiry
         self._ssl_context: ssl.SSLContext | None = None
@@ -306,17 +321,20 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         headers: list[tuple[bytes, bytes]],
         body: bytes,
         timeouts: Mapping[str, float | None],
+        head: bytes | None = None,
     ) -> httpx2.Response:
         """A request given as its parts, with its whole body, for `DirectSend`: its response, streaming.
 
         ``url`` is ``http`` or ``https``; ``headers`` are all of them
-        (``Host`` and ``Content-Length`` too).
+        (``Host`` and ``Content-Length`` too). ``head``: the request's head
+        as `QuickHead` wrote it from the same headers, for a quick exchange
+        (`_Connection.send_quick`).
         """
         if self._closed:
             raise httpx2.ConnectError("the connection pool is closed")
         scheme = url.raw_scheme
         origin = (scheme, url.raw_host, url.port or (443 if scheme == b"https" else 80))
-        return await self._exchange(origin, None, timeouts, None, (method, url.raw_path, headers, body))
+        return await self._exchange(origin, None, timeouts, None, (method, url.raw_path, headers, body), head)
 
     async def _exchange(
         self,
@@ -325,22 +343,40 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         timeouts: Mapping[str, float | None],
         request: httpx2.Request | None,
         parts: tuple[str, bytes, list[tuple[bytes, bytes]], bytes] | None,
+        head: bytes | None = None,
     ) -> httpx2.Response:
         connection: _Connection | None = None
+        event: h11.Response | QuickResponse
         try:
             connection = await self._take(origin, sni_hostname, timeouts)
             if request is not None:
-                event = await connection.send(request, timeouts)
+                event = await connection.send(request, timeouts, self._quick_read)
             else:
                 assert parts is not None
                 method, target, headers, body = parts
-                event = await connection.send_parts(method, target, headers, body, None, timeouts)
+                if head is not None:
+                    event = await connection.send_quick(head, method, target, headers, body, timeouts)
+                else:
+                    event = await connection.send_parts(
+                        method, target, headers, body, None, timeouts, self._quick_read
+                    )
         except BaseException as exc:
             if connection is not None:
                 await self._give_back(origin, connection)
             if isinstance(exc, Exception) and (mapped := _as_httpx(exc)) is not exc:
                 raise mapped from exc
             raise
+        if isinstance(event, QuickResponse):
+            return httpx2.Response(
+                status_code=event.status_code,
+                headers=event.headers,
+                stream=_WholeBody(self, origin, connection, event.body),
+                extensions={
+                    "http_version": b"HTTP/1.1",
+                    "reason_phrase": event.reason,
+                    "network_stream": connection.stream,
+                },
+            )
         return httpx2.Response(
             status_code=event.status_code,
             headers=event.headers.raw_items(),
@@ -486,13 +522,15 @@ class DirectIO:
 class _Connection:
     """One HTTP/1.1 connection: h11 over a network stream, one exchange at a time."""
 
-    __slots__ = ("_direct", "_h11", "stream")
+    __slots__ = ("_direct", "_h11", "_quick_done", "stream")
 
     def __init__(self, stream: httpcore2.AsyncNetworkStream, direct: DirectIO | None = None) -> None:
         #: The network stream (the response's ``network_stream`` extension).
         self.stream = stream
         self._direct = direct
         self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD)
+        #: Whether the last exchange was a quick one (h11 idle: untouched, or made afresh).
+        self._quick_done = False
 
     async def _write(self, data: bytes, write_timeout: float | None) -> None:
         direct = self._direct
@@ -512,15 +550,18 @@ class _Connection:
         """Whether the socket has something to read (on an idle connection: the server closed it)."""
         return bool(self.stream.get_extra_info("is_readable"))
 
-    async def send(self, request: httpx2.Request, timeouts: Mapping[str, float | None]) -> h11.Response:
-        """Write ``request`` and read the head of its response (the body is left to `receive_body`)."""
+    async def send(
+        self, request: httpx2.Request, timeouts: Mapping[str, float | None], quick: bool = False
+    ) -> h11.Response | QuickResponse:
+        """Write ``request`` and read the head of its response (the body is left to `receive_body`,
+        unless the answer was a quick one: see `send_parts`)."""
         try:
             # One write for a whole small request: the head and a body known in advance.
             body = request.content if isinstance(request.stream, httpx2.ByteStream) else None
         except httpx2.RequestNotRead:  # pragma: no cover - a ByteStream is always read
             body = None
         return await self.send_parts(
-            request.method, request.url.raw_path, request.headers.raw, body, request.stream, timeouts
+            request.method, request.url.raw_path, request.headers.raw, body, request.stream, timeouts, quick
         )
 
     async def send_parts(
@@ -531,8 +572,13 @@ class _Connection:
         body: bytes | None,
         stream: object,
         timeouts: Mapping[str, float | None],
-    ) -> h11.Response:
-        """`send` a request given as its parts: ``body`` when known in advance, else ``stream``."""
+        quick: bool = False,
+    ) -> h11.Response | QuickResponse:
+        """`send` a request given as its parts: ``body`` when known in advance, else ``stream``.
+
+        ``quick``: a whole plain answer to a whole request may be read as
+        the quick exchange reads it (`read_whole`), not through h11.
+        """
         write = timeouts.get("write")
         try:
             data = self._h11.send(h11.Request(method=method, target=target, headers=headers))
@@ -552,14 +598,79 @@ class _Connection:
         except httpcore2.WriteError:
             # The server may have answered (a refusal) and closed before reading
             # the whole request: its answer is read below, as httpcore2 does.
-            pass
+            quick = False
         read = timeouts.get("read")
+        connection = self._h11
+        if (
+            quick
+            and body is not None
+            and method not in ("HEAD", "CONNECT")
+            and connection.our_state is h11.DONE
+            and connection.their_state is h11.SEND_RESPONSE
+        ):
+            # The quick exchange's reading half: a whole plain answer to a
+            # request h11 wrote, that left the connection fit to carry another.
+            data = await self._read(read)
+            if (whole := read_whole(data)) is not None:
+                self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD)
+                self._quick_done = True
+                return whole
+            self._receive_first(data)
+        return await self._response_head(read)
+
+    def _receive_first(self, data: bytes) -> None:
+        """Give h11 the first bytes read after a request (not a quick answer)."""
+        if not data:
+            raise httpx2.RemoteProtocolError("Server disconnected without sending a response.")
+        self._h11.receive_data(data)
+
+    async def _response_head(self, read_timeout: float | None) -> h11.Response:
+        """Read the final response's head through h11."""
         while True:
-            event = await self._next_event(read)
+            event = await self._next_event(read_timeout)
             if isinstance(event, h11.Response):
-                break
+                return event
             # Informational (1xx) answers go by: the final one follows.
-        return event
+
+    async def send_quick(
+        self,
+        head: bytes,
+        method: str,
+        target: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        timeouts: Mapping[str, float | None],
+    ) -> h11.Response | QuickResponse:
+        """The quick exchange (`trio_mcp._transports.http_quick`): write ``head`` (the head of the
+        request of ``method``, ``target`` and ``headers``) and ``body``; read the answer.
+
+        The answer is a `QuickResponse` when it came whole and plain in the
+        first read; otherwise h11 is told of the request (its bytes are
+        already sent) and given what came, and reads the answer's head as
+        `send_parts` does: the same rules, the same errors.
+        """
+        written = True
+        try:
+            await self._write(head + body, timeouts.get("write"))
+        except httpcore2.WriteError:
+            # The server may have answered (a refusal) and closed before reading
+            # the whole request: its answer is read below, as httpcore2 does.
+            written = False
+        read = timeouts.get("read")
+        data = await self._read(read)
+        if written and (whole := read_whole(data)) is not None:
+            self._quick_done = True
+            return whole
+        connection = self._h11
+        try:
+            connection.send(h11.Request(method=method, target=target, headers=headers))
+            if body:
+                connection.send(h11.Data(data=body))
+            connection.send(h11.EndOfMessage())
+        except h11.LocalProtocolError as exc:  # pragma: no cover - QuickHead writes plain heads only
+            raise httpx2.LocalProtocolError(str(exc)) from exc
+        self._receive_first(data)
+        return await self._response_head(read)
 
     async def receive_body(self, read_timeout: float | None) -> AsyncIterator[bytes]:
         while True:
@@ -594,6 +705,10 @@ class _Connection:
         server said it closes, or when it sent bytes past the end of the
         response (h11 would read them as the next request's answer).
         """
+        if self._quick_done:
+            # A quick exchange ends whole and clean, h11 untouched (still idle).
+            self._quick_done = False
+            return True
         connection = self._h11
         if connection.our_state is not h11.DONE or connection.their_state is not h11.DONE:
             return False
@@ -635,3 +750,24 @@ class _Body(httpx2.AsyncByteStream):
             return
         self._closed = True
         await self._transport._give_back(self._origin, self._connection)
+
+
+class _WholeBody(httpx2.AsyncByteStream):
+    """The body of a quick exchange's response, read with its head; closing it hands the connection back."""
+
+    def __init__(
+        self, transport: LeanTransport, origin: _Origin, connection: _Connection, body: bytes
+    ) -> None:
+        self._transport = transport
+        self._origin = origin
+        self._connection: _Connection | None = connection
+        self._body = body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._body:
+            yield self._body
+
+    async def aclose(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            await self._transport._give_back(self._origin, connection)
