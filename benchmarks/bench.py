@@ -78,8 +78,9 @@ Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
 CallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
 #: Runs one workload once; returns its rate, the CPU time per call it cost, and
 #: how many times per call the process blocked and was preempted (voluntary and
-#: involuntary context switches; None where they cannot be counted).
-Measure = Callable[[], Awaitable[tuple[float, float, tuple[float, float] | None]]]
+#: involuntary context switches) with the server's CPU time per call (None where
+#: it cannot be read); None where none of this can be counted.
+Measure = Callable[[], Awaitable[tuple[float, float, tuple[float, float, float | None] | None]]]
 
 #: Below this many blocks per call, the strict raw client one at a time seldom
 #: waited for its server: see SHARED_CPU_NOTE.
@@ -255,7 +256,7 @@ class OfficialClient:
 
     async def measure(
         self, metric: str, calls: int, width: int
-    ) -> tuple[float, float, tuple[float, float] | None]:
+    ) -> tuple[float, float, tuple[float, float, float | None] | None]:
         stdin = self._process.stdin
         assert stdin is not None
         await stdin.send_all(f"{metric} {calls} {width}\n".encode())
@@ -312,18 +313,35 @@ def find_official(config: argparse.Namespace) -> str | None:
 # ----------------------------------------------------------- throughput run
 
 
-def in_process(workload: Callable[[Any], Awaitable[float]], target: Any, calls: int) -> Measure:
-    """Time ``workload(target)`` (``calls`` calls) in this process: its rate, and this process's CPU time per call."""
+def _run_time(pid: int | None) -> float | None:
+    """The CPU time process ``pid`` has run, in seconds (Linux's schedstat), or None."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/schedstat") as stat:
+            return int(stat.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
 
-    async def measure() -> tuple[float, float, tuple[float, float] | None]:
+
+def in_process(
+    workload: Callable[[Any], Awaitable[float]], target: Any, calls: int, server: int | None
+) -> Measure:
+    """Time ``workload(target)`` (``calls`` calls) in this process: its rate, this process's CPU time per
+    call, and the CPU time per call of the server, process ``server``."""
+
+    async def measure() -> tuple[float, float, tuple[float, float, float | None] | None]:
         gc.collect()
         start = time.process_time()
+        served = _run_time(server)
         before = resource.getrusage(resource.RUSAGE_SELF)
         rate = await workload(target)
         after = resource.getrusage(resource.RUSAGE_SELF)
+        served_after = _run_time(server)
         blocked = (after.ru_nvcsw - before.ru_nvcsw) / calls
         preempted = (after.ru_nivcsw - before.ru_nivcsw) / calls
-        return rate, (time.process_time() - start) / calls, (blocked, preempted)
+        serving = None if served is None or served_after is None else (served_after - served) / calls
+        return rate, (time.process_time() - start) / calls, (blocked, preempted, serving)
 
     return measure
 
@@ -425,13 +443,13 @@ async def _throughput(
             (f"{RAW_PREFIX} ({WRITE_MODES[0]})", raw_send_all),
             (f"{RAW_PREFIX} ({WRITE_MODES[1]})", raw_os_write),
         ]
-        # (name, request, call_tool, whether it runs pipelined workloads)
-        everyone: list[tuple[str, Request, CallTool, bool]] = [
-            (RAW_ONE_TASK, raw_one_task.request, raw_one_task.call_tool, False),
-            *[(name, raw.request, raw.call_tool, True) for name, raw in pipelined],
-            (OURS, wire.request, client.call_tool, True),
+        # (name, request, call_tool, whether it runs pipelined workloads, the servers of request and call_tool)
+        everyone: list[tuple[str, Request, CallTool, bool, tuple[int | None, int | None]]] = [
+            (RAW_ONE_TASK, raw_one_task.request, raw_one_task.call_tool, False, (raw_one_task.pid,) * 2),
+            *[(name, raw.request, raw.call_tool, True, (raw.pid,) * 2) for name, raw in pipelined],
+            (OURS, wire.request, client.call_tool, True, (wire.pid, client.pid)),
         ]
-        for _, request, call_tool, many in everyone:
+        for _, request, call_tool, many, _ in everyone:
             await check(request)
             await sequential(request, 200)
             await big(request, config.big_size, 1)
@@ -450,14 +468,14 @@ async def _throughput(
         contenders: dict[str, list[tuple[str, Measure]]] = {}
         for metric, (workload, calls) in transport_workloads.items():
             contenders[metric] = [
-                (name, in_process(workload, request, calls))
-                for name, request, _, many in everyone
+                (name, in_process(workload, request, calls, servers[0]))
+                for name, request, _, many, servers in everyone
                 if many or metric in SEQUENTIAL_METRICS
             ]
         for metric, (call_workload, calls) in call_tool_workloads.items():
             contenders[metric] = [
-                (name, in_process(call_workload, call_tool, calls))
-                for name, _, call_tool, many in everyone
+                (name, in_process(call_workload, call_tool, calls, servers[1]))
+                for name, _, call_tool, many, servers in everyone
                 if many or metric in SEQUENTIAL_METRICS
             ]
 
@@ -466,6 +484,7 @@ async def _throughput(
         by_turn: dict[str, dict[str, list[list[float]]]] = {}
         switches: dict[str, dict[str, list[float]]] = {}
         preemptions: dict[str, dict[str, list[float]]] = {}
+        serving: dict[str, dict[str, list[float]]] = {}
         loads: dict[str, float] = {}
         official = (
             await OfficialClient.start(official_python, width, server_argv) if official_python else None
@@ -481,11 +500,13 @@ async def _throughput(
                 by_turn[metric] = {name: [] for name, _ in runs}
                 switches[metric] = {name: [] for name, _ in runs}
                 preemptions[metric] = {name: [] for name, _ in runs}
+                serving[metric] = {name: [] for name, _ in runs}
                 for rep in range(config.reps):
                     seconds = {name: 0.0 for name, _ in runs}
                     used = {name: 0.0 for name, _ in runs}
                     blocks: dict[str, list[float]] = {name: [] for name, _ in runs}
                     preempts: dict[str, list[float]] = {name: [] for name, _ in runs}
+                    served: dict[str, list[float]] = {name: [] for name, _ in runs}
                     rates: dict[str, list[float]] = {name: [] for name, _ in runs}
                     for turn in range(turns[metric]):
                         for name, measure in runs if (rep + turn) % 2 == 0 else runs[::-1]:
@@ -493,6 +514,8 @@ async def _throughput(
                             if counted is not None:
                                 blocks[name].append(counted[0])
                                 preempts[name].append(counted[1])
+                                if counted[2] is not None:
+                                    served[name].append(counted[2])
                             rates[name].append(rate)
                             seconds[name] += 1 / rate
                             used[name] += per_call
@@ -504,6 +527,8 @@ async def _throughput(
                         if blocks[name]:
                             switches[metric][name].append(statistics.median(blocks[name]))
                             preemptions[metric][name].append(statistics.median(preempts[name]))
+                        if served[name]:
+                            serving[metric][name].append(statistics.median(served[name]))
         finally:
             if official is not None:
                 await official.aclose()
@@ -514,6 +539,7 @@ async def _throughput(
         "turns": by_turn,
         "blocks": switches,
         "preemptions": preemptions,
+        "serving": serving,
         "load": loads,
         "official": None if official is None else {"python": official_python, **official.about},
         "client": negotiated,
@@ -1306,9 +1332,10 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
             # work and the wake-ups of both processes, the same for every contender.
             print(
                 "    wall per call = the client's CPU + waiting (server, wake-ups); times per call the process"
-                " blocked, and was preempted:"
+                " blocked, and was preempted; the server's CPU per call:"
             )
             preempted_of = results.get("preemptions_per_call", {}).get(metric, {})
+            serving_of = results.get("server_cpu_per_call", {}).get(metric, {})
             for name, values in results["samples"][metric].items():
                 wall = 1 / statistics.median(values)
                 used = statistics.median(results["cpu_per_call"][metric][name])
@@ -1316,9 +1343,11 @@ def report(config: argparse.Namespace, results: dict[str, Any]) -> bool:
                 times = f"{statistics.median(blocked):.2f}" if blocked else "-"
                 preempted = preempted_of.get(name)
                 taken = f"{statistics.median(preempted):.2f}" if preempted else "-"
+                served = serving_of.get(name)
+                server = _duration(statistics.median(served)) if served else "-"
                 print(
                     f"      {name:<16} {_duration(wall):>9} = cpu {_duration(used):>9} + {_duration(wall - used):>9};"
-                    f" blocked {times}, preempted {taken}"
+                    f" blocked {times}, preempted {taken}; server {server}"
                 )
             strict = results["blocks_per_call"][metric].get(RAW_ONE_TASK)
             if strict and statistics.median(strict) < SHARED_CPU_BELOW:
@@ -1481,6 +1510,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_per_call": measured["cpu"],
         "blocks_per_call": measured["blocks"],
         "preemptions_per_call": measured["preemptions"],
+        "server_cpu_per_call": measured["serving"],
         "throughput": {
             metric: summarise(values, measured["turns"][metric]) for metric, values in samples.items()
         },

@@ -97,6 +97,11 @@ class RawClient:
         self._queue: list[bytes] = []
         self._queued = trio.Event()
 
+    @property
+    def pid(self) -> int:
+        """The server's process id."""
+        return self._process.pid
+
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """Send a request and return the ``result`` of its answer."""
         request_id = self._next_id
@@ -180,6 +185,11 @@ class SequentialClient:
         self._next_id = 1
         self._rest = b""  # what was read past the last answer (nothing, with a well-behaved server)
         self._waited = False
+
+    @property
+    def pid(self) -> int:
+        """The server's process id."""
+        return self._process.pid
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """Send a request and return the ``result`` of its answer.
