@@ -431,77 +431,92 @@ async def _throughput(
         "call_tool_sequential": ("sequential", share["call_tool_sequential"]),
         "call_tool_in_flight": ("in_flight", share["call_tool_in_flight"]),
     }
-    # trio_mcp is opened with its defaults: nothing here depends on its request_timeout.
-    async with (
-        open_sequential_client(server_argv) as raw_one_task,
-        open_raw_client(server_argv, "send_all") as raw_send_all,
-        open_raw_client(server_argv, "os.write") as raw_os_write,
-        trio_mcp.open_session(trio_mcp.ProcessTarget(server_argv[0], server_argv[1:])) as wire,
-        trio_mcp.open_stdio_client(server_argv[0], server_argv[1:]) as client,
-    ):
-        pipelined = [
-            (f"{RAW_PREFIX} ({WRITE_MODES[0]})", raw_send_all),
-            (f"{RAW_PREFIX} ({WRITE_MODES[1]})", raw_os_write),
-        ]
-        # (name, request, call_tool, whether it runs pipelined workloads, the servers of request and call_tool)
-        everyone: list[tuple[str, Request, CallTool, bool, tuple[int | None, int | None]]] = [
-            (RAW_ONE_TASK, raw_one_task.request, raw_one_task.call_tool, False, (raw_one_task.pid,) * 2),
-            *[(name, raw.request, raw.call_tool, True, (raw.pid,) * 2) for name, raw in pipelined],
-            (OURS, wire.request, client.call_tool, True, (wire.pid, client.pid)),
-        ]
-        for _, request, call_tool, many, _ in everyone:
-            await check(request)
-            await sequential(request, 200)
-            await big(request, config.big_size, 1)
-            await check_call_tool(call_tool, _text)
-            await call_tool_sequential(call_tool, 200)
-            if many:
-                await in_flight(request, 2 * width, width)
-                await call_tool_in_flight(call_tool, 2 * width, width)
-        # Each repetition of a metric is cut into turns (`turns`): in every
-        # turn each contender runs its share of the calls, one after the
-        # other, in an order that alternates from turn to turn. A turn's
-        # contenders run within a fraction of a second of each other, so a
-        # change of load on the machine hits them alike; the ratio of a
-        # repetition is the median of its turns' ratios.
-        turns = {metric: _turns(config, metric) for metric in (*transport_workloads, *call_tool_workloads)}
-        contenders: dict[str, list[tuple[str, Measure]]] = {}
-        for metric, (workload, calls) in transport_workloads.items():
-            contenders[metric] = [
-                (name, in_process(workload, request, calls, servers[0]))
-                for name, request, _, many, servers in everyone
-                if many or metric in SEQUENTIAL_METRICS
-            ]
-        for metric, (call_workload, calls) in call_tool_workloads.items():
-            contenders[metric] = [
-                (name, in_process(call_workload, call_tool, calls, servers[1]))
-                for name, _, call_tool, many, servers in everyone
-                if many or metric in SEQUENTIAL_METRICS
-            ]
+    # Each repetition of a metric is cut into turns (`turns`): in every
+    # turn each contender runs its share of the calls, one after the
+    # other, in an order that alternates from turn to turn. A turn's
+    # contenders run within a fraction of a second of each other, so a
+    # change of load on the machine hits them alike; the ratio of a
+    # repetition is the median of its turns' ratios.
+    turns = {metric: _turns(config, metric) for metric in (*transport_workloads, *call_tool_workloads)}
+    samples: dict[str, dict[str, list[float]]] = {}
+    cpu: dict[str, dict[str, list[float]]] = {}
+    by_turn: dict[str, dict[str, list[list[float]]]] = {}
+    switches: dict[str, dict[str, list[float]]] = {}
+    preemptions: dict[str, dict[str, list[float]]] = {}
+    serving: dict[str, dict[str, list[float]]] = {}
+    loads: dict[str, float] = {}
+    about: dict[str, Any] | None = None
+    negotiated: dict[str, Any] = {}
 
-        samples: dict[str, dict[str, list[float]]] = {}
-        cpu: dict[str, dict[str, list[float]]] = {}
-        by_turn: dict[str, dict[str, list[list[float]]]] = {}
-        switches: dict[str, dict[str, list[float]]] = {}
-        preemptions: dict[str, dict[str, list[float]]] = {}
-        serving: dict[str, dict[str, list[float]]] = {}
-        loads: dict[str, float] = {}
-        official = (
-            await OfficialClient.start(official_python, width, server_argv) if official_python else None
-        )
-        try:
-            if official is not None:
-                for metric, (command, calls) in official_commands.items():
-                    contenders[metric].append((OFFICIAL, partial(official.measure, command, calls, width)))
-            for metric, runs in contenders.items():
-                loads[metric] = os.getloadavg()[0]
-                samples[metric] = {name: [] for name, _ in runs}
-                cpu[metric] = {name: [] for name, _ in runs}
-                by_turn[metric] = {name: [] for name, _ in runs}
-                switches[metric] = {name: [] for name, _ in runs}
-                preemptions[metric] = {name: [] for name, _ in runs}
-                serving[metric] = {name: [] for name, _ in runs}
-                for rep in range(config.reps):
+    async def repetition(rep: int) -> None:
+        """One repetition of every metric, over contenders (and servers) of its own.
+
+        Every repetition starts every contender afresh, each with a new echo
+        server: the same server code runs measurably faster in one process
+        than in another (by up to a fifth, one at a time), and a contender
+        measured against one server process only would keep its luck in
+        every repetition.
+        """
+        nonlocal about, negotiated
+        # trio_mcp is opened with its defaults: nothing here depends on its request_timeout.
+        async with (
+            open_sequential_client(server_argv) as raw_one_task,
+            open_raw_client(server_argv, "send_all") as raw_send_all,
+            open_raw_client(server_argv, "os.write") as raw_os_write,
+            trio_mcp.open_session(trio_mcp.ProcessTarget(server_argv[0], server_argv[1:])) as wire,
+            trio_mcp.open_stdio_client(server_argv[0], server_argv[1:]) as client,
+        ):
+            pipelined = [
+                (f"{RAW_PREFIX} ({WRITE_MODES[0]})", raw_send_all),
+                (f"{RAW_PREFIX} ({WRITE_MODES[1]})", raw_os_write),
+            ]
+            # (name, request, call_tool, whether it runs pipelined workloads, the servers of request and call_tool)
+            everyone: list[tuple[str, Request, CallTool, bool, tuple[int | None, int | None]]] = [
+                (RAW_ONE_TASK, raw_one_task.request, raw_one_task.call_tool, False, (raw_one_task.pid,) * 2),
+                *[(name, raw.request, raw.call_tool, True, (raw.pid,) * 2) for name, raw in pipelined],
+                (OURS, wire.request, client.call_tool, True, (wire.pid, client.pid)),
+            ]
+            for _, request, call_tool, many, _ in everyone:
+                await check(request)
+                await sequential(request, 200)
+                await big(request, config.big_size, 1)
+                await check_call_tool(call_tool, _text)
+                await call_tool_sequential(call_tool, 200)
+                if many:
+                    await in_flight(request, 2 * width, width)
+                    await call_tool_in_flight(call_tool, 2 * width, width)
+            contenders: dict[str, list[tuple[str, Measure]]] = {}
+            for metric, (workload, calls) in transport_workloads.items():
+                contenders[metric] = [
+                    (name, in_process(workload, request, calls, servers[0]))
+                    for name, request, _, many, servers in everyone
+                    if many or metric in SEQUENTIAL_METRICS
+                ]
+            for metric, (call_workload, calls) in call_tool_workloads.items():
+                contenders[metric] = [
+                    (name, in_process(call_workload, call_tool, calls, servers[1]))
+                    for name, _, call_tool, many, servers in everyone
+                    if many or metric in SEQUENTIAL_METRICS
+                ]
+            official = (
+                await OfficialClient.start(official_python, width, server_argv) if official_python else None
+            )
+            try:
+                if official is not None:
+                    about = official.about
+                    for metric, (command, calls) in official_commands.items():
+                        contenders[metric].append(
+                            (OFFICIAL, partial(official.measure, command, calls, width))
+                        )
+                for metric, runs in contenders.items():
+                    if metric not in samples:
+                        loads[metric] = os.getloadavg()[0]
+                        samples[metric] = {name: [] for name, _ in runs}
+                        cpu[metric] = {name: [] for name, _ in runs}
+                        by_turn[metric] = {name: [] for name, _ in runs}
+                        switches[metric] = {name: [] for name, _ in runs}
+                        preemptions[metric] = {name: [] for name, _ in runs}
+                        serving[metric] = {name: [] for name, _ in runs}
                     seconds = {name: 0.0 for name, _ in runs}
                     used = {name: 0.0 for name, _ in runs}
                     blocks: dict[str, list[float]] = {name: [] for name, _ in runs}
@@ -529,10 +544,13 @@ async def _throughput(
                             preemptions[metric][name].append(statistics.median(preempts[name]))
                         if served[name]:
                             serving[metric][name].append(statistics.median(served[name]))
-        finally:
-            if official is not None:
-                await official.aclose()
-        negotiated = {"era": client.era, "protocol_version": client.protocol_version}
+            finally:
+                if official is not None:
+                    await official.aclose()
+            negotiated = {"era": client.era, "protocol_version": client.protocol_version}
+
+    for rep in range(config.reps):
+        await repetition(rep)
     return {
         "rate": samples,
         "cpu": cpu,
@@ -541,7 +559,7 @@ async def _throughput(
         "preemptions": preemptions,
         "serving": serving,
         "load": loads,
-        "official": None if official is None else {"python": official_python, **official.about},
+        "official": None if about is None else {"python": official_python, **about},
         "client": negotiated,
     }
 
