@@ -78,6 +78,13 @@ except ImportError:  # pragma: no cover - the benchmarks normally have orjson
 
 
 _READ_SIZE = 1 << 20
+#: What stdin is read into. ``os.read(0, _READ_SIZE)`` would allocate a
+#: buffer of that size on every read, which the C library takes from the
+#: heap or maps afresh depending on this process's history (after a large
+#: block was freed, it raises its threshold for mapping): a server that had
+#: answered ``big`` spent half as much CPU per small request as one that had
+#: not, and each contender has its own server.
+_BUFFER = bytearray(_READ_SIZE)
 
 MODERN_VERSION = "2026-07-28"
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -239,7 +246,8 @@ def main() -> None:
     held: list[bytes] = []
     pending = b""
     while True:
-        data = os.read(0, _READ_SIZE)
+        size = os.readv(0, [_BUFFER])
+        data = bytes(memoryview(_BUFFER)[:size])
         if not data:
             break
         if pending:
