@@ -15,7 +15,6 @@ from contextlib import asynccontextmanager
 import pytest
 import trio
 
-from trio_mcp._transports import _pipes
 from trio_mcp._transports._pipes import LEASE, StdoutReader, write_now
 
 
@@ -75,12 +74,6 @@ async def running(pipe: Pipe) -> AsyncIterator[trio.lowlevel.Task]:
     finally:
         pipe.close_writer()
         await pipe.stream.aclose()
-
-
-@pytest.fixture
-def held_lease(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A lease that outlasts the test: on a busy machine, a caller may be late by more than `LEASE`."""
-    monkeypatch.setattr(_pipes, "LEASE", 60.0)
 
 
 # ---------------------------------------------------------------- write_now

@@ -39,7 +39,6 @@ from trio_mcp import (
     RpcError,
     SpawnFailed,
 )
-from trio_mcp._transports import _pipes
 from trio_mcp._transports.process import ProcessChannel
 
 SERVER = SERVERS_DIR / "io_server.py"
@@ -528,12 +527,6 @@ async def test_statistics_count_what_crossed_the_wire():
 
 
 # ---------------------------------------------- a lone request reads its answer
-
-
-@pytest.fixture
-def held_lease(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stdout stays lent for the whole test: only a request that reads its own answer gets one."""
-    monkeypatch.setattr(_pipes, "LEASE", 60.0)
 
 
 @pytest.mark.usefixtures("held_lease")
