@@ -287,6 +287,37 @@ def main() -> None:
             _write_all(out[0] if len(out) == 1 else b"".join(out))
 
 
+def _steady_malloc() -> None:
+    """Give glibc's allocator fixed thresholds, so that the server's cost per request is the same in every process.
+
+    By default glibc adapts two thresholds to the largest block freed so far:
+    above the first, a block is mapped anew (``mmap``); above the second,
+    free memory at the top of the heap is handed back (``brk``). A fresh
+    server hands back and takes again the memory of each batch of requests
+    (a batch of 256 is about 64 KiB, half the first default), which costs it
+    system calls and page faults on every batch; a server that once sent a
+    10 MiB answer has raised both thresholds past that, and no longer does.
+    The same server code then ran a third faster per call in one contender's
+    process than in another's, depending on what it had answered before.
+    Fixed thresholds (what the adapted ones end up as) make every server the
+    fast one from the start. Elsewhere than glibc this does nothing.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (ImportError, OSError, AttributeError):
+        return
+    mallopt(_M_TRIM_THRESHOLD, 64 * 1024 * 1024)
+    mallopt(_M_MMAP_THRESHOLD, 32 * 1024 * 1024)
+
+
+#: glibc's mallopt parameters (malloc.h).
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+
+
 def _pin(argv: list[str]) -> None:
     """``--cpu N``: run on CPU N only (the benchmark keeps its clients on another)."""
     if len(argv) >= 2 and argv[0] == "--cpu" and hasattr(os, "sched_setaffinity"):
@@ -298,6 +329,7 @@ if __name__ == "__main__":
     import sys
 
     _pin(sys.argv[1:])
+    _steady_malloc()
     # The client may go away first: then leave quietly.
     with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
         main()
