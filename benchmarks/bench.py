@@ -1486,7 +1486,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         config.memory_reps, config.import_reps, config.startup_reps = 1, 5, 3
         config.cancel_counts, config.cancel_reps = [500, 4_000], config.reps if explicit else 3
     else:
-        config.sequential, config.in_flight, config.big_calls = 5_000, 20_480, 2
+        # Eight 10 MiB answers a repetition (each its own turn): with two, one
+        # slow turn of two made the repetition's ratio, and the ratios of a
+        # run spread from 0.5 to 1.1.
+        config.sequential, config.in_flight, config.big_calls = 5_000, 20_480, 8
         config.call_sequential, config.call_in_flight = 5_000, 20_480
         config.reps = config.reps or 5
         config.memory_reps, config.import_reps, config.startup_reps = 3, 5, 9
