@@ -535,7 +535,7 @@ class Session:
                         await self._channel.read_until(done)
             if on_notification is None:
                 while not box.done:
-                    await box.park()
+                    await box.wait()
             else:
                 await self._wait(box)
         except BaseException:

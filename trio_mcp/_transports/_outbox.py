@@ -72,4 +72,4 @@ class Outbox:
     async def wait(self) -> None:
         """Wait until something is queued."""
         while not self._entries:
-            await self.writer.park()
+            await self.writer.wait()

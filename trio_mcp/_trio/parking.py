@@ -10,7 +10,12 @@ table of tasks for one.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import trio
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine
 
 __all__ = ["Parking"]
 
@@ -45,10 +50,24 @@ class Parking:
         Raises:
             RuntimeError: Another task is parked here.
         """
+        await self.wait()
+
+    def wait(self) -> Coroutine[Any, Any, object]:
+        """`park`, one frame shorter: claim the place and return Trio's own wait; ``await place.wait()``.
+
+        Not a coroutine function, so that the parked task's stack is one
+        frame shorter each time it is woken: a request parks here once per
+        call (``nox -s bench``; docs/design.rst, "Speed tricks"). Await what
+        it returns at once, in the task that called it; to start a task
+        that parks, give `park` to the nursery.
+
+        Raises:
+            RuntimeError: Another task is parked here.
+        """
         if self.task is not None:
             raise RuntimeError("another task is parked here; a Parking holds one task")
         self.task = _current_task()
-        await _wait_task_rescheduled(self._abort)
+        return _wait_task_rescheduled(self._abort)
 
     def _abort(self, _: object) -> trio.lowlevel.Abort:
         self.task = None
