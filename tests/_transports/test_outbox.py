@@ -25,6 +25,20 @@ def test_everything_queued_is_taken_at_once_in_order():
     assert outbox.take() == b""
 
 
+def test_the_length_counts_the_queued_messages_until_taken():
+    outbox = Outbox()
+    assert len(outbox) == 0
+    outbox.put(b"1\n", 1)
+    outbox.put(b"note\n")
+    outbox.put(b"2\n", 2)
+    assert len(outbox) == 3
+    assert outbox.withdraw(1)
+    # A withdrawn request keeps its place (voided) until the queue is taken.
+    assert len(outbox) == 3
+    assert outbox.take() == b"note\n2\n"
+    assert len(outbox) == 0
+
+
 def test_a_lone_message_is_taken_as_is():
     outbox = Outbox()
     data = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'

@@ -39,6 +39,8 @@ from trio_mcp import (
     RpcError,
     SpawnFailed,
 )
+from trio_mcp._transports import process as process_module
+from trio_mcp._transports._pipes import FLUSH_AT, write_now
 from trio_mcp._transports.process import ProcessChannel
 
 SERVER = SERVERS_DIR / "io_server.py"
@@ -398,6 +400,60 @@ async def test_answers_in_reverse_order_reach_their_requests(separate):
                 for n in range(count):
                     nursery.start_soon(call, n)
     assert results == {n: {"params": {"n": n}} for n in range(count)}
+
+
+@pytest.mark.usefixtures("both_ways")
+async def test_a_big_pipeline_is_written_by_its_callers_in_batches(monkeypatch):
+    """With the pipe tricks, the caller whose request makes the queue ``FLUSH_AT`` long writes it at
+    once (the server answers those while the rest are made), and the writer task what is left;
+    plain, the writer task writes everything with ``send_all``. Either way each request is written
+    once, and gets its own answer."""
+    count = 2 * FLUSH_AT + 7
+    writes: list[tuple[int, str]] = []
+
+    def recording(fd: int, data: bytes) -> int:
+        writes.append((data.count(b"\n"), trio.lowlevel.current_task().name))
+        return write_now(fd, data)
+
+    monkeypatch.setattr(process_module, "write_now", recording)
+    results: dict[int, Any] = {}
+    with trio.fail_after(LIMIT):
+        async with open_server(str(count), mode="gather") as wire:
+            # The session's own tasks at rest first: then every call below
+            # queues its request in one scheduler pass.
+            await trio.testing.wait_all_tasks_blocked()
+
+            async def call(n: int) -> None:
+                results[n] = await wire.request("x", {"n": n})
+
+            async with trio.open_nursery() as nursery:
+                for n in range(count):
+                    nursery.start_soon(call, n, name=f"call {n}")
+    assert results == {n: {"params": {"n": n}} for n in range(count)}
+    if not ProcessChannel.pipe_tricks:
+        assert writes == []
+        return
+    assert sum(size for size, _ in writes) == count
+    by_callers = [size for size, task in writes if task.startswith("call ") and size > 1]
+    assert by_callers == [FLUSH_AT, FLUSH_AT]
+
+
+@pytest.mark.usefixtures("both_ways")
+async def test_pipelined_requests_longer_than_the_pipe_arrive_whole():
+    """Requests of 200 KB each, in flight at once, fill the pipe: what it does not take at once
+    waits for room, in order, and nothing is interleaved or lost."""
+    count = 5
+    results: dict[int, Any] = {}
+    with trio.fail_after(LIMIT):
+        async with open_server(str(count), mode="gather") as wire:
+
+            async def call(n: int) -> None:
+                results[n] = await wire.request("x", {"n": n, "blob": str(n) * 200_000})
+
+            async with trio.open_nursery() as nursery:
+                for n in range(count):
+                    nursery.start_soon(call, n)
+    assert results == {n: {"params": {"n": n, "blob": str(n) * 200_000}} for n in range(count)}
 
 
 # ------------------------------------------------------------ oversized lines

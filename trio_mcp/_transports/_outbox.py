@@ -29,6 +29,10 @@ class Outbox:
     def __bool__(self) -> bool:
         return bool(self._entries)
 
+    def __len__(self) -> int:
+        """How many messages are queued (withdrawn ones included, until taken)."""
+        return len(self._entries)
+
     def put(self, data: bytes, request_id: int | None = None) -> None:
         """Queue ``data`` (one of our requests when ``request_id`` is given) and wake the writer."""
         entries = self._entries

@@ -4,8 +4,9 @@ A request made while nothing else is in flight (one call at a time, the
 commonest use) would cost, done the plain Trio way, five task steps and four
 waits for I/O: the caller hands its message to a writer task, which writes it
 with ``send_all``; a reader task reads the answer with ``receive_some`` and
-wakes the caller. The two tricks here bring that to one task step and one
-wait, the caller's own (``nox -s bench``; docs/design.rst, "Speed tricks"):
+wakes the caller. The first two tricks here bring that to one task step and
+one wait, the caller's own; the third keeps a pipeline's server busy
+(``nox -s bench``; docs/design.rst, "Speed tricks"):
 
 * `write_now`: a lone request's message is written by the caller at once,
   with one non-blocking ``write(2)`` (what the pipe does not take goes to
@@ -17,9 +18,17 @@ wait, the caller's own (``nox -s bench``; docs/design.rst, "Speed tricks"):
   and waiting only when nothing is there yet. The reader task takes stdout
   back when no caller came for it within `LEASE` seconds, so that a
   notification that arrives between requests waits at most that long.
+* `FLUSH_AT`: in a pipeline, the messages the callers queue during one
+  scheduler pass are the writer task's batch, written once they have all
+  run. With hundreds in flight the server then sat idle while the client
+  made the whole batch, and the client while the server answered it: each
+  call cost the client's time plus the server's. The caller whose message
+  makes the queue `FLUSH_AT` long writes it at once (`write_now`), unless
+  the writer task is in the middle of a write, so that the server answers
+  the first messages of the pass while the client makes the rest.
 
-While requests are pipelined neither trick applies: messages are batched by
-the writer task and answers read by the reader task, through Trio's own
+Otherwise, while requests are pipelined, messages are batched by the writer
+task and answers read by the reader task, through Trio's own
 `trio.lowlevel.FdStream`.
 """
 
@@ -36,7 +45,7 @@ from .._trio.parking import Parking
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["LEASE", "READ_SIZE", "StdoutReader", "write_now"]
+__all__ = ["FLUSH_AT", "LEASE", "READ_SIZE", "StdoutReader", "write_now"]
 
 #: How long the reader task lends stdout to callers that read their own
 #: answers, before it takes it back (only while nothing is in flight: a
@@ -45,6 +54,12 @@ LEASE: Final = 0.005
 #: The most one read of stdout asks for: a pipe holds 64 KiB, and asking
 #: for much more costs an allocation the size of the request on every read.
 READ_SIZE: Final = 64 * 1024
+#: In a pipeline, the caller whose message makes the queue this long writes
+#: the queue at once, rather than leaving it to the writer task's turn. A
+#: larger batch costs fewer writes, a smaller one starts the server sooner:
+#: with 256 calls in flight, 64 did best of 16, 32, 64 and 128 (fewer than 64
+#: in flight never reach it).
+FLUSH_AT: Final = 64
 #: A caller reading its own answer that finds more output chunk after chunk
 #: lets other tasks run after this many.
 YIELD_EVERY: Final = 4

@@ -10,10 +10,13 @@ nothing about JSON-RPC:
   blocks) into a bounded tail and ``on_stderr``.
 * Writes are never done under a lock. A lone message is written at once
   (`trio_mcp._transports._pipes.write_now`); while others are in flight,
-  messages go to the writer task's queue, which joins them into one
-  ``send_all``. Whatever the pipe does not take waits in the queue. A
-  server that stops reading stdin therefore blocks only the writer task,
-  which closing can always cancel.
+  messages go to the writer task's queue, which joins them into one write,
+  and the caller whose message makes the queue
+  `~trio_mcp._transports._pipes.FLUSH_AT` long writes it itself, unless the
+  writer task is waiting for room. Whatever the pipe does not take waits
+  in the queue, or in the writer task's ``send_all``. A server that stops
+  reading stdin therefore blocks only the writer task, which closing can
+  always cancel.
 * A lone request reads its own answer in its own task
   (`trio_mcp._transports._pipes.StdoutReader`): the reader task lends stdout
   while nothing is in flight, and takes it back when no caller came for it
@@ -45,7 +48,7 @@ from .._core.codec import UnreadableJSON, decode
 from .._core.framing import LineFramer, clean_line
 from .._errors import ServerGone, SpawnFailed
 from ._outbox import Outbox
-from ._pipes import StdoutReader, write_now
+from ._pipes import FLUSH_AT, StdoutReader, write_now
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -141,9 +144,10 @@ class ProcessChannel(Channel):
     """
 
     pipe_tricks: ClassVar[bool] = True
-    """Whether a lone request writes its message and reads its answer in its own task
-    (`trio_mcp._transports._pipes`). Off (in a subclass), every byte goes through the
-    writer and reader tasks, the plain Trio way: what the benchmarks compare against."""
+    """Whether a lone request writes its message and reads its answer in its own task, and a
+    pipeline's callers write a batch of `~trio_mcp._transports._pipes.FLUSH_AT` messages
+    themselves (`trio_mcp._transports._pipes`). Off (in a subclass), every byte goes through
+    the writer and reader tasks, the plain Trio way: what the benchmarks compare against."""
 
     def __init__(
         self, command: str, args: tuple[str, ...], options: ProcessTarget, max_message_bytes: int
@@ -300,7 +304,12 @@ class ProcessChannel(Channel):
             # one at a time only while stdout is lent): leave this one to the
             # writer task, which joins whatever is queued during this
             # scheduler pass into one write.
-            self._outbox.put(data, about.request_id)
+            outbox = self._outbox
+            outbox.put(data, about.request_id)
+            if len(outbox) >= FLUSH_AT and self.pipe_tricks and not self._writing:
+                # A pipeline's batch is big enough: the server gets it now, and
+                # answers it while the tasks of this pass make more.
+                self._flush_now()
             return
         try:
             written = write_now(self._stdin_fd, data)
@@ -309,6 +318,17 @@ class ProcessChannel(Channel):
             return
         if written < len(data):
             self._outbox.put(data[written:])
+
+    def _flush_now(self) -> None:
+        """Write everything queued at once, from the caller's task (what the pipe does not take stays queued, in order)."""
+        batch = self._outbox.take()
+        try:
+            written = write_now(self._stdin_fd, batch)
+        except OSError as exc:
+            self._broken_pipe(exc)
+            return
+        if written < len(batch):
+            self._outbox.put(batch[written:])
 
     def withdraw(self, request_id: int) -> bool:
         # Never written: void it where it waits, in O(1).
@@ -320,11 +340,25 @@ class ProcessChannel(Channel):
         assert proc.stdin is not None
         stdin = proc.stdin
         outbox = self._outbox
+        fd = self._stdin_fd
+        tricks = self.pipe_tricks
         while True:
             await outbox.wait()
             batch = outbox.take()
             if not batch:
                 continue
+            if tricks:
+                # What the pipe takes at once is written at once; only the rest waits for
+                # room, and only while it waits is the writer "writing" (callers that
+                # would write a batch themselves then leave it queued, in order).
+                try:
+                    written = write_now(fd, batch)
+                except OSError as exc:
+                    self._broken_pipe(exc)
+                    return
+                if written == len(batch):
+                    continue
+                batch = batch[written:]
             self._writing = True
             try:
                 await stdin.send_all(batch)
