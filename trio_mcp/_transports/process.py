@@ -309,8 +309,13 @@ class ProcessChannel(Channel):
             if len(outbox) >= FLUSH_AT and self.pipe_tricks and not self._writing:
                 # A pipeline's batch is big enough: the server gets it now, and
                 # answers it while the tasks of this pass make more.
-                self._flush_now()
+                self._write_at_once(outbox.take())
             return
+        self._write_at_once(data)
+
+    def _write_at_once(self, data: bytes) -> None:
+        """Write what the pipe takes of ``data`` now, in the caller's task, with nothing queued
+        before it; the rest waits in the queue, in order, for the writer task."""
         try:
             written = write_now(self._stdin_fd, data)
         except OSError as exc:
@@ -318,17 +323,6 @@ class ProcessChannel(Channel):
             return
         if written < len(data):
             self._outbox.put(data[written:])
-
-    def _flush_now(self) -> None:
-        """Write everything queued at once, from the caller's task (what the pipe does not take stays queued, in order)."""
-        batch = self._outbox.take()
-        try:
-            written = write_now(self._stdin_fd, batch)
-        except OSError as exc:
-            self._broken_pipe(exc)
-            return
-        if written < len(batch):
-            self._outbox.put(batch[written:])
 
     def withdraw(self, request_id: int) -> bool:
         # Never written: void it where it waits, in O(1).
