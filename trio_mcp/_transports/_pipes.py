@@ -24,8 +24,10 @@ one wait, the caller's own; the third keeps a pipeline's server busy
   made the whole batch, and the client while the server answered it: each
   call cost the client's time plus the server's. The caller whose message
   makes the queue `FLUSH_AT` long writes it at once (`write_now`), unless
-  the writer task is in the middle of a write, so that the server answers
-  the first messages of the pass while the client makes the rest.
+  the writer task is waiting for room to write the rest of a batch, so
+  that the server answers the first messages of the pass while the client
+  makes the rest. The writer task, too, writes what the pipe takes at once,
+  and waits for room only for the rest.
 
 Otherwise, while requests are pipelined, messages are batched by the writer
 task and answers read by the reader task, through Trio's own
